@@ -1,0 +1,107 @@
+// Package hunt runs a rapid property as a search rather than as a test: it
+// reports whether rapid found a counterexample, after how many runs, and lets
+// the property keep the shrunk counterexample, without failing the calling
+// test. Knob tests use it to show that a property catches the bug it exists
+// for ("this knob must be caught within N runs"), and the kernel's tests use
+// it to assert how far a failure shrinks.
+//
+// rapid keeps its settings in package-level flags, so hunts run one at a time
+// (a mutex serialises them). A hunt never writes fail files.
+package hunt
+
+import (
+	"flag"
+	"fmt"
+	"regexp"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+
+	"pgregory.net/rapid"
+)
+
+// Result is the outcome of a hunt.
+type Result struct {
+	Found  bool   // rapid falsified the property
+	Runs   int    // runs before the first failure (or all runs when not found)
+	Output string // what rapid reported
+}
+
+var mu sync.Mutex
+
+// Run checks prop with rapid for at most checks runs from seed. The last call
+// of prop after a failure is rapid's replay of the shrunk case, so a property
+// that stores its counterexample in a variable leaves the shrunk one there.
+func Run(name string, checks int, seed uint64, prop func(*rapid.T)) Result {
+	mu.Lock()
+	defer mu.Unlock()
+	restore := setFlags(map[string]string{
+		"rapid.checks":     strconv.Itoa(checks),
+		"rapid.seed":       strconv.FormatUint(seed, 10),
+		"rapid.nofailfile": "true",
+		"rapid.failfile":   "",
+	})
+	defer restore()
+	tb := &recorder{name: name}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		rapid.Check(tb, prop)
+	}()
+	<-done
+	res := Result{Found: tb.failed, Output: strings.Join(tb.lines, "\n")}
+	if m := afterRe.FindStringSubmatch(res.Output); m != nil {
+		n, _ := strconv.Atoi(m[1])
+		res.Runs = n + 1
+	} else if m := passedRe.FindStringSubmatch(res.Output); m != nil {
+		res.Runs, _ = strconv.Atoi(m[1])
+	}
+	return res
+}
+
+var (
+	afterRe  = regexp.MustCompile(`(?:failed|panic) after (\d+) tests`)
+	passedRe = regexp.MustCompile(`passed (\d+) tests`)
+)
+
+func setFlags(vals map[string]string) func() {
+	old := map[string]string{}
+	for k, v := range vals {
+		f := flag.Lookup(k)
+		if f == nil {
+			panic("hunt: rapid flag " + k + " is not registered")
+		}
+		old[k] = f.Value.String()
+		if err := flag.Set(k, v); err != nil {
+			panic(fmt.Sprintf("hunt: set %s=%s: %v", k, v, err))
+		}
+	}
+	return func() {
+		for k, v := range old {
+			_ = flag.Set(k, v)
+		}
+	}
+}
+
+// recorder is a rapid.TB that records instead of failing a test.
+type recorder struct {
+	name   string
+	failed bool
+	lines  []string
+}
+
+func (r *recorder) Helper()                   {}
+func (r *recorder) Name() string              { return r.name }
+func (r *recorder) Logf(f string, a ...any)   { r.lines = append(r.lines, fmt.Sprintf(f, a...)) }
+func (r *recorder) Log(a ...any)              { r.lines = append(r.lines, fmt.Sprint(a...)) }
+func (r *recorder) Skipf(f string, a ...any)  { r.Logf(f, a...); runtime.Goexit() }
+func (r *recorder) Skip(a ...any)             { r.Log(a...); runtime.Goexit() }
+func (r *recorder) SkipNow()                  { runtime.Goexit() }
+func (r *recorder) Errorf(f string, a ...any) { r.failed = true; r.Logf(f, a...) }
+func (r *recorder) Error(a ...any)            { r.failed = true; r.Log(a...) }
+func (r *recorder) Fatalf(f string, a ...any) { r.Errorf(f, a...); runtime.Goexit() }
+func (r *recorder) Fatal(a ...any)            { r.Error(a...); runtime.Goexit() }
+func (r *recorder) FailNow()                  { r.failed = true; runtime.Goexit() }
+func (r *recorder) Fail()                     { r.failed = true }
+func (r *recorder) Failed() bool              { return r.failed }

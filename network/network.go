@@ -1,0 +1,353 @@
+package network
+
+import (
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/fencesim/fencesim/clock"
+)
+
+// Addr names a node.
+type Addr string
+
+// ConnID identifies a connection; 0 means "no connection" (a datagram).
+type ConnID uint64
+
+// Rand is the source of the network's decisions. A zero draw is always the
+// uneventful outcome (delivered, not duplicated, minimum delay).
+type Rand interface {
+	Uint64n(label string, n uint64) uint64
+}
+
+// Message is one message in flight. Body is the payload; the kernel renders it
+// in traces with fmt's %v, so payload types should implement String.
+type Message struct {
+	ID   uint64
+	From Addr
+	To   Addr
+	Conn ConnID
+	Body any
+	Sent clock.Time
+	Dup  bool // this copy was made by the network
+}
+
+// Per-million rates.
+const Million = 1_000_000
+
+// Policy decides the fate of datagrams on a link. Rates are per million.
+// Delay is uniform in [DelayMin, DelayMax]; a spread reorders messages.
+type Policy struct {
+	Loss     uint32        `json:"loss,omitempty"`
+	Dup      uint32        `json:"dup,omitempty"`
+	DelayMin time.Duration `json:"delay_min,omitempty"`
+	DelayMax time.Duration `json:"delay_max,omitempty"`
+}
+
+// Validate reports an unusable policy.
+func (p Policy) Validate() error {
+	switch {
+	case p.Loss > Million:
+		return fmt.Errorf("loss rate %d is above %d per million", p.Loss, Million)
+	case p.Dup > Million:
+		return fmt.Errorf("duplication rate %d is above %d per million", p.Dup, Million)
+	case p.DelayMin < 0 || p.DelayMax < p.DelayMin:
+		return fmt.Errorf("delay range [%v, %v] is empty or negative: need 0 <= min <= max", p.DelayMin, p.DelayMax)
+	}
+	return nil
+}
+
+// Fate is what the network decided for one sent message.
+type Fate struct {
+	Dropped string     // non-empty: why the message was dropped at send
+	Copies  []Delivery // deliveries to schedule (two when duplicated)
+}
+
+// Delivery is one copy of a message due at At.
+type Delivery struct {
+	At clock.Time
+	ID uint64
+}
+
+type link struct{ from, to Addr }
+
+type conn struct {
+	a, b   Addr
+	open   bool
+	lastAt clock.Time // FIFO: no delivery on this connection before lastAt
+}
+
+type flight struct {
+	msg    Message
+	toDown uint32 // crash count of the destination when sent
+}
+
+// Network is the simulated network. The zero value is not usable; call New.
+type Network struct {
+	def      Policy
+	links    map[link]Policy
+	cut      map[link]bool
+	conns    map[ConnID]*conn
+	downs    map[Addr]uint32
+	inflight map[uint64]*flight
+	nextID   uint64
+	nextConn ConnID
+}
+
+// New returns a network whose links all follow def.
+func New(def Policy) *Network {
+	return &Network{
+		def:      def,
+		links:    map[link]Policy{},
+		cut:      map[link]bool{},
+		conns:    map[ConnID]*conn{},
+		downs:    map[Addr]uint32{},
+		inflight: map[uint64]*flight{},
+	}
+}
+
+// Default returns the default policy.
+func (n *Network) Default() Policy { return n.def }
+
+// SetDefault changes the policy of every link without an override.
+func (n *Network) SetDefault(p Policy) { n.def = p }
+
+// SetLink overrides the policy of the directed link from -> to.
+func (n *Network) SetLink(from, to Addr, p Policy) { n.links[link{from, to}] = p }
+
+// ClearLink removes the override of from -> to.
+func (n *Network) ClearLink(from, to Addr) { delete(n.links, link{from, to}) }
+
+// ClearLinks removes every override.
+func (n *Network) ClearLinks() { n.links = map[link]Policy{} }
+
+// PolicyOf returns the policy in force on from -> to.
+func (n *Network) PolicyOf(from, to Addr) Policy {
+	if len(n.links) > 0 {
+		if p, ok := n.links[link{from, to}]; ok {
+			return p
+		}
+	}
+	return n.def
+}
+
+// Cut blocks the directed link from -> to (a one-way partition) and returns
+// the connections it breaks, in ID order.
+func (n *Network) Cut(from, to Addr) []ConnID {
+	n.cut[link{from, to}] = true
+	var broken []ConnID
+	for _, id := range n.connIDs() {
+		c := n.conns[id]
+		if c.open && ((c.a == from && c.b == to) || (c.a == to && c.b == from)) {
+			c.open = false
+			broken = append(broken, id)
+		}
+	}
+	return broken
+}
+
+// Partition cuts every link between nodes of different groups, both ways,
+// and returns the connections it breaks.
+func (n *Network) Partition(groups [][]Addr) []ConnID {
+	var broken []ConnID
+	for i, g := range groups {
+		for j, h := range groups {
+			if i == j {
+				continue
+			}
+			for _, a := range g {
+				for _, b := range h {
+					broken = append(broken, n.Cut(a, b)...)
+				}
+			}
+		}
+	}
+	return broken
+}
+
+// Heal removes every cut. Broken connections stay broken.
+func (n *Network) Heal() { n.cut = map[link]bool{} }
+
+// HealLink removes the cut from -> to.
+func (n *Network) HealLink(from, to Addr) { delete(n.cut, link{from, to}) }
+
+// IsCut reports whether from -> to is blocked.
+func (n *Network) IsCut(from, to Addr) bool { return len(n.cut) > 0 && n.cut[link{from, to}] }
+
+// Dial opens a connection from a to b. It succeeds even across a cut; the
+// first message then breaks it.
+func (n *Network) Dial(a, b Addr) ConnID {
+	n.nextConn++
+	n.conns[n.nextConn] = &conn{a: a, b: b, open: !n.IsCut(a, b) && !n.IsCut(b, a)}
+	return n.nextConn
+}
+
+// Ends returns the two ends of a connection (dialer first).
+func (n *Network) Ends(id ConnID) (Addr, Addr, bool) {
+	c, ok := n.conns[id]
+	if !ok {
+		return "", "", false
+	}
+	return c.a, c.b, true
+}
+
+// Open reports whether a connection is open.
+func (n *Network) Open(id ConnID) bool {
+	c, ok := n.conns[id]
+	return ok && c.open
+}
+
+// Close closes a connection; it reports whether it was open.
+func (n *Network) Close(id ConnID) bool {
+	c, ok := n.conns[id]
+	if !ok || !c.open {
+		return false
+	}
+	c.open = false
+	delete(n.conns, id)
+	return true
+}
+
+// Break breaks a connection; it reports whether it was open. Both ends must
+// be told (the kernel does that).
+func (n *Network) Break(id ConnID) bool {
+	c, ok := n.conns[id]
+	if !ok || !c.open {
+		return false
+	}
+	c.open = false
+	return true
+}
+
+// BreakBetween breaks every open connection between a and b (either
+// direction; b == "" means every connection of a), in ID order.
+func (n *Network) BreakBetween(a, b Addr) []ConnID {
+	var broken []ConnID
+	for _, id := range n.connIDs() {
+		c := n.conns[id]
+		if !c.open {
+			continue
+		}
+		if (c.a == a && (b == "" || c.b == b)) || (c.b == a && (b == "" || c.a == b)) {
+			c.open = false
+			broken = append(broken, id)
+		}
+	}
+	return broken
+}
+
+// Forget drops the record of closed and broken connections.
+func (n *Network) Forget(id ConnID) {
+	if c, ok := n.conns[id]; ok && !c.open {
+		delete(n.conns, id)
+	}
+}
+
+func (n *Network) connIDs() []ConnID {
+	ids := make([]ConnID, 0, len(n.conns))
+	for id := range n.conns {
+		ids = append(ids, id)
+	}
+	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
+	return ids
+}
+
+// NodeDown records that a node crashed: every message in flight to it is lost
+// and its connections break. It returns the broken connections.
+func (n *Network) NodeDown(a Addr) []ConnID {
+	n.downs[a]++
+	return n.BreakBetween(a, "")
+}
+
+// Send decides the fate of msg, sent at now, and puts the surviving copies in
+// flight. The message's ID is assigned here.
+func (n *Network) Send(now clock.Time, msg Message, r Rand) (Message, Fate) {
+	n.nextID++
+	msg.ID = n.nextID
+	msg.Sent = now
+	p := n.PolicyOf(msg.From, msg.To)
+	if msg.Conn != 0 {
+		c, ok := n.conns[msg.Conn]
+		if !ok || !c.open {
+			return msg, Fate{Dropped: "connection closed"}
+		}
+		if n.IsCut(msg.From, msg.To) {
+			c.open = false
+			return msg, Fate{Dropped: "partition"}
+		}
+		at := now.Add(delay(p, r))
+		if at < c.lastAt {
+			at = c.lastAt
+		}
+		c.lastAt = at
+		n.inflight[msg.ID] = &flight{msg: msg, toDown: n.downs[msg.To]}
+		return msg, Fate{Copies: []Delivery{{At: at, ID: msg.ID}}}
+	}
+	if n.IsCut(msg.From, msg.To) {
+		return msg, Fate{Dropped: "partition"}
+	}
+	if p.Loss > 0 && chance(r, "loss", p.Loss) {
+		return msg, Fate{Dropped: "loss"}
+	}
+	n.inflight[msg.ID] = &flight{msg: msg, toDown: n.downs[msg.To]}
+	f := Fate{Copies: []Delivery{{At: now.Add(delay(p, r)), ID: msg.ID}}}
+	if p.Dup > 0 && chance(r, "dup", p.Dup) {
+		n.nextID++
+		dup := msg
+		dup.ID = n.nextID
+		dup.Dup = true
+		n.inflight[dup.ID] = &flight{msg: dup, toDown: n.downs[msg.To]}
+		f.Copies = append(f.Copies, Delivery{At: now.Add(delay(p, r)), ID: dup.ID})
+	}
+	return msg, f
+}
+
+// Arrive takes a message out of flight at its delivery time. It returns the
+// message and "" when it arrives, or why it does not (the destination crashed
+// after it was sent, a partition now cuts the link, its connection broke).
+func (n *Network) Arrive(id uint64) (Message, string) {
+	f, ok := n.inflight[id]
+	if !ok {
+		return Message{}, "not in flight"
+	}
+	delete(n.inflight, id)
+	m := f.msg
+	switch {
+	case n.downs[m.To] != f.toDown:
+		return m, "destination crashed"
+	case m.Conn != 0 && !n.Open(m.Conn):
+		return m, "connection broken"
+	case n.IsCut(m.From, m.To):
+		return m, "partition"
+	}
+	return m, ""
+}
+
+// InFlight returns the messages in flight, in ID order.
+func (n *Network) InFlight() []Message {
+	out := make([]Message, 0, len(n.inflight))
+	for _, f := range n.inflight {
+		out = append(out, f.msg)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out
+}
+
+func delay(p Policy, r Rand) time.Duration {
+	if p.DelayMax <= p.DelayMin {
+		return p.DelayMin
+	}
+	return p.DelayMin + time.Duration(r.Uint64n("delay", uint64(p.DelayMax-p.DelayMin)+1))
+}
+
+// chance is true with probability rate per million; a zero draw is false.
+func chance(r Rand, label string, rate uint32) bool {
+	if rate >= Million {
+		return true
+	}
+	return r.Uint64n(label, Million) >= uint64(Million-rate)
+}
+
+// Chance exposes the network's rate convention to other packages: true with
+// probability rate per million, false on a zero draw.
+func Chance(r Rand, label string, rate uint32) bool { return chance(r, label, rate) }

@@ -1,0 +1,269 @@
+package sim
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/fencesim/fencesim/clock"
+	"pgregory.net/rapid"
+)
+
+// GenSpec says what generic faults a generated schedule may contain.
+type GenSpec struct {
+	Nodes      []string      // nodes that faults may hit (crash, pause, clocks, links)
+	Horizon    time.Duration // faults start in [0, Horizon)
+	MaxActions int           // at most this many drawn faults (each may add its undo)
+	Kinds      []Kind        // allowed kinds; nil means GenericKinds
+	MaxDown    time.Duration // longest crash downtime / pause / partition / burst
+	MaxJump    time.Duration // largest clock jump (either way)
+	MaxDrift   clock.PPM     // largest drift rate (either way)
+	Points     []PointSpec   // crash points that crash-at may arm
+	Commands   []CmdSpec     // system-specific commands that may be drawn
+	Crashable  []string      // nodes that may crash or pause; nil means Nodes
+}
+
+// PointSpec names the crash points of one node.
+type PointSpec struct {
+	Node   string
+	Points []string
+}
+
+// CmdSpec is a system-specific command that a schedule may contain.
+type CmdSpec struct {
+	Node string
+	Name string
+	Args []string // one is drawn; empty means no argument
+}
+
+// GenericKinds are the kinds a generator draws when GenSpec.Kinds is nil.
+var GenericKinds = []Kind{Crash, Pause, Partition, Cut, Loss, Dup, Delay, Break, Jump, Drift}
+
+// Profile is the first thing a generator draws: which fault kinds are on.
+// Shrinking switches whole kinds off, so a shrunk failure says which kinds it
+// needs (swarm testing, as TigerBeetle's VOPR does).
+type Profile struct {
+	On []Kind
+}
+
+// String lists the kinds that are on.
+func (p Profile) String() string {
+	if len(p.On) == 0 {
+		return "no faults"
+	}
+	s := make([]string, len(p.On))
+	for i, k := range p.On {
+		s[i] = string(k)
+	}
+	return strings.Join(s, ",")
+}
+
+// Validate reports a spec that cannot generate.
+func (g GenSpec) Validate() error {
+	if len(g.Nodes) == 0 {
+		return fmt.Errorf("fault generator needs at least one node")
+	}
+	if g.Horizon <= 0 {
+		return fmt.Errorf("fault generator needs a positive horizon, got %v", g.Horizon)
+	}
+	if g.MaxActions < 0 {
+		return fmt.Errorf("fault generator: max actions %d is negative", g.MaxActions)
+	}
+	return nil
+}
+
+// Generate draws a profile and then a schedule from r. With r backed by a
+// *rapid.T (NewRapid), every choice shrinks toward "no fault": fewer actions,
+// kinds off, earlier times, smaller magnitudes. With a seeded stream it gives
+// the schedules of an exploration.
+func Generate(r Rand, g GenSpec) (Schedule, Profile) {
+	if err := g.Validate(); err != nil {
+		panic("sim: " + err.Error())
+	}
+	kinds := g.Kinds
+	if kinds == nil {
+		kinds = GenericKinds
+	}
+	if len(g.Points) > 0 && !hasKind(kinds, CrashAt) {
+		kinds = append(append([]Kind(nil), kinds...), CrashAt)
+	}
+	if len(g.Commands) > 0 && !hasKind(kinds, Do) {
+		kinds = append(append([]Kind(nil), kinds...), Do)
+	}
+	crashable := g.Crashable
+	if crashable == nil {
+		crashable = g.Nodes
+	}
+	maxDown := g.MaxDown
+	if maxDown <= 0 {
+		maxDown = g.Horizon / 4
+	}
+	var prof Profile
+	for _, k := range kinds {
+		if (k == Crash || k == Pause) && len(crashable) == 0 {
+			continue
+		}
+		if r.Uint64n("kind-on/"+string(k), 2) == 1 {
+			prof.On = append(prof.On, k)
+		}
+	}
+	var s Schedule
+	if len(prof.On) == 0 {
+		return s, prof
+	}
+	if rr, ok := r.(*Rapid); ok {
+		// Under rapid, each action is one element of a drawn slice, so the
+		// shrinker can delete whole actions.
+		one := rapid.Custom(func(t *rapid.T) []Action { return g.drawAction(NewRapid(t), prof, crashable, maxDown) })
+		for _, acts := range rapid.SliceOfN(one, 0, g.MaxActions).Draw(rr.t, "faults") {
+			s = append(s, acts...)
+		}
+	} else {
+		n := int(r.Uint64n("faults", uint64(g.MaxActions)+1))
+		for i := 0; i < n; i++ {
+			s = append(s, g.drawAction(r, prof, crashable, maxDown)...)
+		}
+	}
+	sort.SliceStable(s, func(i, j int) bool { return s[i].At < s[j].At })
+	return s, prof
+}
+
+// drawAction draws one fault and the action that undoes it, if any.
+func (g GenSpec) drawAction(r Rand, prof Profile, crashable []string, maxDown time.Duration) []Action {
+	var out []Action
+	pick := func(label string, names []string) string {
+		return names[r.Uint64n(label, uint64(len(names)))]
+	}
+	orAll := func(label string) string { // 0: every link
+		i := r.Uint64n(label, uint64(len(g.Nodes))+1)
+		if i == 0 {
+			return ""
+		}
+		return g.Nodes[i-1]
+	}
+	dur := func(label string, max time.Duration) time.Duration {
+		return time.Duration(r.Uint64n(label, uint64(max/time.Millisecond)+1)) * time.Millisecond
+	}
+	signed := func(label string, max int64) int64 {
+		v := int64(r.Uint64n(label, uint64(max)+1))
+		if r.Uint64n(label+"-neg", 2) == 1 {
+			v = -v
+		}
+		return v
+	}
+	k := prof.On[r.Uint64n("kind", uint64(len(prof.On)))]
+	at := clock.Time(dur("at", g.Horizon))
+	switch k {
+	case Crash:
+		node := pick("node", crashable)
+		down := dur("down", maxDown)
+		return append(out, Action{At: at, Kind: Crash, Node: node}, Action{At: at.Add(down), Kind: Restart, Node: node})
+	case Pause:
+		node := pick("node", crashable)
+		d := dur("stuck", maxDown)
+		return append(out, Action{At: at, Kind: Pause, Node: node}, Action{At: at.Add(d), Kind: Resume, Node: node})
+	case Partition:
+		var a, b []string
+		for _, nd := range g.Nodes {
+			if r.Uint64n("side/"+nd, 2) == 1 {
+				b = append(b, nd)
+			} else {
+				a = append(a, nd)
+			}
+		}
+		d := dur("for", maxDown)
+		if len(a) == 0 || len(b) == 0 {
+			return nil
+		}
+		return append(out, Action{At: at, Kind: Partition, Groups: [][]string{a, b}}, Action{At: at.Add(d), Kind: Heal})
+	case Cut:
+		from, to := pick("from", g.Nodes), pick("to", g.Nodes)
+		d := dur("for", maxDown)
+		if from == to {
+			return nil
+		}
+		return append(out, Action{At: at, Kind: Cut, Node: from, Peer: to}, Action{At: at.Add(d), Kind: Heal})
+	case Loss, Dup:
+		from, to := orAll("from"), orAll("to")
+		rate := int64(r.Uint64n("rate", 1_000_000)) + 1
+		d := dur("for", maxDown) + time.Millisecond
+		return append(out, Action{At: at, Kind: k, Node: from, Peer: to, Rate: rate, For: d})
+	case Delay:
+		from, to := orAll("from"), orAll("to")
+		amt := dur("amount", maxDown/4) + time.Millisecond
+		d := dur("for", maxDown) + time.Millisecond
+		return append(out, Action{At: at, Kind: Delay, Node: from, Peer: to, Amount: amt, For: d})
+	case Break:
+		node := pick("node", g.Nodes)
+		return append(out, Action{At: at, Kind: Break, Node: node, Peer: orAll("peer")})
+	case Jump:
+		max := g.MaxJump
+		if max <= 0 {
+			max = time.Minute
+		}
+		return append(out, Action{At: at, Kind: Jump, Node: pick("node", g.Nodes), Amount: time.Duration(signed("jump", int64(max/time.Millisecond))) * time.Millisecond})
+	case Drift:
+		max := g.MaxDrift
+		if max <= 0 {
+			max = 100_000
+		}
+		return append(out, Action{At: at, Kind: Drift, Node: pick("node", g.Nodes), Rate: signed("drift", int64(max))})
+	case CrashAt:
+		ps := g.Points[r.Uint64n("point-node", uint64(len(g.Points)))]
+		if len(ps.Points) == 0 {
+			return nil
+		}
+		point := pick("point", ps.Points)
+		count := int(r.Uint64n("count", 3)) + 1
+		down := dur("down", maxDown)
+		return append(out, Action{At: at, Kind: CrashAt, Node: ps.Node, Point: point, Count: count},
+			Action{At: at.Add(down + time.Millisecond), Kind: Restart, Node: ps.Node})
+	case Do:
+		c := g.Commands[r.Uint64n("command", uint64(len(g.Commands)))]
+		arg := ""
+		if len(c.Args) > 0 {
+			arg = pick("arg", c.Args)
+		}
+		return append(out, Action{At: at, Kind: Do, Node: c.Node, Point: c.Name, Arg: arg})
+	}
+	return out
+}
+
+func hasKind(ks []Kind, k Kind) bool {
+	for _, x := range ks {
+		if x == k {
+			return true
+		}
+	}
+	return false
+}
+
+// Kinds returns the distinct kinds of a schedule, in the fixed order of Kinds.
+func (s Schedule) Kinds() []Kind {
+	seen := map[Kind]bool{}
+	for _, a := range s {
+		seen[a.Kind] = true
+	}
+	var out []Kind
+	for _, k := range Kinds {
+		if seen[k] {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// Faults counts the actions that inject a fault, not counting the ones that
+// undo one (restart, resume, heal, heal-all).
+func (s Schedule) Faults() int {
+	n := 0
+	for _, a := range s {
+		switch a.Kind {
+		case Restart, Resume, Heal, HealAll:
+		default:
+			n++
+		}
+	}
+	return n
+}

@@ -1,0 +1,291 @@
+package sim
+
+import (
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/fencesim/fencesim/clock"
+	"github.com/fencesim/fencesim/network"
+)
+
+// Node is a pure state machine. Step reacts to one input at the node's local
+// time and acts only through env: sends, timers, connection opens and closes,
+// disk writes, trace notes. It must not keep env after Step returns.
+type Node interface {
+	Step(env *Env, in Input)
+}
+
+// Factory builds a node, at first start and at every restart, from its name
+// and its disk (what survived the crash).
+type Factory func(name string, disk *Disk) Node
+
+// InputKind says what an Input carries.
+type InputKind uint8
+
+// The inputs a node can receive.
+const (
+	Start      InputKind = iota + 1 // the node (re)started
+	Deliver                         // a message arrived: Msg
+	Timer                           // a timer fired: TimerID, Tag
+	ConnBroken                      // a connection broke: Conn, Peer
+	Command                         // a schedule action addressed to the node: Command
+)
+
+var inputNames = [...]string{"?", "start", "deliver", "timer", "conn-broken", "command"}
+
+func (k InputKind) String() string {
+	if int(k) < len(inputNames) {
+		return inputNames[k]
+	}
+	return fmt.Sprintf("input(%d)", k)
+}
+
+// TimerID identifies a timer of one node incarnation.
+type TimerID uint64
+
+// Input is one thing that happens to a node.
+type Input struct {
+	Kind    InputKind
+	Msg     network.Message
+	TimerID TimerID
+	Tag     any // the tag given to After
+	Conn    network.ConnID
+	Peer    network.Addr
+	Cmd     Cmd
+}
+
+// Cmd is a system-specific action from a fault schedule ("rejudge 101").
+type Cmd struct {
+	Name string `json:"name"`
+	Arg  string `json:"arg,omitempty"`
+}
+
+// EffectKind says what an Effect asks for.
+type EffectKind uint8
+
+// The effects a node can ask for.
+const (
+	EffSend EffectKind = iota + 1
+	EffTimer
+	EffCancel
+	EffDial
+	EffClose
+	EffNote
+)
+
+// Effect is one request from a node to the kernel.
+type Effect struct {
+	Kind    EffectKind
+	To      network.Addr
+	Conn    network.ConnID
+	Body    any
+	After   time.Duration
+	TimerID TimerID
+	Tag     any
+	Note    string // EffNote: the kind of trace event ("note" if empty)
+	Text    string
+	Data    any
+}
+
+// Env is a node's window on the world during one Step. The kernel builds one
+// per step; a unit test builds one with NewEnv and inspects Effects after.
+type Env struct {
+	self      network.Addr
+	now, mono clock.Time
+	rnd       Rand
+	disk      *Disk
+	recording bool
+	effects   []Effect
+	nextTimer *TimerID
+	dial      func(to network.Addr) network.ConnID // test mode
+	world     *World                               // kernel mode
+	slot      *slot
+	crashed   bool
+}
+
+// NewEnv returns an environment for stepping a node alone: its wall and
+// monotonic clocks read now, draws come from r, and dials get IDs 1, 2, ...
+func NewEnv(self network.Addr, now clock.Time, r Rand, disk *Disk) *Env {
+	var timer TimerID
+	var conn network.ConnID
+	return &Env{
+		self: self, now: now, mono: now, rnd: r, disk: disk, recording: true, nextTimer: &timer,
+		dial: func(network.Addr) network.ConnID { conn++; return conn },
+	}
+}
+
+// Self returns the node's address.
+func (e *Env) Self() network.Addr { return e.self }
+
+// Now returns the node's wall-clock reading (offset, drift and jumps applied).
+func (e *Env) Now() clock.Time { return e.now }
+
+// Mono returns the node's monotonic reading (drift only).
+func (e *Env) Mono() clock.Time { return e.mono }
+
+// Rand returns the node's own entropy stream.
+func (e *Env) Rand() Rand { return e.rnd }
+
+// Disk returns the node's durable disk.
+func (e *Env) Disk() *Disk { return e.disk }
+
+// Effects returns the effects asked for so far, in order.
+func (e *Env) Effects() []Effect { return e.effects }
+
+// Recording reports whether notes are recorded; callers can skip building
+// expensive note texts when it is false.
+func (e *Env) Recording() bool { return e.recording }
+
+// Send sends a datagram.
+func (e *Env) Send(to network.Addr, body any) {
+	e.effects = append(e.effects, Effect{Kind: EffSend, To: to, Body: body})
+}
+
+// SendConn sends on a connection.
+func (e *Env) SendConn(c network.ConnID, body any) {
+	e.effects = append(e.effects, Effect{Kind: EffSend, Conn: c, Body: body})
+}
+
+// Dial opens a connection to another node and returns its ID at once.
+func (e *Env) Dial(to network.Addr) network.ConnID {
+	var id network.ConnID
+	if e.world != nil {
+		id = e.world.net.Dial(e.self, to)
+	} else {
+		id = e.dial(to)
+	}
+	e.effects = append(e.effects, Effect{Kind: EffDial, To: to, Conn: id})
+	return id
+}
+
+// Close closes a connection; the other end sees ConnBroken.
+func (e *Env) Close(c network.ConnID) {
+	e.effects = append(e.effects, Effect{Kind: EffClose, Conn: c})
+}
+
+// After asks for a timer that fires after d of the node's monotonic time.
+func (e *Env) After(d time.Duration, tag any) TimerID {
+	*e.nextTimer++
+	id := *e.nextTimer
+	e.effects = append(e.effects, Effect{Kind: EffTimer, After: d, TimerID: id, Tag: tag})
+	return id
+}
+
+// Cancel cancels a timer; cancelling a fired or unknown timer does nothing.
+func (e *Env) Cancel(id TimerID) {
+	e.effects = append(e.effects, Effect{Kind: EffCancel, TimerID: id})
+}
+
+// Note records a trace event of the given kind with a canonical text and
+// optional structured data (JSON-encodable; the checkers read it).
+func (e *Env) Note(kind, text string, data any) {
+	if !e.recording {
+		return
+	}
+	e.effects = append(e.effects, Effect{Kind: EffNote, Note: kind, Text: text, Data: data})
+}
+
+// CrashPoint marks a named place in the node's code where a crash can be
+// injected (a crash-at fault). When it returns true the node has crashed: it
+// must return from Step at once; the effects asked for before the point are
+// carried out, nothing after.
+func (e *Env) CrashPoint(point string) bool {
+	if e.crashed {
+		return true
+	}
+	if e.world != nil && len(e.slot.armed) > 0 && e.world.crashPoint(e.slot, point) {
+		e.crashed = true
+	}
+	return e.crashed
+}
+
+// Disk is a node's durable storage, kept by the kernel across crashes. Put
+// writes to a page cache that reads see at once; Sync makes pending writes
+// durable. A crash loses what was not synced. Values must be treated as
+// immutable once written.
+type Disk struct {
+	durable map[string]any
+	pending map[string]any
+	deleted map[string]bool
+	// AutoSync makes every write durable at once (an fsync per write).
+	AutoSync bool
+}
+
+// NewDisk returns an empty disk with AutoSync on.
+func NewDisk() *Disk {
+	return &Disk{durable: map[string]any{}, pending: map[string]any{}, deleted: map[string]bool{}, AutoSync: true}
+}
+
+// Put writes a value.
+func (d *Disk) Put(key string, v any) {
+	if d.AutoSync {
+		d.durable[key] = v
+		return
+	}
+	delete(d.deleted, key)
+	d.pending[key] = v
+}
+
+// Delete removes a key.
+func (d *Disk) Delete(key string) {
+	if d.AutoSync {
+		delete(d.durable, key)
+		return
+	}
+	delete(d.pending, key)
+	d.deleted[key] = true
+}
+
+// Get reads a value (pending writes included).
+func (d *Disk) Get(key string) (any, bool) {
+	if d.deleted[key] {
+		return nil, false
+	}
+	if v, ok := d.pending[key]; ok {
+		return v, true
+	}
+	v, ok := d.durable[key]
+	return v, ok
+}
+
+// Keys returns the keys with the given prefix, sorted.
+func (d *Disk) Keys(prefix string) []string {
+	var ks []string
+	add := func(k string) {
+		if len(k) >= len(prefix) && k[:len(prefix)] == prefix && !d.deleted[k] {
+			ks = append(ks, k)
+		}
+	}
+	for k := range d.durable {
+		if _, p := d.pending[k]; !p {
+			add(k)
+		}
+	}
+	for k := range d.pending {
+		add(k)
+	}
+	sort.Strings(ks)
+	return ks
+}
+
+// Sync makes every pending write durable.
+func (d *Disk) Sync() {
+	for k, v := range d.pending {
+		d.durable[k] = v
+	}
+	for k := range d.deleted {
+		delete(d.durable, k)
+	}
+	d.pending = map[string]any{}
+	d.deleted = map[string]bool{}
+}
+
+// Unsynced reports how many writes a crash would lose now.
+func (d *Disk) Unsynced() int { return len(d.pending) + len(d.deleted) }
+
+// crash drops what was not synced.
+func (d *Disk) crash() {
+	d.pending = map[string]any{}
+	d.deleted = map[string]bool{}
+}
