@@ -59,9 +59,13 @@ func (p Policy) Validate() error {
 
 // Fate is what the network decided for one sent message.
 type Fate struct {
-	Dropped string     // non-empty: why the message was dropped at send
-	Copies  []Delivery // deliveries to schedule (two when duplicated)
+	Dropped string      // non-empty: why the message was dropped at send
+	N       int         // copies to deliver: 0, 1, or 2 when duplicated
+	Copy    [2]Delivery // the deliveries to schedule, Copy[:N]
 }
+
+// Copies returns the deliveries to schedule.
+func (f *Fate) Copies() []Delivery { return f.Copy[:f.N] }
 
 // Delivery is one copy of a message due at At.
 type Delivery struct {
@@ -89,7 +93,7 @@ type Network struct {
 	cut      map[link]bool
 	conns    map[ConnID]*conn
 	downs    map[Addr]uint32
-	inflight map[uint64]*flight
+	inflight map[uint64]flight
 	nextID   uint64
 	nextConn ConnID
 }
@@ -102,7 +106,7 @@ func New(def Policy) *Network {
 		cut:      map[link]bool{},
 		conns:    map[ConnID]*conn{},
 		downs:    map[Addr]uint32{},
-		inflight: map[uint64]*flight{},
+		inflight: map[uint64]flight{},
 	}
 }
 
@@ -280,8 +284,8 @@ func (n *Network) Send(now clock.Time, msg Message, r Rand) (Message, Fate) {
 			at = c.lastAt
 		}
 		c.lastAt = at
-		n.inflight[msg.ID] = &flight{msg: msg, toDown: n.downs[msg.To]}
-		return msg, Fate{Copies: []Delivery{{At: at, ID: msg.ID}}}
+		n.inflight[msg.ID] = flight{msg: msg, toDown: n.downs[msg.To]}
+		return msg, Fate{N: 1, Copy: [2]Delivery{{At: at, ID: msg.ID}}}
 	}
 	if n.IsCut(msg.From, msg.To) {
 		return msg, Fate{Dropped: "partition"}
@@ -289,15 +293,16 @@ func (n *Network) Send(now clock.Time, msg Message, r Rand) (Message, Fate) {
 	if p.Loss > 0 && chance(r, "loss", p.Loss) {
 		return msg, Fate{Dropped: "loss"}
 	}
-	n.inflight[msg.ID] = &flight{msg: msg, toDown: n.downs[msg.To]}
-	f := Fate{Copies: []Delivery{{At: now.Add(delay(p, r)), ID: msg.ID}}}
+	n.inflight[msg.ID] = flight{msg: msg, toDown: n.downs[msg.To]}
+	f := Fate{N: 1, Copy: [2]Delivery{{At: now.Add(delay(p, r)), ID: msg.ID}}}
 	if p.Dup > 0 && chance(r, "dup", p.Dup) {
 		n.nextID++
 		dup := msg
 		dup.ID = n.nextID
 		dup.Dup = true
-		n.inflight[dup.ID] = &flight{msg: dup, toDown: n.downs[msg.To]}
-		f.Copies = append(f.Copies, Delivery{At: now.Add(delay(p, r)), ID: dup.ID})
+		n.inflight[dup.ID] = flight{msg: dup, toDown: n.downs[msg.To]}
+		f.Copy[1] = Delivery{At: now.Add(delay(p, r)), ID: dup.ID}
+		f.N = 2
 	}
 	return msg, f
 }

@@ -403,8 +403,8 @@ func (w *World) apply(idx int32, e *Effect) {
 			if fate.Dropped != "" {
 				w.emit(s.name, "drop", fmt.Sprintf("#%d %s", msg.ID, fate.Dropped), nil)
 			}
-			if len(fate.Copies) > 1 {
-				w.emit(s.name, "dup", fmt.Sprintf("#%d copied as #%d", msg.ID, fate.Copies[1].ID), nil)
+			if fate.N > 1 {
+				w.emit(s.name, "dup", fmt.Sprintf("#%d copied as #%d", msg.ID, fate.Copy[1].ID), nil)
 			}
 		}
 		if fate.Dropped == "" && e.Conn != 0 && !w.net.Open(e.Conn) {
@@ -414,7 +414,7 @@ func (w *World) apply(idx int32, e *Effect) {
 		if fate.Dropped == "partition" && e.Conn != 0 {
 			w.connBroken(e.Conn, -1)
 		}
-		for _, c := range fate.Copies {
+		for _, c := range fate.Copies() {
 			w.push(event{at: c.At, kind: evDeliver, id: c.ID})
 		}
 	case EffTimer:

@@ -104,7 +104,9 @@ func (n *Node) Step(env *sim.Env, in sim.Input) {
 	case sim.Deliver:
 		switch m := in.Msg.Body.(type) {
 		case Ping:
-			env.Note("recv", m.String(), Recv{From: string(m.From), Seq: m.Seq})
+			if env.Recording() {
+				env.Note("recv", m.String(), Recv{From: string(m.From), Seq: m.Seq})
+			}
 			env.Send(m.From, Pong{Seq: m.Seq})
 		case Pong:
 			n.Pongs++

@@ -1,0 +1,137 @@
+package traces
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func sample() (Header, []Event) {
+	h := Header{System: "ping", Seed: 7, Entropy: "pcg", Schedule: json.RawMessage(`[{"at":0,"kind":"heal"}]`), Commit: "abc"}
+	evs := []Event{
+		{Seq: 1, T: 0, Node: "p0", Kind: "start", Text: "incarnation 0"},
+		{Seq: 2, T: 1_000_000, Node: "p0", Kind: "send", Text: "#1 p0->p1 ping p0/1"},
+		{Seq: 3, T: 2_000_000, Node: "p1", Kind: "recv", Text: "ping <p0/1> & more", Data: json.RawMessage(`{"from":"p0","seq":1}`)},
+	}
+	return h, evs
+}
+
+func write(t *testing.T, h Header, evs []Event) ([]byte, string) {
+	var buf bytes.Buffer
+	w, err := NewWriter(&buf, h)
+	require.NoError(t, err)
+	for i := range evs {
+		w.Record(&evs[i])
+	}
+	require.NoError(t, w.Close())
+	return buf.Bytes(), w.Hash()
+}
+
+func TestRoundTripKeepsHash(t *testing.T) {
+	h, evs := sample()
+	data, hash := write(t, h, evs)
+	h2, evs2, err := ReadAll(bytes.NewReader(data))
+	require.NoError(t, err)
+	assert.Equal(t, Format, h2.Format)
+	assert.True(t, Compare(evs, evs2).Identical, "events read back equal the events written")
+	assert.Equal(t, hash, HashOf(h2, evs2), "the hash of what was read back is the hash written")
+	data2, hash2 := write(t, h2, evs2)
+	assert.Equal(t, data, data2, "rewriting gives the same bytes")
+	assert.Equal(t, hash, hash2)
+}
+
+func TestHashIgnoresCommitOnly(t *testing.T) {
+	h, evs := sample()
+	base := HashOf(h, evs)
+	h.Commit = "other"
+	assert.Equal(t, base, HashOf(h, evs), "the source revision is not part of the run")
+	h.Seed = 8
+	assert.NotEqual(t, base, HashOf(h, evs), "the seed is")
+	h.Seed = 7
+	evs[1].T++
+	assert.NotEqual(t, base, HashOf(h, evs), "every event field is")
+}
+
+func TestCompareFindsFirstDifference(t *testing.T) {
+	_, a := sample()
+	_, b := sample()
+	b[2].Text = "changed"
+	d := Compare(a, b)
+	assert.False(t, d.Identical)
+	assert.Equal(t, 2, d.Index)
+	assert.Contains(t, d.String(), "first difference at event 3")
+	assert.Contains(t, d.String(), "changed")
+	d = Compare(a, a[:2])
+	assert.Equal(t, 2, d.Index)
+	assert.Contains(t, d.String(), "(trace ended)")
+	assert.Equal(t, "identical", Compare(a, a).String())
+}
+
+func TestCorruptInputNamesTheLine(t *testing.T) {
+	h, evs := sample()
+	data, _ := write(t, h, evs)
+	lines := strings.Split(strings.TrimSuffix(string(data), "\n"), "\n")
+	cases := map[string]string{
+		"":                                         "trace line 1: file is empty",
+		"not json\n":                               "trace line 1: expected a JSON header object",
+		`{"format":"x","system":"a"}` + "\n":       `trace line 1: format "x" is not`,
+		lines[0] + "\n" + lines[1] + "\n{oops\n":   "trace line 3: expected a JSON event object",
+		lines[0] + "\n" + lines[2] + "\n":          "trace line 2: event seq is 2, expected 1",
+		lines[0] + "\n" + lines[1] + "\n\n":        "trace line 3: empty line",
+		lines[0] + "\n" + `{"seq":1,"t":0}` + "\n": `trace line 2: event has no "kind"`,
+		lines[0] + "\n" + lines[1] + " 5\n":        "trace line 2: trailing data",
+	}
+	for in, want := range cases {
+		_, _, err := ReadAll(strings.NewReader(in))
+		require.Error(t, err, "input %q", in)
+		assert.Contains(t, err.Error(), want, "input %q", in)
+	}
+}
+
+func FuzzReader(f *testing.F) {
+	h, evs := sample()
+	var buf bytes.Buffer
+	w, _ := NewWriter(&buf, h)
+	for i := range evs {
+		w.Record(&evs[i])
+	}
+	_ = w.Close()
+	f.Add(buf.Bytes())
+	f.Add([]byte("{}\n{}"))
+	f.Add([]byte(`{"format":"fencesim-trace/1","system":"a","entropy":"pcg"}` + "\n" + `{"seq":1,"t":-5,"kind":"x","data":[1,2]}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		hdr, got, err := ReadAll(bytes.NewReader(data))
+		if err != nil {
+			var le *LineError
+			if !asLineError(err, &le) {
+				t.Fatalf("error without a line: %v", err)
+			}
+			return
+		}
+		// Whatever parses must survive a rewrite with the same hash.
+		var out bytes.Buffer
+		w, err := NewWriter(&out, hdr)
+		if err != nil {
+			t.Fatalf("rewrite header: %v", err)
+		}
+		for i := range got {
+			w.Record(&got[i])
+		}
+		if err := w.Close(); err != nil {
+			t.Fatalf("rewrite: %v", err)
+		}
+		if w.Hash() != HashOf(hdr, got) {
+			t.Fatalf("hash mismatch")
+		}
+	})
+}
+
+func asLineError(err error, le **LineError) bool {
+	e, ok := err.(*LineError)
+	*le = e
+	return ok
+}
