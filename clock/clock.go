@@ -79,7 +79,7 @@ func (c *Clock) SetDrift(t Time, rate PPM) {
 func (c *Clock) Offset(t Time) time.Duration { return c.offset + c.drifted(t) }
 
 // Drift returns the current drift rate.
-func (c *Clock) Drift() PPM { return c.drift }
+func (c Clock) Drift() PPM { return c.drift }
 
 // Elapse converts a monotonic duration measured by this node (a timer) into
 // the world duration after which it elapses, at the current drift rate. The

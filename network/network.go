@@ -42,6 +42,9 @@ type Policy struct {
 	Dup      uint32        `json:"dup,omitempty"`
 	DelayMin time.Duration `json:"delay_min,omitempty"`
 	DelayMax time.Duration `json:"delay_max,omitempty"`
+	// HoldUntil stalls the link: a message sent before this time is held
+	// and delivered no earlier than it (plus its delay), in send order.
+	HoldUntil clock.Time `json:"hold_until,omitempty"`
 }
 
 // Validate reports an unusable policy.
@@ -279,7 +282,7 @@ func (n *Network) Send(now clock.Time, msg Message, r Rand) (Message, Fate) {
 			c.open = false
 			return msg, Fate{Dropped: "partition"}
 		}
-		at := now.Add(delay(p, r))
+		at := held(p, now).Add(delay(p, r))
 		if at < c.lastAt {
 			at = c.lastAt
 		}
@@ -294,14 +297,14 @@ func (n *Network) Send(now clock.Time, msg Message, r Rand) (Message, Fate) {
 		return msg, Fate{Dropped: "loss"}
 	}
 	n.inflight[msg.ID] = flight{msg: msg, toDown: n.downs[msg.To]}
-	f := Fate{N: 1, Copy: [2]Delivery{{At: now.Add(delay(p, r)), ID: msg.ID}}}
+	f := Fate{N: 1, Copy: [2]Delivery{{At: held(p, now).Add(delay(p, r)), ID: msg.ID}}}
 	if p.Dup > 0 && chance(r, "dup", p.Dup) {
 		n.nextID++
 		dup := msg
 		dup.ID = n.nextID
 		dup.Dup = true
 		n.inflight[dup.ID] = flight{msg: dup, toDown: n.downs[msg.To]}
-		f.Copy[1] = Delivery{At: now.Add(delay(p, r)), ID: dup.ID}
+		f.Copy[1] = Delivery{At: held(p, now).Add(delay(p, r)), ID: dup.ID}
 		f.N = 2
 	}
 	return msg, f
@@ -336,6 +339,14 @@ func (n *Network) InFlight() []Message {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
 	return out
+}
+
+// held returns when a message sent at now leaves a stalled link.
+func held(p Policy, now clock.Time) clock.Time {
+	if p.HoldUntil > now {
+		return p.HoldUntil
+	}
+	return now
 }
 
 func delay(p Policy, r Rand) time.Duration {

@@ -38,7 +38,7 @@ type CmdSpec struct {
 }
 
 // GenericKinds are the kinds a generator draws when GenSpec.Kinds is nil.
-var GenericKinds = []Kind{Crash, Pause, Partition, Cut, Loss, Dup, Delay, Break, Jump, Drift}
+var GenericKinds = []Kind{Crash, Pause, Partition, Cut, Loss, Dup, Delay, Stall, Break, Jump, Drift}
 
 // Profile is the first thing a generator draws: which fault kinds are on.
 // Shrinking switches whole kinds off, so a shrunk failure says which kinds it
@@ -194,6 +194,11 @@ func (g GenSpec) drawAction(r Rand, prof Profile, crashable []string, maxDown ti
 		amt := dur("amount", maxDown/4) + time.Millisecond
 		d := dur("for", maxDown) + time.Millisecond
 		return append(out, Action{At: at, Kind: Delay, Node: from, Peer: to, Amount: amt, For: d})
+	case Stall:
+		from, to := orAll("from"), orAll("to")
+		d := dur("for", maxDown) + time.Millisecond
+		late := dur("late", maxDown)
+		return append(out, Action{At: at, Kind: Stall, Node: from, Peer: to, For: d, Amount: late})
 	case Break:
 		node := pick("node", g.Nodes)
 		return append(out, Action{At: at, Kind: Break, Node: node, Peer: orAll("peer")})

@@ -27,6 +27,7 @@ const (
 	Loss      Kind = "loss"      // for For: datagrams on Node -> Peer are lost at Rate per million
 	Dup       Kind = "dup"       // for For: datagrams on Node -> Peer are duplicated at Rate per million
 	Delay     Kind = "delay"     // for For: datagrams on Node -> Peer get up to Amount of extra delay (reordering)
+	Stall     Kind = "stall"     // for For: messages on Node -> Peer are held, then arrive Amount after the stall ends, in order (late results)
 	Break     Kind = "break"     // connections between Node and Peer ("" = all of Node's) break
 	Jump      Kind = "jump"      // Node's wall clock jumps by Amount (negative: backwards)
 	Drift     Kind = "drift"     // Node's clocks drift at Rate ppm from now on
@@ -36,7 +37,7 @@ const (
 )
 
 // Kinds lists every fault kind in a fixed order.
-var Kinds = []Kind{Crash, Restart, Pause, Resume, Partition, Cut, Heal, Loss, Dup, Delay, Break, Jump, Drift, CrashAt, Do, HealAll}
+var Kinds = []Kind{Crash, Restart, Pause, Resume, Partition, Cut, Heal, Loss, Dup, Delay, Stall, Break, Jump, Drift, CrashAt, Do, HealAll}
 
 // Action is one timed fault.
 type Action struct {
@@ -203,12 +204,15 @@ func (a Action) validate(known map[string]bool) error {
 			return fmt.Errorf("rate %d is not in [0, %d] per million", a.Rate, network.Million)
 		}
 		fallthrough
-	case Delay:
+	case Delay, Stall:
 		if a.For <= 0 {
 			return fmt.Errorf("needs a positive duration \"for\", got %v", a.For)
 		}
 		if a.Kind == Delay && a.Amount <= 0 {
 			return fmt.Errorf("needs a positive extra delay \"amount\", got %v", a.Amount)
+		}
+		if a.Kind == Stall && a.Amount < 0 {
+			return fmt.Errorf("release delay \"amount\" %v is negative", a.Amount)
 		}
 		if err := node(a.Node, "node", true); err != nil {
 			return err

@@ -600,9 +600,12 @@ func (w *World) fault(a Action) {
 		}
 	case Heal:
 		w.net.Heal()
-	case Loss, Dup, Delay:
+	case Loss, Dup, Delay, Stall:
 		w.burstSeq++
 		b := burst{id: w.burstSeq, kind: a.Kind, from: network.Addr(a.Node), to: network.Addr(a.Peer), rate: a.Rate, amt: int64(a.Amount)}
+		if a.Kind == Stall {
+			b.amt = int64(a.At.Add(a.For).Add(a.Amount)) // release time
+		}
 		w.bursts = append(w.bursts, b)
 		w.applyBursts()
 		w.push(event{at: a.At.Add(a.For), kind: evBurstEnd, id: b.id})
@@ -734,6 +737,10 @@ func combine(p network.Policy, b burst) network.Policy {
 	case Delay:
 		if extra := p.DelayMin + durationOf(b.amt); extra > p.DelayMax {
 			p.DelayMax = extra
+		}
+	case Stall:
+		if release := clock.Time(b.amt); release > p.HoldUntil {
+			p.HoldUntil = release
 		}
 	}
 	return p

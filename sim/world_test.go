@@ -447,3 +447,53 @@ func TestFalsePropertyShrinks(t *testing.T) {
 	assert.LessOrEqual(t, len(shrunk), 2, "shrinks to at most 2 fault actions")
 	assert.Equal(t, []sim.Kind{sim.Dup}, shrunk.Kinds(), "the failure needs duplication and nothing else")
 }
+
+func TestStallHoldsThenReleasesInOrder(t *testing.T) {
+	_, evs := record(t, 2, sim.Schedule{{At: at(2 * sec), Kind: sim.Stall, Node: "p0", Peer: "p1", For: 3 * sec, Amount: 2 * sec}}, 10*sec)
+	delivered, _ := fates(evs)
+	deliverAt := map[uint64]int64{}
+	for _, e := range evs {
+		var id uint64
+		if e.Kind == "deliver" {
+			fmt.Sscanf(e.Text, "#%d", &id)
+			deliverAt[id] = e.T
+		}
+	}
+	var held []uint64
+	for _, s := range sends(evs) {
+		if s.from == "p0" && s.to == "p1" && s.t >= int64(2*sec) && s.t < int64(5*sec) {
+			held = append(held, s.id)
+			require.Contains(t, delivered, s.id, "a stall delays, it does not drop")
+			assert.GreaterOrEqual(t, deliverAt[s.id], int64(7*sec), "held until the stall ends plus the release delay")
+		}
+		if s.from == "p1" && s.t >= int64(2*sec) && s.t < int64(5*sec) {
+			assert.Less(t, deliverAt[s.id], int64(5*sec), "the other direction is not stalled")
+		}
+	}
+	assert.Greater(t, len(held), 3)
+}
+
+func TestCutIsOneWayAndHealAllEndsEverything(t *testing.T) {
+	w, evs := record(t, 3, sim.Schedule{
+		{At: at(1 * sec), Kind: sim.Cut, Node: "p0", Peer: "p1"},
+		{At: at(1 * sec), Kind: sim.Crash, Node: "p2"},
+		{At: at(1 * sec), Kind: sim.Drift, Node: "p1", Rate: 5000},
+		{At: at(3 * sec), Kind: sim.HealAll},
+	}, 4*sec)
+	_, dropped := fates(evs)
+	delivered, _ := fates(evs)
+	for _, s := range sends(evs) {
+		if s.t < int64(1*sec)+int64(10*time.Millisecond) || s.t >= int64(3*sec)-int64(10*time.Millisecond) {
+			continue
+		}
+		if s.from == "p0" && s.to == "p1" {
+			assert.Contains(t, dropped[s.id], "partition", "p0->p1 is cut")
+		}
+		if s.from == "p1" && s.to == "p0" {
+			assert.Contains(t, delivered, s.id, "p1->p0 is not cut")
+		}
+	}
+	assert.True(t, w.Up("p2"), "heal-all restarts crashed nodes")
+	assert.Equal(t, clock.PPM(0), w.Clock("p1").Drift(), "heal-all stops drift")
+	assert.False(t, w.Net().IsCut("p0", "p1"), "heal-all heals cuts")
+}
