@@ -1,0 +1,113 @@
+// Package db is an in-memory relational database node with PostgreSQL's
+// semantics, as far as the three designs use them.
+//
+// # What it owns
+//
+// The client contract (api.go: statements as data, results, SQLSTATE
+// errors, Request/Response), the database node (New returns its
+// sim.Factory), the Client helper that other nodes embed, and the commit
+// log that the checkers read. Concretely:
+//
+//   - tables with typed columns, primary keys, multi-column unique indexes
+//     (23505), NOT NULL (23502), defaults, serial columns, INSERT ... ON
+//     CONFLICT DO NOTHING (Result.Inserted), RETURNING;
+//   - sessions (one per connection) with transaction blocks (BEGIN, COMMIT,
+//     ROLLBACK; after an error, 25P02 until the block ends, and COMMIT then
+//     rolls back), autocommit statements, and one-round-trip atomic batches;
+//   - READ COMMITTED as PostgreSQL runs it: MVCC row versions, a snapshot per
+//     statement, row locks held to transaction end, waits re-checked against
+//     the newest committed version (EvalPlanQual); SELECT ... FOR UPDATE
+//     with SKIP LOCKED and NOWAIT; lock_timeout (55P03); deadlock detection
+//     after deadlock_timeout (40P01, the waiter whose check finds the cycle);
+//   - now() from the node's own clock, fixed at transaction start;
+//   - session-level advisory locks, released when the session ends;
+//   - PREPARE TRANSACTION / COMMIT PREPARED / ROLLBACK PREPARED,
+//     pg_prepared_xacts, max_prepared_transactions (55000, 53400, 42710,
+//     42704);
+//   - durability: committed changes (a WAL of CommitRecords) and prepared
+//     transactions live on the node's sim.Disk and survive a crash;
+//   - dead row versions and VACUUM with PostgreSQL's horizon.
+//
+// # Who drives it
+//
+// The kernel (package sim) steps the Node: a Start rebuilds it from its disk,
+// a Deliver carries a Request on a connection, a ConnBroken ends a session,
+// a Timer is a lock_timeout or deadlock_timeout. Client nodes (arbiter,
+// outbox relay, 2PC coordinator, tests) embed a Client and pass it their
+// inputs:
+//
+//	w.Add("db", db.New(schema, db.Config{MaxPreparedTransactions: 4, LockTimeout: 3 * time.Second}))
+//
+//	type Arbiter struct{ sql db.Client } // sql.DB = "db"
+//	func (a *Arbiter) Step(env *sim.Env, in sim.Input) {
+//		if done, ok := a.sql.Handle(in); ok { ... }
+//		a.sql.ExecAtomic(env, "claim", db.Select(...).Locking(db.ForUpdateSkipLocked), ...)
+//	}
+//
+// The Client contract: every request gets exactly one Done from Handle,
+// either the database's Response or, when the connection breaks first, one
+// result with 08006 (CodeConnectionFailure): the outcome is unknown, the
+// statements may have committed. Requests on one connection run in order;
+// a request whose statement waits for a lock is answered later (the
+// requests behind it wait too).
+//
+// # Order of effects
+//
+// A COMMIT (and COMMIT PREPARED, and an atomic batch's implicit commit)
+// writes its CommitRecord to disk and syncs before the commit becomes
+// visible, before the "commit" trace event, and before the answer is sent.
+// PREPARE TRANSACTION writes its record and syncs before it answers. The
+// crash points PointCommit and PointPrepare sit right after those writes.
+//
+// # The trace
+//
+// Every finished statement is a "db" event whose text is
+// "c<conn> <SQL> => <result>" and whose data has conn, tx, sql, tag, err,
+// msg, notice, affected and rows; a statement that starts to wait is a "db"
+// event with "wait". Every committed transaction with changes is a "commit"
+// event whose data is its CommitRecord (see CommitRecord for the JSON).
+// Stmt.SQL renders real PostgreSQL SQL with literals, so the same
+// statements can be run against a server.
+//
+// # What it must never do
+//
+// Read the wall clock, sleep, use global randomness, start goroutines, use
+// channels, do I/O, or depend on map iteration order (rows are kept in heap
+// order, maps are iterated only through sorted keys). It keeps no Env after
+// a Step. It never imports another model.
+//
+// # Deliberate simplifications (vs PostgreSQL)
+//
+//   - One row-lock mode: FOR UPDATE, UPDATE and DELETE all take an
+//     exclusive row lock (no FOR SHARE / FOR NO KEY UPDATE / FOR KEY SHARE,
+//     no foreign keys). Only row locks, transaction waits and advisory locks
+//     exist: no table locks, no DDL while running.
+//   - Waits are on the holding transaction; when it ends, all its waiters
+//     retry in the order they began to wait (PostgreSQL queues them on a
+//     tuple lock first: the same order in the cases the designs meet). Each
+//     new wait restarts lock_timeout, as each lock acquisition does in
+//     PostgreSQL. The deadlock check follows the single waits-for edge of
+//     each waiter.
+//   - Like PostgreSQL, an UPDATE/DELETE/FOR UPDATE that waited and whose
+//     re-check fails keeps the row lock until its transaction ends.
+//   - Isolation levels other than READ COMMITTED, savepoints, statement
+//     timeouts, subqueries, joins and aggregates are not modelled.
+//   - SET lock_timeout is session-level: a ROLLBACK does not undo it.
+//   - A transaction id is assigned at BEGIN (PostgreSQL assigns one at the
+//     first write); the VACUUM horizon is the oldest running or prepared
+//     transaction's id, or the oldest snapshot of a statement still waiting.
+//     There is no autovacuum and no page pruning: dead versions stay until
+//     VACUUM, which reports Removed / Remain / DeadNotRemovable.
+//   - Dead row versions are not durable: after a crash the tables hold only
+//     the committed rows (and the prepared transactions' versions).
+//   - Serial sequences are durable per nextval; after a crash a sequence
+//     also moves past the largest value present in its column. Seeded rows
+//     with explicit ids move the sequence past them (a setval).
+//   - pg_prepared_xacts returns transaction, gid, prepared and age, where
+//     age (now() - prepared) is int64 nanoseconds, not an interval.
+//   - Timestamps are simulated nanoseconds; rendered as SQL they are
+//     microseconds after Epoch (2000-01-01 UTC).
+//   - An atomic batch on a session with an open transaction is refused with
+//     25001 (PostgreSQL would run the statements inside that transaction).
+//   - Requests arrive only on connections; a datagram is ignored.
+package db

@@ -1,0 +1,607 @@
+package db
+
+// Statement execution: transaction control, data statements (with their
+// waits and READ COMMITTED re-checks), advisory locks, prepared
+// transactions, VACUUM.
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/fencesim/fencesim/clock"
+	"github.com/fencesim/fencesim/sim"
+)
+
+// plan is a data statement compiled against its table.
+type plan struct {
+	t         *table
+	where     []ccond
+	sets      []cset
+	order     []corder
+	lookup    int // a unique index whose key the WHERE fixes, or -1
+	lookupKey string
+}
+
+type cset struct {
+	col int
+	e   cexpr
+}
+
+type corder struct {
+	col  int
+	desc bool
+}
+
+// op is a data statement in progress; it survives waits.
+type op struct {
+	st       *Stmt
+	p        *plan
+	implicit bool // runs in its own (autocommit) transaction
+	snap     snap
+	cands    []*chain   // rows the snapshot saw matching, in processing order
+	seen     []*version // the version of each candidate to act on
+	i        int
+	ins      []Value // SInsert: the row to insert
+	res      Result
+	done     bool
+	err      *Error // set by a lock_timeout or deadlock check
+}
+
+func (n *Node) table(name string) (*table, *Error) {
+	t := n.byName[name]
+	if t == nil {
+		return nil, errf(CodeUndefinedTable, "relation %q does not exist", name)
+	}
+	return t, nil
+}
+
+func (n *Node) compile(st *Stmt) (*plan, *Error) {
+	t, err := n.table(st.Table)
+	if err != nil {
+		return nil, err
+	}
+	p := &plan{t: t, lookup: -1}
+	for _, c := range st.Where {
+		cc, err := compileCond(c, t)
+		if err != nil {
+			return nil, err
+		}
+		p.where = append(p.where, cc)
+	}
+	for _, a := range st.Assigns {
+		i, ok := t.cols[a.Col]
+		if !ok {
+			return nil, errf(CodeUndefinedColumn, "column %q of relation %q does not exist", a.Col, t.def.Name)
+		}
+		e, err := compileExpr(a.Expr, t)
+		if err != nil {
+			return nil, err
+		}
+		if e.typ != tNull && e.typ != t.def.Columns[i].Type {
+			return nil, errf(CodeDatatypeMismatch, "column %q is of type %s but expression is of type %s", a.Col, typeName(t.def.Columns[i].Type), typeName(e.typ))
+		}
+		p.sets = append(p.sets, cset{col: i, e: e})
+	}
+	for _, o := range st.OrderBy {
+		i, ok := t.cols[o.Col]
+		if !ok {
+			return nil, errf(CodeUndefinedColumn, "column %q does not exist", o.Col)
+		}
+		p.order = append(p.order, corder{col: i, desc: o.Desc})
+	}
+	// An index lookup when the WHERE fixes every column of a unique index.
+	for i, cols := range t.uniq {
+		var buf []byte
+		ok := true
+		for _, col := range cols {
+			found := false
+			for _, c := range p.where {
+				if c.col == col && c.op == Eq && c.right.kind == EConst && c.right.val != nil {
+					buf = appendKey(buf, c.right.val)
+					found = true
+					break
+				}
+			}
+			if !found {
+				ok = false
+				break
+			}
+		}
+		if ok {
+			p.lookup, p.lookupKey = i, string(buf)
+			break
+		}
+	}
+	return p, nil
+}
+
+// scan returns the chains that may hold matching rows, in heap order.
+func (p *plan) scan() []*chain {
+	if p.lookup < 0 {
+		return p.t.chains
+	}
+	list := append([]*chain(nil), p.t.idx[p.lookup][p.lookupKey]...)
+	sort.Slice(list, func(i, j int) bool { return list[i].id < list[j].id })
+	return list
+}
+
+// buildRow makes a row to insert: values given, serial columns from their
+// sequence (nextval is not transactional), defaults, NOT NULL checks.
+func (t *table) buildRow(vals Row, now clock.Time, disk *sim.Disk) ([]Value, *Error) {
+	var unknown []string
+	for k := range vals {
+		if _, ok := t.cols[k]; !ok {
+			unknown = append(unknown, k)
+		}
+	}
+	if len(unknown) > 0 {
+		sort.Strings(unknown)
+		return nil, errf(CodeUndefinedColumn, "column %q of relation %q does not exist", unknown[0], t.def.Name)
+	}
+	data := make([]Value, len(t.def.Columns))
+	for i, col := range t.def.Columns {
+		v, given := vals[col.Name]
+		if !given {
+			if col.Serial {
+				t.seq[i]++
+				data[i] = t.seq[i]
+				if disk != nil {
+					disk.Put(seqKey(t.def.Name, col.Name), t.seq[i])
+				}
+				continue
+			}
+			v = col.Default
+		}
+		ce, err := compileExpr(Const(v), nil)
+		if err != nil {
+			return nil, err
+		}
+		if ce.typ != tNull && ce.typ != col.Type {
+			return nil, errf(CodeDatatypeMismatch, "column %q is of type %s but expression is of type %s", col.Name, typeName(col.Type), typeName(ce.typ))
+		}
+		data[i] = ce.eval(nil, now)
+		if data[i] == nil && (col.NotNull || t.isPK(i)) {
+			return nil, errf(CodeNotNullViolation, "null value in column %q of relation %q violates not-null constraint", col.Name, t.def.Name)
+		}
+	}
+	return data, nil
+}
+
+// exec runs (or resumes) one statement of a session. It reports waits=true
+// when the statement waits for a lock; the session is resumed later.
+func (n *Node) exec(s *session, st *Stmt) (res Result, waits bool) {
+	if s.op != nil {
+		return n.resume(s)
+	}
+	const noTx = "WARNING 25P01: there is no transaction in progress"
+	switch st.Kind {
+	case SCommit:
+		switch {
+		case s.failed:
+			s.failed = false
+			return Result{Tag: "ROLLBACK", RolledBack: true}, false
+		case s.tx == nil:
+			return Result{Tag: "COMMIT", Notice: noTx}, false
+		}
+		t := s.tx
+		s.tx = nil
+		n.commit(t)
+		return Result{Tag: "COMMIT"}, false
+	case SRollback:
+		switch {
+		case s.failed:
+			s.failed = false
+		case s.tx == nil:
+			return Result{Tag: "ROLLBACK", Notice: noTx}, false
+		default:
+			t := s.tx
+			s.tx = nil
+			n.abort(t)
+		}
+		return Result{Tag: "ROLLBACK"}, false
+	case SPrepare:
+		return n.execPrepare(s, st.GID), false
+	}
+	if s.failed {
+		return Result{Err: errf(CodeInFailedTx, "current transaction is aborted, commands ignored until end of transaction block")}, false
+	}
+	switch st.Kind {
+	case SBegin:
+		if s.tx != nil {
+			return Result{Tag: "BEGIN", Notice: "WARNING 25001: there is already a transaction in progress"}, false
+		}
+		s.tx = n.begin(s)
+		s.stmtXid = s.tx.xid
+		return Result{Tag: "BEGIN"}, false
+	case SCommitPrepared, SRollbackPrepared, SVacuum:
+		if s.tx != nil {
+			n.failStmt(s, false)
+			what := map[StmtKind]string{SCommitPrepared: "COMMIT PREPARED", SRollbackPrepared: "ROLLBACK PREPARED", SVacuum: "VACUUM"}[st.Kind]
+			return Result{Err: errf(CodeActiveTx, "%s cannot run inside a transaction block", what)}, false
+		}
+		switch st.Kind {
+		case SCommitPrepared, SRollbackPrepared:
+			t := n.prepared[st.GID]
+			if t == nil {
+				return Result{Err: errf(CodeUndefinedObject, "prepared transaction with identifier %s does not exist", quoteLit(st.GID))}, false
+			}
+			s.stmtXid = t.xid
+			if st.Kind == SCommitPrepared {
+				n.commit(t)
+				return Result{Tag: "COMMIT PREPARED"}, false
+			}
+			n.abort(t)
+			return Result{Tag: "ROLLBACK PREPARED"}, false
+		}
+		return n.execVacuum(st.Table)
+	case SSetLockTimeout:
+		if st.Dur < 0 {
+			return Result{Err: errf("22023", "%v is outside the valid range for parameter \"lock_timeout\"", st.Dur)}, false
+		}
+		s.lockTimeout = st.Dur
+		return Result{Tag: "SET"}, false
+	case STryAdvisoryLock:
+		if h := n.advisory[st.Key]; h != nil && h != s {
+			return Result{Tag: "SELECT 1", Affected: 1, Locked: false}, false
+		}
+		n.advisory[st.Key] = s
+		s.adv[st.Key]++
+		return Result{Tag: "SELECT 1", Affected: 1, Locked: true}, false
+	case SAdvisoryUnlock:
+		if s.adv[st.Key] == 0 {
+			return Result{Tag: "SELECT 1", Affected: 1, Notice: "WARNING: you don't own a lock of type ExclusiveLock"}, false
+		}
+		s.adv[st.Key]--
+		if s.adv[st.Key] == 0 {
+			delete(s.adv, st.Key)
+			delete(n.advisory, st.Key)
+		}
+		return Result{Tag: "SELECT 1", Affected: 1, Locked: true}, false
+	case SPreparedXacts:
+		now := n.env.Now()
+		if s.tx != nil {
+			now = s.tx.start
+		}
+		gids := n.Prepared()
+		sort.SliceStable(gids, func(i, j int) bool { return n.prepared[gids[i]].preparedAt < n.prepared[gids[j]].preparedAt })
+		var rows []Row
+		for _, g := range gids {
+			t := n.prepared[g]
+			rows = append(rows, Row{"transaction": int64(t.xid), "gid": g, "prepared": t.preparedAt, "age": int64(now.Sub(t.preparedAt))})
+		}
+		return Result{Tag: fmt.Sprintf("SELECT %d", len(rows)), Rows: rows, Affected: len(rows)}, false
+	case SInsert, SUpdate, SDelete, SSelect:
+		implicit := s.tx == nil
+		if implicit {
+			s.tx = n.begin(s)
+			s.stmtXid = s.tx.xid
+		}
+		s.tx.cid++
+		o, err := n.newOp(s, st)
+		if err != nil {
+			n.failStmt(s, implicit)
+			return Result{Err: err}, false
+		}
+		o.implicit = implicit
+		s.op = o
+		return n.resume(s)
+	}
+	return Result{Err: errf("0A000", "statement kind %d is not supported", st.Kind)}, false
+}
+
+// failStmt ends the session's transaction after an error: an autocommit
+// statement's transaction rolls back; a transaction block is aborted at
+// once (locks released) and stays failed until ROLLBACK or COMMIT.
+func (n *Node) failStmt(s *session, implicit bool) {
+	t := s.tx
+	s.tx = nil
+	n.abort(t)
+	if !implicit {
+		s.failed = true
+	}
+}
+
+func (n *Node) resume(s *session) (Result, bool) {
+	o := s.op
+	wait, err := n.advance(s.tx, o)
+	if wait != nil {
+		n.block(s, wait)
+		return Result{}, true
+	}
+	s.op = nil
+	if err != nil {
+		n.failStmt(s, o.implicit)
+		return Result{Err: err}, false
+	}
+	if o.implicit {
+		t := s.tx
+		s.tx = nil
+		n.commit(t)
+	}
+	return o.res, false
+}
+
+// execPrepare runs PREPARE TRANSACTION. If it fails, the transaction rolls
+// back and the session leaves the transaction block, as in PostgreSQL.
+func (n *Node) execPrepare(s *session, gid string) Result {
+	switch {
+	case s.failed:
+		s.failed = false
+		return Result{Tag: "ROLLBACK", RolledBack: true}
+	case s.tx == nil:
+		return Result{Tag: "ROLLBACK", Notice: "WARNING 25P01: there is no transaction in progress"}
+	}
+	t := s.tx
+	var err *Error
+	switch {
+	case n.cfg.MaxPreparedTransactions <= 0:
+		err = errf(CodeObjectNotInState, "prepared transactions are disabled (set max_prepared_transactions to a nonzero value)")
+	case n.prepared[gid] != nil:
+		err = errf(CodeDuplicateObject, "transaction identifier %s is already in use", quoteLit(gid))
+	case len(n.prepared) >= n.cfg.MaxPreparedTransactions:
+		err = errf(CodeConfigLimitExceeded, "maximum number of prepared transactions reached (increase max_prepared_transactions, currently %d)", n.cfg.MaxPreparedTransactions)
+	}
+	s.tx = nil
+	if err != nil {
+		n.abort(t)
+		return Result{Err: err}
+	}
+	n.prepare(t, gid)
+	return Result{Tag: "PREPARE TRANSACTION"}
+}
+
+// execVacuum runs VACUUM on one table ("" = every table).
+func (n *Node) execVacuum(name string) (Result, bool) {
+	tables := n.tables
+	if name != "" {
+		t, err := n.table(name)
+		if err != nil {
+			return Result{Err: err}, false
+		}
+		tables = []*table{t}
+	}
+	horizon := n.oldestActive()
+	for _, s := range n.sessions {
+		if s.op != nil && s.op.snap.xmin < horizon {
+			horizon = s.op.snap.xmin
+		}
+	}
+	var st VacuumStats
+	for _, t := range tables {
+		v := t.vacuum(horizon)
+		st.Removed += v.Removed
+		st.Remain += v.Remain
+		st.DeadNotRemovable += v.DeadNotRemovable
+	}
+	return Result{Tag: "VACUUM", Vacuum: st}, false
+}
+
+// newOp compiles a data statement, takes its snapshot and finds its
+// candidate rows.
+func (n *Node) newOp(s *session, st *Stmt) (*op, *Error) {
+	p, err := n.compile(st)
+	if err != nil {
+		return nil, err
+	}
+	if st.Kind == SInsert && (len(st.Where) > 0 || len(st.Assigns) > 0) {
+		return nil, errf("42601", "INSERT takes Values, not Where or Assigns")
+	}
+	me := s.tx
+	o := &op{st: st, p: p, snap: n.takeSnapshot(me)}
+	now := me.start
+	if st.Kind == SInsert {
+		o.ins, err = p.t.buildRow(st.Values, now, n.disk)
+		return o, err
+	}
+	for _, c := range p.scan() {
+		if v := o.snap.visible(c); v != nil && matchAll(p.where, v.data, now) {
+			o.cands = append(o.cands, c)
+			o.seen = append(o.seen, v)
+		}
+	}
+	if st.Kind == SSelect && len(p.order) > 0 {
+		idx := make([]int, len(o.cands))
+		for i := range idx {
+			idx[i] = i
+		}
+		sort.SliceStable(idx, func(a, b int) bool { return p.less(o.seen[idx[a]].data, o.seen[idx[b]].data) })
+		cands, seen := make([]*chain, len(idx)), make([]*version, len(idx))
+		for i, j := range idx {
+			cands[i], seen[i] = o.cands[j], o.seen[j]
+		}
+		o.cands, o.seen = cands, seen
+	}
+	if st.Kind == SSelect && st.Lock == NoLock {
+		for i, v := range o.seen {
+			if st.Limit > 0 && i >= st.Limit {
+				break
+			}
+			o.res.Rows = append(o.res.Rows, p.t.toRow(v.data))
+		}
+		o.finish()
+	}
+	return o, nil
+}
+
+// less orders rows by ORDER BY; NULLs sort last ascending and first
+// descending, as in PostgreSQL.
+func (p *plan) less(a, b []Value) bool {
+	for _, o := range p.order {
+		x, y := a[o.col], b[o.col]
+		var d int
+		switch {
+		case x == nil && y == nil:
+			d = 0
+		case x == nil:
+			d = 1
+		case y == nil:
+			d = -1
+		default:
+			d = compare(x, y)
+		}
+		if o.desc {
+			d = -d
+		}
+		if d != 0 {
+			return d < 0
+		}
+	}
+	return false
+}
+
+func (o *op) finish() {
+	o.done = true
+	switch o.st.Kind {
+	case SSelect:
+		o.res.Affected = len(o.res.Rows)
+		o.res.Tag = fmt.Sprintf("SELECT %d", len(o.res.Rows))
+	case SInsert:
+		o.res.Tag = fmt.Sprintf("INSERT 0 %d", o.res.Affected)
+	case SUpdate:
+		o.res.Tag = fmt.Sprintf("UPDATE %d", o.res.Affected)
+	case SDelete:
+		o.res.Tag = fmt.Sprintf("DELETE %d", o.res.Affected)
+	}
+}
+
+// advance runs a data statement as far as it can: to its end, to an error,
+// or to a row lock (or unique-index outcome) it must wait for.
+func (n *Node) advance(me *txn, o *op) (wait *txn, err *Error) {
+	if o.err != nil {
+		return nil, o.err
+	}
+	if o.done {
+		return nil, nil
+	}
+	t := o.p.t
+	now := me.start
+	if o.st.Kind == SInsert {
+		return n.advanceInsert(me, o)
+	}
+	for ; o.i < len(o.cands); o.i++ {
+		if o.st.Kind == SSelect && o.st.Limit > 0 && len(o.res.Rows) >= o.st.Limit {
+			break
+		}
+		c := o.cands[o.i]
+		if l := c.locker; l != nil && l != me && l.active() {
+			if o.st.Kind == SSelect {
+				switch o.st.Lock {
+				case ForUpdateNoWait:
+					return nil, errf(CodeLockNotAvailable, "could not obtain lock on row in relation %q", t.def.Name)
+				case ForUpdateSkipLocked:
+					continue
+				}
+			}
+			return l, nil
+		}
+		latest := c.latest()
+		if latest == nil || c.gone {
+			continue
+		}
+		if latest.xmax != nil && (latest.xmax == me || latest.xmax.status == committed) {
+			continue // deleted (by a committed transaction, or by this one)
+		}
+		target := o.seen[o.i]
+		if latest != target {
+			// Updated by a transaction that committed after our snapshot:
+			// lock the newest version and re-check the WHERE on it
+			// (EvalPlanQual). A row that no longer matches is skipped, but
+			// stays locked, as in PostgreSQL.
+			if !matchAll(o.p.where, latest.data, now) {
+				lockRow(c, me)
+				continue
+			}
+			target = latest
+			o.seen[o.i] = latest
+		}
+		lockRow(c, me)
+		switch o.st.Kind {
+		case SSelect:
+			o.res.Rows = append(o.res.Rows, t.toRow(target.data))
+		case SDelete:
+			target.xmax, target.cmax = me, me.cid
+			o.res.Affected++
+			if o.st.Returning {
+				o.res.Rows = append(o.res.Rows, t.toRow(target.data))
+			}
+		case SUpdate:
+			data := append([]Value(nil), target.data...)
+			for _, a := range o.p.sets {
+				data[a.col] = a.e.eval(target.data, now)
+			}
+			for i, col := range t.def.Columns {
+				if data[i] == nil && (col.NotNull || t.isPK(i)) {
+					return nil, errf(CodeNotNullViolation, "null value in column %q of relation %q violates not-null constraint", col.Name, t.def.Name)
+				}
+			}
+			var waitFor *txn
+			for i, cols := range t.uniq {
+				k1, _ := keyOf(target.data, cols)
+				k2, ok := keyOf(data, cols)
+				if !ok || k1 == k2 {
+					continue
+				}
+				conflict, w := t.uniqueCheck(i, data, c, me)
+				if conflict {
+					return nil, uniqueErr(t, i, data)
+				}
+				if w != nil && waitFor == nil {
+					waitFor = w
+				}
+			}
+			if waitFor != nil {
+				return waitFor, nil
+			}
+			target.xmax, target.cmax = me, me.cid
+			t.addVersion(c, &version{data: data, xmin: me, cmin: me.cid})
+			o.res.Affected++
+			if o.st.Returning {
+				o.res.Rows = append(o.res.Rows, t.toRow(data))
+			}
+		}
+	}
+	o.finish()
+	return nil, nil
+}
+
+func (n *Node) advanceInsert(me *txn, o *op) (*txn, *Error) {
+	t := o.p.t
+	var waitFor *txn
+	for i := range t.uniq {
+		conflict, w := t.uniqueCheck(i, o.ins, nil, me)
+		if conflict {
+			if o.st.OnConflictDoNothing {
+				o.finish()
+				return nil, nil
+			}
+			return nil, uniqueErr(t, i, o.ins)
+		}
+		if w != nil && waitFor == nil {
+			waitFor = w
+		}
+	}
+	if waitFor != nil {
+		return waitFor, nil
+	}
+	c := t.newChain(&version{data: o.ins, xmin: me, cmin: me.cid})
+	lockRow(c, me)
+	o.res.Affected = 1
+	o.res.Inserted = true
+	if o.st.Returning {
+		o.res.Rows = append(o.res.Rows, t.toRow(o.ins))
+	}
+	o.finish()
+	return nil, nil
+}
+
+func uniqueErr(t *table, i int, data []Value) *Error {
+	names := make([]string, len(t.uniq[i]))
+	vals := make([]string, len(t.uniq[i]))
+	for j, c := range t.uniq[i] {
+		names[j] = t.def.Columns[c].Name
+		vals[j] = literal(data[c])
+	}
+	return errf(CodeUniqueViolation, "duplicate key value violates unique constraint %q: Key (%s)=(%s) already exists.",
+		t.uniqNames[i], strings.Join(names, ", "), strings.Join(vals, ", "))
+}
