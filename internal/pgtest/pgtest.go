@@ -18,7 +18,8 @@
 //	if pgtest.Code(err) != pgtest.LockNotAvailable { ... }
 //
 // Sharing one server: every test process that calls Require holds an
-// exclusive file lock (one per server URL) until it exits, so the test
+// exclusive file lock (one per server: tests.lock beside scripts/pg.sh's state
+// file) until it exits, so the test
 // binaries of different packages, which go test runs in parallel, use the
 // server one at a time; the first Require in a process also sweeps what a
 // killed earlier run left behind (prepared transactions, t_* schemas). Within
@@ -120,10 +121,20 @@ func acquire(u string) error {
 	if l, ok := procLocks[u]; ok {
 		return l.err
 	}
-	h := fnv.New64a()
-	h.Write([]byte(u))
-	name := filepath.Join(os.TempDir(), fmt.Sprintf("fencesim-pgtest-%016x.lock", h.Sum64()))
-	f, err := os.OpenFile(name, os.O_CREATE|os.O_RDWR, 0o666)
+	// The lock file of a scripts/pg.sh cluster sits beside its state file;
+	// another server's is named after its URL in the temporary directory.
+	var f *os.File
+	var err error
+	name := filepath.Join(filepath.Dir(StatePath()), "tests.lock")
+	if st, serr := ReadState(); serr == nil && st.URL == u {
+		f, err = os.OpenFile(name, os.O_CREATE|os.O_RDWR, 0o666)
+	}
+	if f == nil {
+		h := fnv.New64a()
+		h.Write([]byte(u))
+		name = filepath.Join(os.TempDir(), fmt.Sprintf("fencesim-pgtest-%016x.lock", h.Sum64()))
+		f, err = os.OpenFile(name, os.O_CREATE|os.O_RDWR, 0o666)
+	}
 	if err != nil {
 		return fmt.Errorf("open lock %s: %w", name, err)
 	}
