@@ -1,0 +1,188 @@
+package judge
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/fencesim/fencesim/model/arbiter"
+	"github.com/fencesim/fencesim/model/db"
+	"github.com/fencesim/fencesim/model/worker"
+	"github.com/fencesim/fencesim/network"
+	"github.com/fencesim/fencesim/sim"
+)
+
+// Workload is what users do: submissions of several users over several
+// problems arriving over a window of time. Arrivals, when given, replace the
+// drawn plan (scenario tests write them by hand).
+type Workload struct {
+	Submissions int           `json:"submissions"`
+	Users       int           `json:"users"`
+	Problems    int           `json:"problems"`
+	Window      time.Duration `json:"window"`
+	Arrivals    []Arrival     `json:"arrivals,omitempty"`
+}
+
+// DefaultWorkload is a small busy judge: 12 submissions of 4 users over 3
+// problems within the first minute (users resubmit the same problem, so
+// first-AC credit is exercised).
+func DefaultWorkload() Workload {
+	return Workload{Submissions: 12, Users: 4, Problems: 3, Window: time.Minute}
+}
+
+// Validate reports an unusable workload.
+func (wl Workload) Validate() error {
+	if len(wl.Arrivals) > 0 {
+		seen := map[int64]bool{}
+		for _, a := range wl.Arrivals {
+			if a.ID <= 0 || a.User <= 0 || a.Problem <= 0 || a.At < 0 {
+				return fmt.Errorf("workload: arrival %+v needs positive id, user, problem and a non-negative time", a)
+			}
+			if seen[a.ID] {
+				return fmt.Errorf("workload: submission %d arrives twice", a.ID)
+			}
+			seen[a.ID] = true
+		}
+		return nil
+	}
+	switch {
+	case wl.Submissions < 1:
+		return fmt.Errorf("workload: submissions = %d, need at least 1", wl.Submissions)
+	case wl.Users < 1 || wl.Problems < 1:
+		return fmt.Errorf("workload: need at least one user and one problem, got %d users, %d problems", wl.Users, wl.Problems)
+	case wl.Window < 0:
+		return fmt.Errorf("workload: window %v is negative", wl.Window)
+	}
+	return nil
+}
+
+// Plan returns the arrivals, drawn from r unless given. Submission ids count
+// from 101, as in the source's examples.
+func (wl Workload) Plan(r sim.Rand) []Arrival {
+	if len(wl.Arrivals) > 0 {
+		return wl.Arrivals
+	}
+	out := make([]Arrival, wl.Submissions)
+	for i := range out {
+		at := time.Duration(r.Uint64n("arrival", uint64(wl.Window/time.Millisecond)+1)) * time.Millisecond
+		out[i] = Arrival{
+			At:      at,
+			ID:      int64(101 + i),
+			User:    int64(1 + r.Uint64n("user", uint64(wl.Users))),
+			Problem: int64(1 + r.Uint64n("problem", uint64(wl.Problems))),
+		}
+	}
+	return out
+}
+
+// Names of a world's nodes.
+type Names struct {
+	DB       string
+	Arbiters []string // started at 0
+	Standby  []string // added down (a rolling deploy starts them)
+	Home     []string
+	Prod     []string
+	Legacy   []string // workers that claim directly from the database (A-S9)
+	Monitor  string
+	Web      string
+}
+
+// NamesOf returns the node names of a design.
+func NamesOf(d arbiter.Design) Names {
+	n := Names{DB: "db", Monitor: "monitor", Web: "web"}
+	for i := 1; i <= d.Arbiters+d.StandbyArbiters; i++ {
+		name := fmt.Sprintf("arbiter-%d", i)
+		if i <= d.Arbiters {
+			n.Arbiters = append(n.Arbiters, name)
+		} else {
+			n.Standby = append(n.Standby, name)
+		}
+	}
+	for i := 1; i <= d.HomeWorkers; i++ {
+		n.Home = append(n.Home, fmt.Sprintf("home-%d", i))
+	}
+	for i := 1; i <= d.ProdWorkers; i++ {
+		n.Prod = append(n.Prod, fmt.Sprintf("prod-%d", i))
+	}
+	return n
+}
+
+// Workers returns every worker name.
+func (n Names) Workers() []string { return append(append([]string(nil), n.Home...), n.Prod...) }
+
+// AllArbiters returns started and standby arbiters.
+func (n Names) AllArbiters() []string {
+	return append(append([]string(nil), n.Arbiters...), n.Standby...)
+}
+
+// World is a built world of system A with what it was built from.
+type World struct {
+	*sim.World
+	Design   arbiter.Design
+	Workload Workload
+	Arrivals []Arrival
+	Names    Names
+}
+
+// Build turns a design, a workload and a kernel configuration (entropy,
+// network policy, fault schedule, limits, recorder) into a runnable world.
+func Build(d arbiter.Design, wl Workload, cfg sim.Config) (*World, error) {
+	if err := d.Validate(); err != nil {
+		return nil, err
+	}
+	if err := wl.Validate(); err != nil {
+		return nil, err
+	}
+	if cfg.Entropy == nil {
+		cfg.Entropy = sim.NewPCG(0)
+	}
+	arrivals := wl.Plan(cfg.Entropy.Stream("workload"))
+	names := NamesOf(d)
+	w := sim.New(cfg)
+
+	users := map[int64]bool{}
+	var seedUsers []db.Row
+	for _, a := range arrivals {
+		if !users[a.User] {
+			users[a.User] = true
+			seedUsers = append(seedUsers, db.Row{"id": a.User, "xp": int64(0)})
+		}
+	}
+	w.Add(names.DB, db.New(arbiter.Schema(d), db.Config{
+		Seed: map[string][]db.Row{
+			arbiter.TUsers:    seedUsers,
+			arbiter.TDispatch: {{"id": int64(1), "round": int64(0)}},
+		},
+	}))
+	var arbs []network.Addr
+	for _, a := range names.AllArbiters() {
+		arbs = append(arbs, network.Addr(a))
+	}
+	for _, a := range names.Arbiters {
+		w.Add(a, arbiter.New(arbiter.Config{Design: d, DB: network.Addr(names.DB)}))
+	}
+	for _, a := range names.Standby {
+		w.Add(a, arbiter.New(arbiter.Config{Design: d, DB: network.Addr(names.DB)}), sim.Down())
+	}
+	for _, h := range names.Home {
+		w.Add(h, worker.New(worker.Config{Design: d, Home: true, Arbiters: arbs}))
+	}
+	for _, p := range names.Prod {
+		w.Add(p, worker.New(worker.Config{Design: d, Home: false, Arbiters: arbs}))
+	}
+	w.Add(names.Monitor, NewMonitor(d, arbs))
+	w.Add(names.Web, NewWeb(network.Addr(names.DB), arrivals))
+	return &World{World: w, Design: d, Workload: wl, Arrivals: arrivals, Names: names}, nil
+}
+
+// WorkloadJSON encodes the workload with its planned arrivals, for a trace
+// header.
+func (w *World) WorkloadJSON() json.RawMessage {
+	wl := w.Workload
+	wl.Arrivals = w.Arrivals
+	b, err := json.Marshal(wl)
+	if err != nil {
+		panic(err)
+	}
+	return b
+}

@@ -1,0 +1,97 @@
+// Package hist is the vocabulary of the notes that models write into traces
+// and checkers read back: client calls and returns, and each system's own
+// facts (judgings, worker disks, alerts). It is the contract between model/
+// and checker/, which never import each other: models encode these structs
+// as an event's Data, checkers decode them.
+//
+// It holds plain data only: no behaviour, no dependency but the standard
+// library, nothing that reads the clock.
+package hist
+
+// Event kinds written by models.
+const (
+	KindCall   = "call"   // Call: a client invoked an operation
+	KindReturn = "return" // Return: the operation's reply reached the client
+	KindJudge  = "judge"  // Judge: a worker's judging started, ended or was abandoned
+	KindResult = "result" // Result: a worker's result on disk: saved, answered, lost
+	KindAlert  = "alert"  // Alert: the monitor raised an alert
+	KindState  = "state"  // State: a node's notable state change (leader, db up/down, grace, sweep)
+	KindCommit = "commit" // written by model/db: one committed transaction
+	KindDB     = "db"     // written by model/db: one statement and its result
+)
+
+// Call is an operation invoked by a client. ID is unique per run; an
+// operation with no Return has an unknown outcome (its reply was lost).
+type Call struct {
+	ID        string `json:"id"`
+	Client    string `json:"client"`
+	Op        string `json:"op"`
+	Sub       int64  `json:"sub,omitempty"`
+	Token     string `json:"token,omitempty"`
+	Gen       int64  `json:"gen,omitempty"`
+	RequestID string `json:"request_id,omitempty"`
+	Verdict   string `json:"verdict,omitempty"`
+	Key       string `json:"key,omitempty"` // system B: the idempotency key
+}
+
+// Return is the reply of a Call.
+type Return struct {
+	ID      string `json:"id"`
+	Code    int    `json:"code"`
+	Sub     int64  `json:"sub,omitempty"`
+	Token   string `json:"token,omitempty"`
+	Gen     int64  `json:"gen,omitempty"`
+	User    int64  `json:"user,omitempty"`
+	Problem int64  `json:"problem,omitempty"`
+	Status  string `json:"status,omitempty"`
+	Value   string `json:"value,omitempty"` // system B: the stored answer
+}
+
+// Judge phases.
+const (
+	JudgeStart   = "start"
+	JudgeEnd     = "end"
+	JudgeAbandon = "abandon" // the worker dropped the job (410 on a heartbeat)
+)
+
+// Judge is a worker's judging of one lease.
+type Judge struct {
+	Worker  string `json:"worker"`
+	Sub     int64  `json:"sub"`
+	Token   string `json:"token"`
+	Gen     int64  `json:"gen"`
+	Phase   string `json:"phase"`
+	Verdict string `json:"verdict,omitempty"`
+}
+
+// Result phases.
+const (
+	ResultSaved    = "saved"    // written to the worker's disk (or memory, under worker-no-disk)
+	ResultAnswered = "answered" // answered 200 or 410 and removed
+	ResultRetry    = "retry"    // a submit attempt failed (503, 500 or no reply); it will be retried
+)
+
+// Result is a judged result on its way to the arbiter.
+type Result struct {
+	Worker  string `json:"worker"`
+	Sub     int64  `json:"sub"`
+	Token   string `json:"token"`
+	Gen     int64  `json:"gen"`
+	Verdict string `json:"verdict"`
+	Phase   string `json:"phase"`
+	Code    int    `json:"code,omitempty"`
+	Durable bool   `json:"durable,omitempty"` // saved on disk (survives a crash)
+}
+
+// Alert is raised by a monitor.
+type Alert struct {
+	Monitor string `json:"monitor"`
+	Target  string `json:"target"`
+	Reason  string `json:"reason"`
+}
+
+// State is a notable state change of a node.
+type State struct {
+	What  string `json:"what"` // leader, follower, db-down, db-up, grace, sweep, stall, unstall
+	Count int    `json:"count,omitempty"`
+}
