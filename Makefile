@@ -5,7 +5,7 @@ GO      ?= go
 PKGS    ?= ./...
 SOAK_RUNS ?= 10000
 
-.PHONY: test race bench soak cover fuzz fmt fmt-check vet
+.PHONY: test race bench soak cover fuzz fmt fmt-check vet pg pg-stop
 
 ## test: vet, formatting, and every test (the command CI runs)
 test: vet fmt-check
@@ -45,3 +45,12 @@ cover:
 FUZZTIME ?= 60s
 fuzz:
 	$(GO) test ./traces -run '^$$' -fuzz FuzzReader -fuzztime $(FUZZTIME)
+
+## pg: install and start a throw-away PostgreSQL for the conformance tests: eval "$$(make -s pg)"
+pg:
+	@bash scripts/pg.sh install
+	@bash scripts/pg.sh start
+
+## pg-stop: stop that PostgreSQL and delete its data
+pg-stop:
+	@bash scripts/pg.sh stop
