@@ -1,0 +1,213 @@
+package checker
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/fencesim/fencesim/traces"
+	"github.com/fencesim/fencesim/traces/hist"
+)
+
+// Verdict is the outcome of one property or invariant on one run.
+type Verdict struct {
+	Property string   `json:"property"`         // e.g. "PA1 at-most-one-owner"
+	OK       bool     `json:"ok"`               // the property held
+	Message  string   `json:"message"`          // what broke, in one line; empty when OK
+	Events   []uint64 `json:"events,omitempty"` // trace seqs of the events that break it
+	Detail   string   `json:"detail,omitempty"` // longer explanation (e.g. a failed linearization)
+}
+
+// Pass returns a passing verdict.
+func Pass(property string) Verdict { return Verdict{Property: property, OK: true} }
+
+// Fail returns a failing verdict.
+func Fail(property string, events []uint64, format string, args ...any) Verdict {
+	return Verdict{Property: property, Message: fmt.Sprintf(format, args...), Events: events}
+}
+
+// String renders a verdict in one line.
+func (v Verdict) String() string {
+	if v.OK {
+		return v.Property + ": ok"
+	}
+	s := v.Property + ": FAILED: " + v.Message
+	if len(v.Events) > 0 {
+		parts := make([]string, len(v.Events))
+		for i, e := range v.Events {
+			parts[i] = "#" + strconv.FormatUint(e, 10)
+		}
+		s += " (events " + strings.Join(parts, ", ") + ")"
+	}
+	return s
+}
+
+// Failed returns the failing verdicts.
+func Failed(vs []Verdict) []Verdict {
+	var out []Verdict
+	for _, v := range vs {
+		if !v.OK {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// Decode decodes an event's data into a value of type T. Numbers in untyped
+// places (maps, any) decode as json.Number.
+func Decode[T any](e traces.Event) (T, error) {
+	var v T
+	dec := json.NewDecoder(bytes.NewReader(e.Data))
+	dec.UseNumber()
+	if err := dec.Decode(&v); err != nil {
+		return v, fmt.Errorf("event #%d (%s %s): cannot decode its data: %w", e.Seq, e.Node, e.Kind, err)
+	}
+	return v, nil
+}
+
+// Commit is one committed transaction of a database node (model/db's commit
+// record, as noted in the trace).
+type Commit struct {
+	Event   uint64   // the trace event's seq
+	Node    string   // the database node
+	T       int64    // world time of the event
+	Seq     uint64   `json:"seq"`
+	Tx      uint64   `json:"tx"`
+	At      int64    `json:"at"` // the database's clock at commit
+	GID     string   `json:"gid"`
+	Changes []Change `json:"changes"`
+}
+
+// Change is one row's net change.
+type Change struct {
+	Table  string         `json:"table"`
+	Op     string         `json:"op"`
+	Key    []any          `json:"key"`
+	Before map[string]any `json:"before"`
+	After  map[string]any `json:"after"`
+}
+
+// Row returns the row after the change (before it, for a delete).
+func (c Change) Row() map[string]any {
+	if c.After != nil {
+		return c.After
+	}
+	return c.Before
+}
+
+// Commits decodes the commit log of every database node, in trace order.
+func Commits(evs []traces.Event) ([]Commit, error) {
+	var out []Commit
+	for _, e := range evs {
+		if e.Kind != hist.KindCommit {
+			continue
+		}
+		c, err := Decode[Commit](e)
+		if err != nil {
+			return nil, err
+		}
+		c.Event, c.Node, c.T = e.Seq, e.Node, e.T
+		out = append(out, c)
+	}
+	return out, nil
+}
+
+// Op is one client operation: its call and, if the client heard it, its
+// return. An Op without a return has an unknown outcome.
+type Op struct {
+	Call      hist.Call
+	Return    *hist.Return
+	Invoke    int64 // world time of the call
+	Response  int64 // world time of the return (0 when unknown)
+	CallSeq   uint64
+	ReturnSeq uint64
+}
+
+// Ops pairs the call and return notes of a trace, in call order.
+func Ops(evs []traces.Event) ([]Op, error) {
+	var ops []Op
+	index := map[string]int{}
+	for _, e := range evs {
+		switch e.Kind {
+		case hist.KindCall:
+			c, err := Decode[hist.Call](e)
+			if err != nil {
+				return nil, err
+			}
+			if _, dup := index[c.ID]; dup {
+				return nil, fmt.Errorf("event #%d: operation id %q is called twice", e.Seq, c.ID)
+			}
+			index[c.ID] = len(ops)
+			ops = append(ops, Op{Call: c, Invoke: e.T, CallSeq: e.Seq})
+		case hist.KindReturn:
+			r, err := Decode[hist.Return](e)
+			if err != nil {
+				return nil, err
+			}
+			i, ok := index[r.ID]
+			if !ok {
+				return nil, fmt.Errorf("event #%d: return of operation %q that was never called", e.Seq, r.ID)
+			}
+			if ops[i].Return == nil {
+				ops[i].Return = &r
+				ops[i].Response = e.T
+				ops[i].ReturnSeq = e.Seq
+			}
+		}
+	}
+	return ops, nil
+}
+
+// Of decodes every event of one kind into T, with the event beside it.
+func Of[T any](evs []traces.Event, kind string) ([]T, []traces.Event, error) {
+	var out []T
+	var at []traces.Event
+	for _, e := range evs {
+		if e.Kind != kind {
+			continue
+		}
+		v, err := Decode[T](e)
+		if err != nil {
+			return nil, nil, err
+		}
+		out = append(out, v)
+		at = append(at, e)
+	}
+	return out, at, nil
+}
+
+// Int reads an integer value of a decoded row (json.Number, float64 or
+// int64); ok is false for NULL or a non-number.
+func Int(v any) (int64, bool) {
+	switch x := v.(type) {
+	case json.Number:
+		n, err := x.Int64()
+		return n, err == nil
+	case int64:
+		return x, true
+	case float64:
+		return int64(x), true
+	case int:
+		return int64(x), true
+	}
+	return 0, false
+}
+
+// Str reads a text value of a decoded row; "" for NULL.
+func Str(v any) string {
+	s, _ := v.(string)
+	return s
+}
+
+// SortedKeys returns a map's keys in order.
+func SortedKeys[K ~string | ~int64 | ~uint64, V any](m map[K]V) []K {
+	out := make([]K, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
+	return out
+}
