@@ -66,6 +66,8 @@
 // msg, notice, affected and rows; a statement that starts to wait is a "db"
 // event with "wait". Every committed transaction with changes is a "commit"
 // event whose data is its CommitRecord (see CommitRecord for the JSON).
+// Every PREPARE TRANSACTION, and the COMMIT PREPARED or ROLLBACK PREPARED
+// that ends it, is a "prepared" event whose data is a PreparedNote.
 // Stmt.SQL renders real PostgreSQL SQL with literals, so the same
 // statements can be run against a server.
 //

@@ -331,6 +331,9 @@ func (n *Node) commit(t *txn) {
 		n.disk.Delete(prepKey(t.gid))
 		n.disk.Sync()
 	}
+	if t.gid != "" {
+		n.notePrepared(t, "commit")
+	}
 	n.crashPoint(PointCommit)
 	t.csn = n.csn
 	t.status = committed
@@ -342,6 +345,7 @@ func (n *Node) abort(t *txn) {
 	if t.status == prepared {
 		n.disk.Delete(prepKey(t.gid))
 		n.disk.Sync()
+		n.notePrepared(t, "rollback")
 	}
 	t.status = aborted
 	n.end(t)
@@ -358,9 +362,7 @@ func (n *Node) prepare(t *txn, gid string) {
 	n.disk.Put(prepKey(gid), preparedRecord{GID: gid, Xid: t.xid, Start: t.start, PreparedAt: t.preparedAt, Changes: changes, Locked: locked})
 	n.disk.Sync()
 	n.prepared[gid] = t
-	if n.env.Recording() {
-		n.env.Note("db", fmt.Sprintf("prepared tx %d as %s: %d changes, %d rows locked", t.xid, quoteLit(gid), len(changes), len(locked)), nil)
-	}
+	n.notePrepared(t, "prepare")
 	n.crashPoint(PointPrepare)
 }
 
@@ -482,6 +484,25 @@ func (n *Node) endSession(s *session) {
 	if n.env.Recording() {
 		n.env.Note("db", fmt.Sprintf("c%d session ended (connection broke or closed); advisory locks released: %v", s.conn, keys), nil)
 	}
+}
+
+// PreparedNote is the data of a "prepared" trace event: a prepared
+// transaction was prepared, committed or rolled back (durably: the event
+// follows the disk write).
+type PreparedNote struct {
+	GID   string     `json:"gid"`
+	Tx    uint64     `json:"tx"`
+	Event string     `json:"event"` // "prepare", "commit" or "rollback"
+	At    clock.Time `json:"at"`    // the database clock
+	Since clock.Time `json:"since"` // when it was prepared
+}
+
+func (n *Node) notePrepared(t *txn, event string) {
+	if !n.env.Recording() {
+		return
+	}
+	d := PreparedNote{GID: t.gid, Tx: t.xid, Event: event, At: n.env.Now(), Since: t.preparedAt}
+	n.env.Note("prepared", fmt.Sprintf("%s %s tx %d (prepared at %s)", event, quoteLit(t.gid), t.xid, t.preparedAt), d)
 }
 
 // stmtNote is the data of a "db" trace event: one statement and its result.
@@ -635,5 +656,3 @@ func (n *Node) Quiet() error {
 	}
 	return nil
 }
-
-var _ = clock.Time(0)
