@@ -97,7 +97,12 @@ func New(schema Schema, cfg Config) sim.Factory {
 	if cfg.DeadlockTimeout <= 0 {
 		cfg.DeadlockTimeout = time.Second
 	}
+	seeded := make([]string, 0, len(cfg.Seed))
 	for name := range cfg.Seed {
+		seeded = append(seeded, name)
+	}
+	sort.Strings(seeded)
+	for _, name := range seeded {
 		found := false
 		for _, t := range schema.Tables {
 			found = found || t.Name == name
@@ -620,8 +625,13 @@ func (n *Node) Check() error {
 			return fmt.Errorf("prepared transaction %d (%q) is not registered", t.xid, t.gid)
 		}
 	}
-	for k, s := range n.advisory {
-		if !s.alive || s.adv[k] == 0 {
+	keys := make([]int64, 0, len(n.advisory))
+	for k := range n.advisory {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool { return keys[i] < keys[j] })
+	for _, k := range keys {
+		if s := n.advisory[k]; !s.alive || s.adv[k] == 0 {
 			return fmt.Errorf("advisory lock %d held by an ended session", k)
 		}
 	}
