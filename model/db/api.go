@@ -260,6 +260,7 @@ const (
 	CodeUndefinedTable      = "42P01"
 	CodeUndefinedColumn     = "42703"
 	CodeDatatypeMismatch    = "42804" // a value or expression of the wrong type for its column or operator
+	CodeInvalidText         = "22P02" // a string value for a column of another type (PostgreSQL would parse the literal; the model refuses it)
 	CodeConnectionFailure   = "08006" // the client's view of a broken connection: outcome unknown
 )
 

@@ -79,7 +79,7 @@ func (n *Node) compile(st *Stmt) (*plan, *Error) {
 			return nil, err
 		}
 		if e.typ != tNull && e.typ != t.def.Columns[i].Type {
-			return nil, errf(CodeDatatypeMismatch, "column %q is of type %s but expression is of type %s", a.Col, typeName(t.def.Columns[i].Type), typeName(e.typ))
+			return nil, mismatch(a.Col, t.def.Columns[i].Type, e)
 		}
 		p.sets = append(p.sets, cset{col: i, e: e})
 	}
@@ -158,7 +158,7 @@ func (t *table) buildRow(vals Row, now clock.Time, disk *sim.Disk) ([]Value, *Er
 			return nil, err
 		}
 		if ce.typ != tNull && ce.typ != col.Type {
-			return nil, errf(CodeDatatypeMismatch, "column %q is of type %s but expression is of type %s", col.Name, typeName(col.Type), typeName(ce.typ))
+			return nil, mismatch(col.Name, col.Type, ce)
 		}
 		data[i] = ce.eval(nil, now)
 		if data[i] == nil && (col.NotNull || t.isPK(i)) {

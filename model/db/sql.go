@@ -314,3 +314,35 @@ func (r Response) String() string {
 	}
 	return fmt.Sprintf("resp %d: %s", r.ID, strings.Join(parts, "; "))
 }
+
+// SQL renders the table's definition as PostgreSQL DDL: serial columns are
+// bigserial, Int is bigint, Timestamp is timestamptz.
+func (t Table) SQL() string {
+	var parts []string
+	for _, c := range t.Columns {
+		typ := map[ColType]string{Int: "bigint", Text: "text", Bool: "boolean", Timestamp: "timestamptz"}[c.Type]
+		if c.Serial {
+			typ = "bigserial"
+		}
+		col := ident(c.Name) + " " + typ
+		if c.NotNull {
+			col += " NOT NULL"
+		}
+		if c.Default != nil {
+			col += " DEFAULT " + literal(c.Default)
+		}
+		parts = append(parts, col)
+	}
+	cols := func(names []string) string {
+		out := make([]string, len(names))
+		for i, n := range names {
+			out[i] = ident(n)
+		}
+		return strings.Join(out, ", ")
+	}
+	parts = append(parts, "PRIMARY KEY ("+cols(t.PrimaryKey)+")")
+	for _, u := range t.Unique {
+		parts = append(parts, "UNIQUE ("+cols(u)+")")
+	}
+	return fmt.Sprintf("CREATE TABLE %s (%s)", ident(t.Name), strings.Join(parts, ", "))
+}

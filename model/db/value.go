@@ -321,6 +321,9 @@ func compileCond(c Cond, t *table) (ccond, *Error) {
 			return ccond{}, err
 		}
 		if r.typ != tNull && r.typ != typ {
+			if r.kind == EConst && r.typ == Text {
+				return ccond{}, mismatch(c.Col, typ, r)
+			}
 			return ccond{}, errf(CodeDatatypeMismatch, "operator does not exist: %s %s %s (column %q)", typeName(typ), c.Op, typeName(r.typ), c.Col)
 		}
 		out.right = r
@@ -385,6 +388,17 @@ func (t *table) toRow(data []Value) Row {
 		r[c.Name] = data[i]
 	}
 	return r
+}
+
+// mismatch is the error of an expression of the wrong type for a column.
+// A string constant is an untyped literal in the rendered SQL, which
+// PostgreSQL tries to parse as the column's type: 22P02 (the model does not
+// parse it, even when PostgreSQL could).
+func mismatch(col string, want ColType, e cexpr) *Error {
+	if e.kind == EConst && e.typ == Text {
+		return errf(CodeInvalidText, "invalid input syntax for type %s: %q (column %q)", typeName(want), e.val, col)
+	}
+	return errf(CodeDatatypeMismatch, "column %q is of type %s but expression is of type %s", col, typeName(want), typeName(e.typ))
 }
 
 func errf(code, format string, args ...any) *Error {
