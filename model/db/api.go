@@ -176,7 +176,7 @@ const (
 	SPrepare          // GID: PREPARE TRANSACTION
 	SCommitPrepared   // GID
 	SRollbackPrepared // GID
-	SPreparedXacts    // SELECT gid, prepared FROM pg_prepared_xacts (rows: gid, prepared, age)
+	SPreparedXacts    // SELECT ... FROM pg_prepared_xacts: rows with transaction (int64), gid, prepared (clock.Time), age (int64 ns: now() - prepared)
 	SVacuum           // Table: VACUUM; Result.Vacuum ("" = every table, summed)
 )
 
