@@ -79,9 +79,10 @@ type Delivery struct {
 type link struct{ from, to Addr }
 
 type conn struct {
-	a, b   Addr
-	open   bool
-	lastAt clock.Time // FIFO: no delivery on this connection before lastAt
+	a, b     Addr
+	open     bool
+	closedBy Addr       // set by a graceful Close: data already sent still arrives, except to the closer
+	lastAt   clock.Time // FIFO: no delivery on this connection before lastAt
 }
 
 type flight struct {
@@ -204,15 +205,18 @@ func (n *Network) Open(id ConnID) bool {
 	return ok && c.open
 }
 
-// Close closes a connection; it reports whether it was open.
-func (n *Network) Close(id ConnID) bool {
+// Close closes a connection gracefully, as by endpoint by: what was sent
+// before still arrives at the other end (in order), what is on its way to
+// the closer is discarded. It returns when the other end sees the close
+// (after the data in flight) and whether the connection was open.
+func (n *Network) Close(id ConnID, by Addr) (clock.Time, bool) {
 	c, ok := n.conns[id]
 	if !ok || !c.open {
-		return false
+		return 0, false
 	}
 	c.open = false
-	delete(n.conns, id)
-	return true
+	c.closedBy = by
+	return c.lastAt, true
 }
 
 // Break breaks a connection; it reports whether it was open. Both ends must
@@ -223,6 +227,7 @@ func (n *Network) Break(id ConnID) bool {
 		return false
 	}
 	c.open = false
+	c.closedBy = ""
 	return true
 }
 
@@ -233,6 +238,7 @@ func (n *Network) BreakBetween(a, b Addr) []ConnID {
 	for _, id := range n.connIDs() {
 		c := n.conns[id]
 		if !c.open {
+			c.closedBy = "" // a closing connection's data in flight is lost too
 			continue
 		}
 		if (c.a == a && (b == "" || c.b == b)) || (c.b == a && (b == "" || c.a == b)) {
@@ -243,9 +249,10 @@ func (n *Network) BreakBetween(a, b Addr) []ConnID {
 	return broken
 }
 
-// Forget drops the record of closed and broken connections.
+// Forget drops the record of a broken connection (a gracefully closed one
+// is kept while its data may still be in flight).
 func (n *Network) Forget(id ConnID) {
-	if c, ok := n.conns[id]; ok && !c.open {
+	if c, ok := n.conns[id]; ok && !c.open && c.closedBy == "" {
 		delete(n.conns, id)
 	}
 }
@@ -323,12 +330,19 @@ func (n *Network) Arrive(id uint64) (Message, string) {
 	switch {
 	case n.downs[m.To] != f.toDown:
 		return m, "destination crashed"
-	case m.Conn != 0 && !n.Open(m.Conn):
+	case m.Conn != 0 && !n.deliverable(m):
 		return m, "connection broken"
 	case n.IsCut(m.From, m.To):
 		return m, "partition"
 	}
 	return m, ""
+}
+
+// deliverable reports whether a connection message can still arrive: the
+// connection is open, or was closed gracefully by the message's sender.
+func (n *Network) deliverable(m Message) bool {
+	c, ok := n.conns[m.Conn]
+	return ok && (c.open || (c.closedBy != "" && c.closedBy == m.From))
 }
 
 // InFlight returns the messages in flight, in ID order.

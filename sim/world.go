@@ -431,7 +431,10 @@ func (w *World) apply(idx int32, e *Effect) {
 		}
 	case EffClose:
 		a, b, ok := w.net.Ends(e.Conn)
-		if ok && w.net.Close(e.Conn) {
+		if !ok {
+			return
+		}
+		if last, open := w.net.Close(e.Conn, s.addr); open {
 			if w.rec != nil {
 				w.emitf(s.name, "close", "conn %d", e.Conn)
 			}
@@ -439,7 +442,11 @@ func (w *World) apply(idx int32, e *Effect) {
 			if a == s.addr {
 				peer = b
 			}
-			w.notifyBroken(peer, s.addr, e.Conn)
+			// The peer sees the close after the data already in flight.
+			if last < w.now {
+				last = w.now
+			}
+			w.notifyBrokenAt(last, peer, s.addr, e.Conn)
 		}
 	case EffNote:
 		kind := e.Note
@@ -500,6 +507,10 @@ func (w *World) connBroken(id network.ConnID, skip int32) {
 }
 
 func (w *World) notifyBroken(at, peer network.Addr, id network.ConnID) {
+	w.notifyBrokenAt(w.now, at, peer, id)
+}
+
+func (w *World) notifyBrokenAt(t clock.Time, at, peer network.Addr, id network.ConnID) {
 	i, ok := w.byAddr[at]
 	if !ok {
 		return
@@ -508,7 +519,7 @@ func (w *World) notifyBroken(at, peer network.Addr, id network.ConnID) {
 	if !s.up {
 		return
 	}
-	w.push(event{at: w.now, kind: evConnBroken, node: i, inc: s.inc, conn: id, peer: peer})
+	w.push(event{at: t, kind: evConnBroken, node: i, inc: s.inc, conn: id, peer: peer})
 }
 
 func (w *World) start(idx int32, why string) {

@@ -27,7 +27,8 @@ type Header struct {
 	Schedule json.RawMessage `json:"schedule,omitempty"`
 	Workload json.RawMessage `json:"workload,omitempty"`
 	Limits   json.RawMessage `json:"limits,omitempty"`
-	Commit   string          `json:"commit,omitempty"` // source revision; not part of the hash
+	Network  json.RawMessage `json:"network,omitempty"` // the base network policy
+	Commit   string          `json:"commit,omitempty"`  // source revision; not part of the hash
 }
 
 // Event is one line after the header.

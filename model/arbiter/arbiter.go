@@ -60,6 +60,7 @@ type waitClaim struct {
 	worker    string
 	requestID string
 	from      network.Addr
+	conn      network.ConnID
 	no        uint64
 	home      bool
 	since     clock.Time
@@ -134,7 +135,7 @@ func (a *Arbiter) Step(env *sim.Env, in sim.Input) {
 		a.command(env, in.Cmd)
 	case sim.Deliver, sim.ConnBroken:
 		if r, ok := in.Msg.Body.(Request); ok && in.Kind == sim.Deliver {
-			a.request(env, in.Msg.From, r)
+			a.request(env, in.Msg.From, in.Msg.Conn, r)
 			return
 		}
 		if done, ok := a.lock.Handle(in); ok {
@@ -202,7 +203,7 @@ func (a *Arbiter) timer(env *sim.Env, tag any) {
 				return
 			}
 			a.waiting = append(a.waiting[:i], a.waiting[i+1:]...)
-			env.Send(w.from, Reply{No: w.no, Op: OpClaim, Code: Code204, RequestID: w.requestID})
+			answer(env, w.from, w.conn, Reply{No: w.no, Op: OpClaim, Code: Code204, RequestID: w.requestID})
 			return
 		}
 	case unstall:
@@ -278,7 +279,7 @@ func (a *Arbiter) lost(env *sim.Env) {
 		a.state(env, "db-down", 0)
 		for _, w := range a.waiting {
 			if !w.busy {
-				env.Send(w.from, Reply{No: w.no, Op: OpClaim, Code: Code503, RequestID: w.requestID, Why: "database unreachable"})
+				answer(env, w.from, w.conn, Reply{No: w.no, Op: OpClaim, Code: Code503, RequestID: w.requestID, Why: "database unreachable"})
 			}
 		}
 		a.waiting = keepBusy(a.waiting)
@@ -347,10 +348,20 @@ func (a *Arbiter) finish(env *sim.Env, c int, d db.Done, then func()) {
 
 // ---- requests ----
 
-func (a *Arbiter) request(env *sim.Env, from network.Addr, r Request) {
+// answer sends a reply on the connection the request came on (or as a
+// datagram, for the monitor's probes).
+func answer(env *sim.Env, to network.Addr, c network.ConnID, rep Reply) {
+	if c != 0 {
+		env.SendConn(c, rep)
+		return
+	}
+	env.Send(to, rep)
+}
+
+func (a *Arbiter) request(env *sim.Env, from network.Addr, conn network.ConnID, r Request) {
 	reply := func(rep Reply) {
 		rep.No, rep.Op = r.No, r.Op
-		env.Send(from, rep)
+		answer(env, from, conn, rep)
 	}
 	if r.Op == OpProbe {
 		reply(Reply{Code: Code200, Probe: ProbeInfo{Leader: a.leader, Waiting: len(a.waiting), Claimable: a.claimable, LastRound: a.lastRound, LastPair: a.lastPair}})
@@ -366,7 +377,7 @@ func (a *Arbiter) request(env *sim.Env, from network.Addr, r Request) {
 			reply(Reply{Code: Code503, RequestID: r.RequestID, Why: "not the leader"})
 			return
 		}
-		a.hang(env, from, r)
+		a.hang(env, from, conn, r)
 	case OpHeartbeat:
 		a.submitTask(env, task{name: "heartbeat", run: func(env *sim.Env, c int) {
 			a.exec(env, c, false, []db.Stmt{a.d.Extend(env.Now(), r.Sub, r.Token, r.Worker)}, func(env *sim.Env, d db.Done) {
@@ -468,10 +479,10 @@ func (a *Arbiter) submit(env *sim.Env, c int, r Request, reply func(Reply)) {
 
 // hang keeps a claim until it is paired or the hold expires (A.4 dispatch).
 // A retry with the same request_id replaces the hanging one.
-func (a *Arbiter) hang(env *sim.Env, from network.Addr, r Request) {
+func (a *Arbiter) hang(env *sim.Env, from network.Addr, conn network.ConnID, r Request) {
 	for _, w := range a.waiting {
 		if w.worker == r.Worker && w.requestID == r.RequestID {
-			w.from, w.no = from, r.No
+			w.from, w.conn, w.no = from, conn, r.No
 			w.deadline = env.Mono().Add(a.d.ClaimHold)
 			env.After(a.d.ClaimHold, holdExpired{r.Worker, r.RequestID})
 			return
@@ -485,7 +496,7 @@ func (a *Arbiter) hang(env *sim.Env, from network.Addr, r Request) {
 			break
 		}
 	}
-	a.waiting = append(a.waiting, &waitClaim{worker: r.Worker, requestID: r.RequestID, from: from, no: r.No, home: r.Home, since: env.Now(),
+	a.waiting = append(a.waiting, &waitClaim{worker: r.Worker, requestID: r.RequestID, from: from, conn: conn, no: r.No, home: r.Home, since: env.Now(),
 		deadline: env.Mono().Add(a.d.ClaimHold)})
 	env.After(a.d.ClaimHold, holdExpired{r.Worker, r.RequestID})
 	a.dispatch(env)
@@ -569,7 +580,7 @@ func (a *Arbiter) claim(env *sim.Env, c int, w *waitClaim, done func(paired, aga
 	now := env.Now()
 	fail := func(x db.Done) { a.finish(env, c, x, func() { done(false, false) }) }
 	send := func(l Lease) {
-		env.Send(w.from, Reply{No: w.no, Op: OpClaim, Code: Code200, RequestID: w.requestID, Lease: l})
+		answer(env, w.from, w.conn, Reply{No: w.no, Op: OpClaim, Code: Code200, RequestID: w.requestID, Lease: l})
 	}
 	stmts := []db.Stmt{db.Begin()}
 	if !d.Has(NoRequestID) {

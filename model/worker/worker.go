@@ -38,6 +38,19 @@ func (t heartbeat) String() string    { return "heartbeat token=" + t.token }
 func (t submitRetry) String() string  { return "submit-retry " + t.key }
 func (t submitWait) String() string   { return fmt.Sprintf("submit-timeout %s no=%d", t.key, t.no) }
 
+// client is one HTTP client: the arbiter it talks to and its connection.
+type client struct {
+	arb  int            // index of the arbiter in use
+	conn network.ConnID // keep-alive connection (0: none)
+}
+
+// outstanding is a request on a connection, awaiting its reply.
+type outstanding struct {
+	conn network.ConnID
+	op   arbiter.Op
+	key  string // submit: the result's key
+}
+
 type job struct {
 	lease   arbiter.Lease
 	verdict string
@@ -58,13 +71,19 @@ type Worker struct {
 	name string
 	inc  int64
 
-	no    uint64            // last request number
-	calls map[uint64]string // request number -> hist call id, until replied
+	no    uint64                 // last request number
+	calls map[uint64]string      // request number -> hist call id, until replied
+	out   map[uint64]outstanding // requests awaiting a reply
 
-	arb int // index of the arbiter in use
+	// Two HTTP clients, as two loops of a real worker: one claims and
+	// heartbeats, the other uploads results from disk in the background.
+	// Each has its own keep-alive connection, so a stuck upload does not
+	// hold up claiming (A-S5: home-1 claims again while its first result is
+	// still stuck on the road).
+	jobs, uploads client
 
 	// claiming
-	claimID      string // request_id of the claim in progress ("" when none)
+	claimID      string // the claim in progress ("" when none): its request_id, kept across retries
 	claimSeq     int
 	claimAttempt int
 	claimNo      uint64
@@ -81,7 +100,7 @@ var _ sim.Node = (*Worker)(nil)
 // New returns the worker's factory.
 func New(cfg Config) sim.Factory {
 	return func(name string, disk *sim.Disk) sim.Node {
-		w := &Worker{cfg: cfg, name: name, calls: map[uint64]string{}, results: map[string]*pending{}, memory: map[string]hist.Result{}}
+		w := &Worker{cfg: cfg, name: name, calls: map[uint64]string{}, out: map[uint64]outstanding{}, results: map[string]*pending{}, memory: map[string]hist.Result{}}
 		if v, ok := disk.Get("incarnation"); ok {
 			w.inc = v.(int64)
 		}
@@ -110,6 +129,54 @@ func (w *Worker) Step(env *sim.Env, in sim.Input) {
 		if r, ok := in.Msg.Body.(arbiter.Reply); ok {
 			w.reply(env, r)
 		}
+	case sim.ConnBroken:
+		for _, c := range []*client{&w.jobs, &w.uploads} {
+			if in.Conn == c.conn {
+				c.conn = 0
+				w.rotate(c)
+				w.lost(env, in.Conn)
+			}
+		}
+	}
+}
+
+// drop gives up on a client's connection (a request timed out): it is
+// closed, and every request still on it is failed and retried.
+func (w *Worker) drop(env *sim.Env, c *client) {
+	conn := c.conn
+	if conn == 0 {
+		return
+	}
+	env.Close(conn)
+	c.conn = 0
+	w.rotate(c)
+	w.lost(env, conn)
+}
+
+// lost fails the requests that were on a connection that broke or was
+// dropped: their outcome is unknown, and each is retried after its backoff.
+func (w *Worker) lost(env *sim.Env, c network.ConnID) {
+	var nos []uint64
+	for no, o := range w.out {
+		if o.conn == c {
+			nos = append(nos, no)
+		}
+	}
+	sort.Slice(nos, func(i, j int) bool { return nos[i] < nos[j] })
+	for _, no := range nos {
+		o := w.out[no]
+		delete(w.out, no)
+		delete(w.calls, no)
+		switch o.op {
+		case arbiter.OpClaim:
+			if w.claiming && w.claimNo == no {
+				w.claimLater(env)
+			}
+		case arbiter.OpSubmit:
+			if p, ok := w.results[o.key]; ok && p.no == no {
+				w.retrySubmit(env, o.key, 0)
+			}
+		}
 	}
 }
 
@@ -119,8 +186,7 @@ func (w *Worker) timer(env *sim.Env, in sim.Input) {
 		w.claim(env)
 	case claimTimeout:
 		if w.claiming && w.claimNo == t.no {
-			w.rotate()
-			w.claimLater(env)
+			w.drop(env, &w.jobs)
 		}
 	case judgeDone:
 		if w.job != nil && w.job.lease.Token == t.token {
@@ -137,14 +203,14 @@ func (w *Worker) timer(env *sim.Env, in sim.Input) {
 		}
 	case submitWait:
 		if p, ok := w.results[t.key]; ok && p.no == t.no {
-			w.rotate()
-			w.retrySubmit(env, t.key, 0)
+			w.drop(env, &w.uploads)
 		}
 	}
 }
 
-// send sends a request to the arbiter in use and records the call.
-func (w *Worker) send(env *sim.Env, r arbiter.Request) uint64 {
+// send sends a request on a client's keep-alive connection (dialled when
+// there is none) and records the call.
+func (w *Worker) send(env *sim.Env, c *client, r arbiter.Request, key string) uint64 {
 	w.no++
 	r.No = w.no
 	r.Worker = w.name
@@ -152,15 +218,24 @@ func (w *Worker) send(env *sim.Env, r arbiter.Request) uint64 {
 	id := fmt.Sprintf("%s#%d.%d", w.name, w.inc, w.no)
 	w.calls[w.no] = id
 	if env.Recording() {
-		env.Note(hist.KindCall, r.String(), hist.Call{ID: id, Client: w.name, Op: string(r.Op), Sub: r.Sub, Token: r.Token, Gen: r.Gen, RequestID: r.RequestID, Verdict: r.Verdict})
+		c := hist.Call{ID: id, Client: w.name, Op: string(r.Op), Sub: r.Sub, Token: r.Token, Gen: r.Gen, RequestID: r.RequestID, Verdict: r.Verdict}
+		if r.Op == arbiter.OpClaim {
+			c.Episode = w.claimID
+		}
+		env.Note(hist.KindCall, r.String(), c)
 	}
-	env.Send(w.cfg.Arbiters[w.arb], r)
+	if c.conn == 0 {
+		c.conn = env.Dial(w.cfg.Arbiters[c.arb])
+	}
+	w.out[w.no] = outstanding{conn: c.conn, op: r.Op, key: key}
+	env.SendConn(c.conn, r)
 	return w.no
 }
 
-func (w *Worker) rotate() {
+// rotate moves a client to the next arbiter (after a failure).
+func (w *Worker) rotate(c *client) {
 	if len(w.cfg.Arbiters) > 1 {
-		w.arb = (w.arb + 1) % len(w.cfg.Arbiters)
+		c.arb = (c.arb + 1) % len(w.cfg.Arbiters)
 	}
 }
 
@@ -175,19 +250,25 @@ func (w *Worker) claim(env *sim.Env) {
 		w.claimAttempt = 0
 	}
 	w.claiming = true
-	w.claimNo = w.send(env, arbiter.Request{Op: arbiter.OpClaim, RequestID: w.claimID})
+	w.claimNo = w.send(env, &w.jobs, arbiter.Request{Op: arbiter.OpClaim, RequestID: w.requestID()}, "")
 	env.Cancel(w.claimTimer)
 	w.claimTimer = env.After(w.cfg.Design.ClaimHold+w.cfg.Design.RequestTimeout, claimTimeout{w.claimNo})
 }
 
-// claimLater retries the claim after the backoff. Under no-request-id a
-// retry is a new claim (a new request_id).
+// requestID is the request_id a claim attempt carries: the claim's own id,
+// the same on every retry (A.3). Under no-request-id every attempt carries a
+// new one, so a retry is a new claim to the arbiter.
+func (w *Worker) requestID() string {
+	if w.cfg.Design.Has(arbiter.NoRequestID) {
+		return fmt.Sprintf("%s.%d", w.claimID, w.claimAttempt)
+	}
+	return w.claimID
+}
+
+// claimLater retries the claim after the backoff.
 func (w *Worker) claimLater(env *sim.Env) {
 	env.Cancel(w.claimTimer)
 	w.claiming = false
-	if w.cfg.Design.Has(arbiter.NoRequestID) {
-		w.claimID = ""
-	}
 	d := w.cfg.Design.Backoff(w.claimAttempt)
 	w.claimAttempt++
 	w.claimTimer = env.After(d, claimRetry{})
@@ -199,6 +280,7 @@ func (w *Worker) reply(env *sim.Env, r arbiter.Reply) {
 		return // a duplicate of a reply already handled
 	}
 	delete(w.calls, r.No)
+	delete(w.out, r.No)
 	if env.Recording() {
 		env.Note(hist.KindReturn, r.String(), hist.Return{ID: id, Code: r.Code, Sub: r.Lease.Sub + r.Sub, Token: r.Lease.Token + r.Token, Gen: r.Lease.Gen, User: r.Lease.User, Problem: r.Lease.Problem})
 	}
@@ -215,7 +297,7 @@ func (w *Worker) reply(env *sim.Env, r arbiter.Reply) {
 }
 
 func (w *Worker) claimReply(env *sim.Env, r arbiter.Reply) {
-	if !w.claiming || r.RequestID != w.claimID || w.job != nil {
+	if !w.claiming || r.RequestID != w.requestID() || w.job != nil {
 		return // an answer to a claim this worker no longer waits for
 	}
 	switch r.Code {
@@ -226,8 +308,8 @@ func (w *Worker) claimReply(env *sim.Env, r arbiter.Reply) {
 	case arbiter.Code204:
 		w.claimID = ""
 		w.claim(env)
-	default:
-		w.rotate()
+	default: // 503: the database is unreachable, or not the leader
+		w.rotate(&w.jobs)
 		w.claimLater(env)
 	}
 }
@@ -245,7 +327,7 @@ func (w *Worker) start(env *sim.Env, l arbiter.Lease) {
 
 func (w *Worker) beat(env *sim.Env) {
 	l := w.job.lease
-	w.send(env, arbiter.Request{Op: arbiter.OpHeartbeat, Sub: l.Sub, Token: l.Token})
+	w.send(env, &w.jobs, arbiter.Request{Op: arbiter.OpHeartbeat, Sub: l.Sub, Token: l.Token}, "")
 }
 
 func (w *Worker) abandon(env *sim.Env) {
@@ -283,7 +365,7 @@ func (w *Worker) finish(env *sim.Env) {
 func (w *Worker) submit(env *sim.Env, key string) {
 	p := w.results[key]
 	r := p.res
-	p.no = w.send(env, arbiter.Request{Op: arbiter.OpSubmit, Sub: r.Sub, Token: r.Token, Gen: r.Gen, Verdict: r.Verdict})
+	p.no = w.send(env, &w.uploads, arbiter.Request{Op: arbiter.OpSubmit, Sub: r.Sub, Token: r.Token, Gen: r.Gen, Verdict: r.Verdict}, key)
 	env.Cancel(p.timer)
 	p.timer = env.After(w.cfg.Design.RequestTimeout, submitWait{key, p.no})
 }
@@ -317,7 +399,7 @@ func (w *Worker) submitReply(env *sim.Env, r arbiter.Reply) {
 		w.note(env, res)
 	default:
 		if p.no != 0 {
-			w.rotate()
+			w.rotate(&w.uploads)
 			w.retrySubmit(env, key, r.Code)
 		}
 	}

@@ -30,6 +30,7 @@ type Call struct {
 	Token     string `json:"token,omitempty"`
 	Gen       int64  `json:"gen,omitempty"`
 	RequestID string `json:"request_id,omitempty"`
+	Episode   string `json:"episode,omitempty"` // the logical operation its retries belong to (a claim's first request_id)
 	Verdict   string `json:"verdict,omitempty"`
 	Key       string `json:"key,omitempty"` // system B: the idempotency key
 }

@@ -1,0 +1,296 @@
+package judge
+
+import (
+	"fmt"
+	"hash/fnv"
+	"math"
+	"sort"
+	"strings"
+
+	"github.com/anishathalye/porcupine"
+
+	"github.com/fencesim/fencesim/checker"
+)
+
+// The sequential specification of one submission's lease, for porcupine.
+//
+// State: the generation, the current token, the status, the tokens that are
+// void (once void, never valid again: A.0 principle 3) and the tokens that
+// decided a result. Lease expiry is invisible to clients, so in the client's
+// view a 410 is always a legal answer, and it voids the token for good. A
+// reply that never came, or a 503, leaves the outcome unknown: the model
+// accepts both "applied" and "not applied" (a nondeterministic step), as
+// etcd's robustness models do. In the oracle's view the commit log settles
+// those outcomes and adds every grant and every sweep as an instantaneous
+// operation.
+
+// LeaseIn is an operation's input.
+type LeaseIn struct {
+	Op      string // claim, heartbeat, submit, rejudge, expire (oracle only)
+	Client  string
+	Token   string
+	Gen     int64
+	Verdict string
+}
+
+// LeaseOut is an operation's output: an HTTP code, or 0 for unknown.
+type LeaseOut struct{ Code int }
+
+type leaseState struct {
+	Gen     int64
+	Token   string
+	Status  string // pending, judging, or a terminal status
+	Void    string // sorted set, "|a|b|"
+	Decided string // sorted set of "token=verdict"
+}
+
+func has(set, x string) bool { return strings.Contains(set, "|"+x+"|") }
+
+func add(set, x string) string {
+	if has(set, x) || x == "" {
+		return set
+	}
+	items := strings.Split(strings.Trim(set, "|"), "|")
+	if set == "" {
+		items = nil
+	}
+	items = append(items, x)
+	sort.Strings(items)
+	return "|" + strings.Join(items, "|") + "|"
+}
+
+func (s leaseState) valid(t string) bool {
+	return t != "" && s.Status == "judging" && s.Token == t && !has(s.Void, t)
+}
+
+func (s leaseState) decided(t string) bool { return strings.Contains(s.Decided, "|"+t+"=") }
+
+// apply returns the state after an operation that succeeded (200), or false
+// when a 200 is illegal.
+func (s leaseState) apply(in LeaseIn) (leaseState, bool) {
+	switch in.Op {
+	case "claim":
+		if Terminal(s.Status) || in.Gen <= s.Gen {
+			return s, false
+		}
+		s.Void = add(s.Void, s.Token)
+		s.Token, s.Gen, s.Status = in.Token, in.Gen, "judging"
+		return s, true
+	case "heartbeat":
+		return s, s.valid(in.Token)
+	case "submit":
+		if s.decided(in.Token) {
+			return s, true // a duplicate of the deciding submit
+		}
+		if !s.valid(in.Token) {
+			return s, false
+		}
+		s.Status = in.Verdict
+		s.Decided = add(s.Decided, in.Token+"="+in.Verdict)
+		return s, true
+	case "rejudge":
+		if !Terminal(s.Status) {
+			return s, false
+		}
+		s.Void = add(s.Void, s.Token)
+		s.Token, s.Status = "", "pending"
+		s.Gen++
+		return s, true
+	case "expire":
+		if s.Status != "judging" {
+			return s, false
+		}
+		s.Void = add(s.Void, s.Token)
+		s.Status = "pending"
+		return s, true
+	}
+	return s, false
+}
+
+// refuse returns the state after a refusal (410), or false when a refusal
+// is illegal.
+func (s leaseState) refuse(in LeaseIn) (leaseState, bool) {
+	switch in.Op {
+	case "heartbeat":
+		s.Void = add(s.Void, in.Token)
+		return s, true
+	case "submit":
+		if s.decided(in.Token) {
+			return s, false // a duplicate of the deciding token must get the first answer
+		}
+		s.Void = add(s.Void, in.Token)
+		return s, true
+	case "rejudge":
+		return s, !Terminal(s.Status)
+	}
+	return s, false
+}
+
+var leaseModel = porcupine.NondeterministicModel{
+	Init: func() []any { return []any{leaseState{Status: "pending"}} },
+	Step: func(state, input, output any) []any {
+		s, in, out := state.(leaseState), input.(LeaseIn), output.(LeaseOut)
+		var next []any
+		switch out.Code {
+		case 200:
+			if n, ok := s.apply(in); ok {
+				next = append(next, n)
+			}
+		case 410:
+			if n, ok := s.refuse(in); ok {
+				next = append(next, n)
+			}
+		case 0, 503: // unknown outcome: applied or not
+			next = append(next, s)
+			if n, ok := s.apply(in); ok && n != s {
+				next = append(next, n)
+			}
+		}
+		return next
+	},
+	Equal: func(a, b any) bool { return a.(leaseState) == b.(leaseState) },
+	DescribeOperation: func(input, output any) string {
+		in, out := input.(LeaseIn), output.(LeaseOut)
+		code := "?"
+		if out.Code != 0 {
+			code = fmt.Sprint(out.Code)
+		}
+		switch in.Op {
+		case "claim":
+			return fmt.Sprintf("%s claim -> token %s gen %d (%s)", in.Client, in.Token, in.Gen, code)
+		case "submit":
+			return fmt.Sprintf("%s submit(%s, %s) -> %s", in.Client, in.Token, in.Verdict, code)
+		}
+		return fmt.Sprintf("%s %s(%s) -> %s", in.Client, in.Op, in.Token, code)
+	},
+	DescribeState: func(state any) string {
+		s := state.(leaseState)
+		return fmt.Sprintf("gen %d token %q %s void%s decided%s", s.Gen, s.Token, s.Status, s.Void, s.Decided)
+	},
+}
+
+// LeaseModel is the porcupine model of one submission's lease.
+func LeaseModel() porcupine.Model {
+	m := leaseModel.ToModel()
+	// The converted model's state is a set of lease states; its hash must
+	// not depend on their order.
+	m.Hash = func(state any) uint64 {
+		var sum uint64
+		for _, x := range state.([]any) {
+			s := x.(leaseState)
+			h := fnv.New64a()
+			fmt.Fprintf(h, "%d|%s|%s|%s|%s", s.Gen, s.Token, s.Status, s.Void, s.Decided)
+			sum ^= h.Sum64()
+		}
+		return sum
+	}
+	return m
+}
+
+// View selects how unknown outcomes are treated.
+type View int
+
+// The two views of PA3.
+const (
+	ClientView View = iota // a lost reply is an unknown outcome
+	OracleView             // the commit log settles outcomes and adds grants and sweeps
+)
+
+// History returns the per-submission porcupine histories of a run.
+func (r *Run) History(view View) map[int64][]porcupine.Operation {
+	out := map[int64][]porcupine.Operation{}
+	clients := map[string]int{}
+	cid := func(name string) int {
+		if id, ok := clients[name]; ok {
+			return id
+		}
+		clients[name] = len(clients)
+		return clients[name]
+	}
+	decided := map[string]bool{}
+	for _, a := range r.Accepted {
+		decided[fmt.Sprintf("%d/%s", a.Sub, a.Token)] = true
+	}
+	for _, op := range r.Ops {
+		c := op.Call
+		in := LeaseIn{Op: c.Op, Client: c.Client, Token: c.Token, Gen: c.Gen, Verdict: c.Verdict}
+		sub := c.Sub
+		ret := int64(math.MaxInt64)
+		code := 0
+		if op.Return != nil {
+			ret, code = op.Response, op.Return.Code
+		}
+		switch c.Op {
+		case "claim":
+			// A claim belongs to the submission it was granted; in the
+			// oracle's view grants come from the commit log instead.
+			if view == OracleView || op.Return == nil || code != 200 {
+				continue
+			}
+			sub, in.Token, in.Gen = op.Return.Sub, op.Return.Token, op.Return.Gen
+		case "heartbeat", "submit", "rejudge":
+		default:
+			continue
+		}
+		if view == OracleView && (code == 0 || code == 503) {
+			switch {
+			case c.Op == "submit" && decided[fmt.Sprintf("%d/%s", sub, c.Token)]:
+				code = 200
+			case c.Op == "rejudge" && r.rejudgedWithin(sub, op.Invoke, ret):
+				code = 200
+			default:
+				continue // settled: it had no effect
+			}
+		}
+		out[sub] = append(out[sub], porcupine.Operation{ClientId: cid(c.Client), Input: in, Output: LeaseOut{Code: code}, Call: op.Invoke, Return: ret})
+	}
+	if view == OracleView {
+		for _, id := range r.SubIDs() {
+			vs := r.Subs[id]
+			for i := 1; i < len(vs); i++ {
+				p, v := vs[i-1], vs[i]
+				var in LeaseIn
+				switch {
+				case p.Status == "pending" && v.Status == "judging":
+					in = LeaseIn{Op: "claim", Client: "db", Token: v.Token, Gen: v.Gen}
+				case p.Status == "judging" && (v.Status == "pending" || v.Status == "system_error"):
+					in = LeaseIn{Op: "expire", Client: "db", Token: p.Token}
+				default:
+					continue
+				}
+				out[id] = append(out[id], porcupine.Operation{ClientId: cid("db"), Input: in, Output: LeaseOut{Code: 200}, Call: v.T, Return: v.T})
+			}
+		}
+	}
+	return out
+}
+
+func (r *Run) rejudgedWithin(sub int64, from, to int64) bool {
+	vs := r.Subs[sub]
+	for i := 1; i < len(vs); i++ {
+		if Terminal(vs[i-1].Status) && vs[i].Status == "pending" && vs[i].T >= from && vs[i].T <= to {
+			return true
+		}
+	}
+	return false
+}
+
+// Linearizable checks each submission's history against the lease model.
+// On a failure it returns porcupine's info for the visualisation (nil when
+// every submission passed).
+func Linearizable(r *Run, view View) (checker.Verdict, *porcupine.LinearizationInfo) {
+	name := PA3
+	if view == OracleView {
+		name = PA1 + " (porcupine, oracle view)"
+	}
+	h := r.History(view)
+	model := LeaseModel()
+	for _, id := range checker.SortedKeys(h) {
+		ops := h[id]
+		res, info := porcupine.CheckOperationsVerbose(model, ops, 0)
+		if res != porcupine.Ok {
+			return checker.Fail(name, nil, "submission %d: the %d operations on its lease are not linearizable against the lease specification", id, len(ops)), &info
+		}
+	}
+	return checker.Pass(name), nil
+}

@@ -1,0 +1,323 @@
+package judge
+
+import (
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/anishathalye/porcupine"
+
+	"github.com/fencesim/fencesim/checker"
+)
+
+// Metrics are measured on every run (PROPERTIES.md MA1-MA6).
+type Metrics struct {
+	// MA1: per submission, the time from arrival to verdict beyond the
+	// judging that produced it (queueing plus what faults cost).
+	ExtraLatency map[int64]time.Duration
+	// MA2: judgings thrown away although their worker stayed healthy.
+	Wasted     int
+	WastedSubs []int64
+	Judgings   int
+	// MA3: system_error verdicts not caused by MaxAttempts genuine failures.
+	FalseSystemErrors int
+	SystemErrors      int
+	// MA4: time from a stuck arbiter (stall or pause) to the monitor's
+	// alert; alerts with no stuck arbiter are false alerts.
+	DetectTimes []time.Duration
+	Undetected  int
+	FalseAlerts int
+	// MA5: the most requests one worker sent in one minute while an arbiter
+	// or the database was down, after its first 2 x backoff cap.
+	OutageLoad int
+	// MA6: leases granted to a production worker while a home worker's
+	// claim was waiting.
+	HomeFirstMisses int
+	Grants          int
+}
+
+// MaxExtra returns the largest extra latency and its submission.
+func (m Metrics) MaxExtra() (int64, time.Duration) {
+	var id int64
+	var max time.Duration
+	for _, k := range checker.SortedKeys(m.ExtraLatency) {
+		if m.ExtraLatency[k] > max {
+			id, max = k, m.ExtraLatency[k]
+		}
+	}
+	return id, max
+}
+
+// Measure computes the metrics of a run.
+func Measure(r *Run) Metrics {
+	m := Metrics{ExtraLatency: map[int64]time.Duration{}}
+	byToken := map[string]*Judging{}
+	for _, j := range r.Judgings {
+		byToken[fmt.Sprintf("%d/%s", j.Sub, j.Token)] = j
+	}
+	accepted := map[string]bool{}
+	for _, a := range r.Accepted {
+		accepted[fmt.Sprintf("%d/%s", a.Sub, a.Token)] = true
+	}
+	// MA1
+	for _, id := range r.SubIDs() {
+		at := r.DecidedAt(id)
+		arr, ok := r.Arrived[id]
+		if at == 0 || !ok {
+			continue
+		}
+		f := r.Final(id)
+		service := int64(0)
+		for _, a := range r.Accepted {
+			if a.Sub == id && a.Token == f.Token {
+				if j := byToken[fmt.Sprintf("%d/%s", id, a.Token)]; j != nil && j.End > 0 {
+					service = j.End - j.Start
+				}
+			}
+		}
+		if f.Status == "system_error" {
+			service = 0
+		}
+		m.ExtraLatency[id] = time.Duration(at - arr - service)
+	}
+	// MA2
+	netFaulted := func(node string, a, b int64) bool {
+		for _, f := range r.Faults {
+			switch f.Kind {
+			case "partition", "cut", "stall", "loss", "break":
+			default:
+				continue
+			}
+			until := f.T + f.For + f.Amount
+			if f.For == 0 {
+				until = r.healAfter(f.T)
+			}
+			if (f.Node == node || f.Peer == node || f.Node == "" || f.Kind == "partition") && f.T <= b && until >= a {
+				return true
+			}
+		}
+		return false
+	}
+	for _, j := range r.Judgings {
+		if j.End == 0 && j.Abandoned == 0 {
+			continue
+		}
+		m.Judgings++
+		end := j.End
+		if j.Abandoned != 0 {
+			end = j.Abandoned
+		}
+		if accepted[fmt.Sprintf("%d/%s", j.Sub, j.Token)] || r.FailedDuring(j.Worker, j.Start, end) || netFaulted(j.Worker, j.Start, end) {
+			continue
+		}
+		m.Wasted++
+		m.WastedSubs = append(m.WastedSubs, j.Sub)
+	}
+	// MA3
+	for _, id := range r.SubIDs() {
+		if r.Final(id).Status != "system_error" {
+			continue
+		}
+		m.SystemErrors++
+		genuine := 0
+		for _, j := range r.Judgings {
+			if j.Sub != id {
+				continue
+			}
+			end := j.End
+			if end == 0 {
+				end = r.End
+			}
+			if j.End == 0 || r.FailedDuring(j.Worker, j.Start, end) || netFaulted(j.Worker, j.Start, end) {
+				genuine++
+			}
+		}
+		if genuine < r.P.MaxAttempts {
+			m.FalseSystemErrors++
+		}
+	}
+	// MA4
+	stuck := r.stuckEpisodes()
+	for _, s := range stuck {
+		detected := false
+		for _, a := range r.Alerts {
+			if a.Target == s.node && a.T >= s.start {
+				m.DetectTimes = append(m.DetectTimes, time.Duration(a.T-s.start))
+				detected = true
+				break
+			}
+		}
+		if !detected && s.end-s.start > int64(r.P.ProbeThreshold+r.P.ProbeEvery) {
+			m.Undetected++
+		}
+	}
+	for _, a := range r.Alerts {
+		explained := false
+		for _, s := range stuck {
+			if a.Target == s.node && a.T >= s.start && a.T <= s.end+int64(r.P.ProbeThreshold+r.P.ProbeEvery) {
+				explained = true
+			}
+		}
+		if !explained && !r.outageAt(a.T) {
+			m.FalseAlerts++
+		}
+	}
+	// MA5
+	m.OutageLoad = r.outageLoad()
+	// MA6
+	m.Grants, m.HomeFirstMisses = r.homeFirst()
+	return m
+}
+
+// healAfter returns the time of the first heal or heal-all after t (or the
+// end of the run).
+func (r *Run) healAfter(t int64) int64 {
+	for _, f := range r.Faults {
+		if f.T >= t && (f.Kind == "heal" || f.Kind == "heal-all") {
+			return f.T
+		}
+	}
+	return r.End
+}
+
+type episode struct {
+	node       string
+	start, end int64
+}
+
+// stuckEpisodes are the times an arbiter's dispatch loop was stuck: a stall
+// command or a pause.
+func (r *Run) stuckEpisodes() []episode {
+	var out []episode
+	for _, f := range r.Faults {
+		if f.Kind == "command" && f.Point == "stall" {
+			d, err := time.ParseDuration(f.Arg)
+			if err == nil {
+				out = append(out, episode{f.Node, f.T, f.T + int64(d)})
+			}
+		}
+	}
+	for node, ivs := range r.Paused {
+		if len(node) < 7 || node[:7] != "arbiter" {
+			continue
+		}
+		for _, iv := range ivs {
+			end := iv.End
+			if end == 0 {
+				end = r.End
+			}
+			out = append(out, episode{node, iv.Start, end})
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].start < out[j].start })
+	return out
+}
+
+// outages are the windows in which the arbiter or the database was down.
+func (r *Run) outages() []Interval {
+	var out []Interval
+	for node, ivs := range r.Down {
+		if node == "db" || (len(node) >= 7 && node[:7] == "arbiter") {
+			out = append(out, ivs...)
+		}
+	}
+	for _, f := range r.Faults {
+		if f.Kind == "partition" || (f.Kind == "cut" && (f.Node == "db" || f.Peer == "db")) {
+			out = append(out, Interval{f.T, r.healAfter(f.T)})
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Start < out[j].Start })
+	return out
+}
+
+func (r *Run) outageAt(t int64) bool {
+	for _, iv := range r.outages() {
+		end := iv.End
+		if end == 0 {
+			end = r.End
+		}
+		if t >= iv.Start && t <= end+int64(r.P.ProbeThreshold+r.P.ProbeEvery) {
+			return true
+		}
+	}
+	return false
+}
+
+func (r *Run) outageLoad() int {
+	max := 0
+	warm := int64(2 * r.P.BackoffCap)
+	for _, iv := range r.outages() {
+		end := iv.End
+		if end == 0 {
+			end = r.End
+		}
+		from := iv.Start + warm
+		if end-from < int64(time.Minute) {
+			continue
+		}
+		per := map[string][]int64{}
+		for _, op := range r.Ops {
+			if op.Invoke >= from && op.Invoke < end && op.Call.Op != "heartbeat" {
+				per[op.Call.Client] = append(per[op.Call.Client], op.Invoke)
+			}
+		}
+		for _, ts := range per {
+			for i := range ts {
+				n := 0
+				for j := i; j < len(ts) && ts[j] < ts[i]+int64(time.Minute); j++ {
+					n++
+				}
+				if n > max {
+					max = n
+				}
+			}
+		}
+	}
+	return max
+}
+
+func (r *Run) homeFirst() (grants, misses int) {
+	for _, g := range r.grants() {
+		grants++
+		if len(g.worker) < 4 || g.worker[:4] != "prod" {
+			continue
+		}
+		for _, op := range r.Ops {
+			if op.Call.Op == "claim" && len(op.Call.Client) >= 4 && op.Call.Client[:4] == "home" &&
+				op.Invoke < g.t && (op.Return == nil || op.Response > g.t) {
+				misses++
+				break
+			}
+		}
+	}
+	return
+}
+
+// Result is everything the checkers say about one run.
+type Result struct {
+	Verdicts []checker.Verdict
+	Metrics  Metrics
+	// Info is porcupine's record of the first failed linearizability check
+	// (for the visualisation), nil when both views passed.
+	Info *porcupine.LinearizationInfo
+}
+
+// OK reports whether every property held.
+func (res Result) OK() bool { return len(checker.Failed(res.Verdicts)) == 0 }
+
+// Check runs every invariant, both porcupine views, and the metrics.
+func Check(r *Run) Result {
+	var res Result
+	for _, inv := range Invariants {
+		res.Verdicts = append(res.Verdicts, inv.Check(r))
+	}
+	for _, view := range []View{OracleView, ClientView} {
+		v, info := Linearizable(r, view)
+		res.Verdicts = append(res.Verdicts, v)
+		if info != nil && res.Info == nil {
+			res.Info = info
+		}
+	}
+	res.Metrics = Measure(r)
+	return res
+}

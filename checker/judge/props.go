@@ -1,0 +1,325 @@
+package judge
+
+import (
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/fencesim/fencesim/checker"
+)
+
+// Property names.
+const (
+	PA1 = "PA1 at-most-one-owner"
+	PA2 = "PA2 no-regression"
+	PA3 = "PA3 linearizable-api"
+	PA4 = "PA4 idempotent-claim"
+	PA5 = "PA5 idempotent-submit"
+	PA6 = "PA6 exactly-once-credit"
+	PA7 = "PA7 nothing-lost"
+	PA8 = "PA8 liveness-after-healing"
+)
+
+// Invariant is a named check over a decoded run.
+type Invariant struct {
+	Name  string
+	Check func(r *Run) checker.Verdict
+}
+
+// Invariants are the invariant checks of system A, in property order. PA3
+// (and the porcupine half of PA1) are in Linearizable.
+var Invariants = []Invariant{
+	{PA1, AtMostOneOwner},
+	{PA2, NoRegression},
+	{PA4, IdempotentClaim},
+	{PA5, IdempotentSubmit},
+	{PA6, ExactlyOnceCredit},
+	{PA7, NothingLost},
+	{PA8, LivenessAfterHealing},
+}
+
+// AtMostOneOwner (PA1, on the commit log): every accepted result carries the
+// token and generation of the lease that was current when it was accepted,
+// and at most one result is accepted per (submission, lease_gen).
+func AtMostOneOwner(r *Run) checker.Verdict {
+	perGen := map[[2]int64]uint64{}
+	for _, a := range r.Accepted {
+		b := a.Before
+		if b == nil {
+			return checker.Fail(PA1, []uint64{a.Event}, "submission %d: result %s (token %s) recorded without deciding the submission", a.Sub, a.Verdict, a.Token)
+		}
+		if b.Status != "judging" || b.Token != a.Token || b.Gen != a.Gen {
+			return checker.Fail(PA1, []uint64{a.Event},
+				"submission %d: result %s of %s judged under token %s gen %d was accepted while the lease was token %q gen %d (status %s)",
+				a.Sub, a.Verdict, a.Worker, a.Token, a.Gen, b.Token, b.Gen, b.Status)
+		}
+		k := [2]int64{a.Sub, b.Gen}
+		if first, dup := perGen[k]; dup {
+			return checker.Fail(PA1, []uint64{first, a.Event}, "submission %d: two results accepted in generation %d", a.Sub, b.Gen)
+		}
+		perGen[k] = a.Event
+	}
+	return checker.Pass(PA1)
+}
+
+// NoRegression (PA2): per submission, lease_gen never decreases; status moves
+// only along the design's arrows (pending -> judging -> terminal, judging ->
+// pending by the sweep); leaving a terminal state happens only by rejudge,
+// which raises lease_gen; history seq only grows.
+func NoRegression(r *Run) checker.Verdict {
+	for _, id := range r.SubIDs() {
+		vs := r.Subs[id]
+		for i := 1; i < len(vs); i++ {
+			p, v := vs[i-1], vs[i]
+			bad := func(format string, args ...any) checker.Verdict {
+				return checker.Fail(PA2, []uint64{p.Event, v.Event}, "submission %d: "+format, append([]any{id}, args...)...)
+			}
+			if v.Gen < p.Gen {
+				return bad("lease_gen went back from %d to %d", p.Gen, v.Gen)
+			}
+			switch {
+			case p.Status == v.Status && (p.Status != "judging" || p.Token == v.Token) && (!Terminal(p.Status) || p.Gen == v.Gen):
+				// no change of state (a heartbeat, the grace, a rewrite)
+			case p.Status == "pending" && v.Status == "judging":
+				if v.Gen <= p.Gen {
+					return bad("claimed without a new generation (gen %d -> %d)", p.Gen, v.Gen)
+				}
+			case p.Status == "judging" && v.Status == "judging":
+				return bad("lease changed hands from token %s to %s without going back to pending", p.Token, v.Token)
+			case p.Status == "judging" && v.Status == "pending":
+				// the sweep re-queued an expired lease
+			case p.Status == "judging" && Terminal(v.Status):
+				if v.Gen != p.Gen {
+					return bad("decided in generation %d from generation %d", v.Gen, p.Gen)
+				}
+			case Terminal(p.Status) && v.Status == "pending":
+				if v.Gen <= p.Gen {
+					return bad("left terminal state %s without a new generation (rejudge must raise lease_gen)", p.Status)
+				}
+			case Terminal(p.Status) && Terminal(v.Status):
+				return bad("verdict %s overwritten by %s in the same generation %d", p.Status, v.Status, v.Gen)
+			default:
+				return bad("moved from %s to %s", p.Status, v.Status)
+			}
+		}
+	}
+	var last int64
+	for _, a := range r.Accepted {
+		if a.Seq <= last {
+			return checker.Fail(PA2, []uint64{a.Event}, "history seq went from %d to %d", last, a.Seq)
+		}
+		last = a.Seq
+	}
+	return checker.Pass(PA2)
+}
+
+// grant is a lease handed out: a pending -> judging transition.
+type grant struct {
+	event  uint64
+	t      int64
+	sub    int64
+	worker string
+	token  string
+}
+
+func (r *Run) grants() []grant {
+	var out []grant
+	for _, id := range r.SubIDs() {
+		vs := r.Subs[id]
+		for i := 1; i < len(vs); i++ {
+			if vs[i-1].Status == "pending" && vs[i].Status == "judging" {
+				out = append(out, grant{event: vs[i].Event, t: vs[i].T, sub: id, worker: vs[i].Worker, token: vs[i].Token})
+			}
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].event < out[j].event })
+	return out
+}
+
+// IdempotentClaim (PA4): every 200 answer to the same (worker, request_id)
+// carries the same lease, and a claim retried by a worker (one logical
+// claim, however many requests) is granted at most one lease: a retry never
+// leaves an orphan lease behind.
+func IdempotentClaim(r *Run) checker.Verdict {
+	type key struct{ worker, req string }
+	answered := map[key]string{}
+	answeredEv := map[key]uint64{}
+	episodeOf := map[key]string{}
+	type ep struct {
+		worker, id string
+		first      int64
+	}
+	var episodes []ep
+	seenEp := map[string]bool{}
+	for _, op := range r.Ops {
+		c := op.Call
+		if c.Op != "claim" {
+			continue
+		}
+		k := key{c.Client, c.RequestID}
+		episodeOf[k] = c.Episode
+		if !seenEp[c.Client+"/"+c.Episode] {
+			seenEp[c.Client+"/"+c.Episode] = true
+			episodes = append(episodes, ep{c.Client, c.Episode, op.Invoke})
+		}
+		if op.Return == nil || op.Return.Code != 200 {
+			continue
+		}
+		if prev, ok := answered[k]; ok && prev != op.Return.Token {
+			return checker.Fail(PA4, []uint64{answeredEv[k], op.ReturnSeq}, "%s's claim %s was answered with two leases: %s and %s", c.Client, c.RequestID, prev, op.Return.Token)
+		}
+		answered[k], answeredEv[k] = op.Return.Token, op.ReturnSeq
+	}
+	recorded := map[[2]string]string{} // (event, token) -> request_id
+	for _, cr := range r.Claims {
+		recorded[[2]string{fmt.Sprint(cr.Event), cr.Token}] = cr.RequestID
+	}
+	// The episode active for a worker at time t (by the first call's time).
+	activeAt := func(worker string, t int64) string {
+		id := ""
+		for _, e := range episodes {
+			if e.worker == worker && e.first <= t {
+				id = e.id
+			}
+		}
+		return id
+	}
+	perEpisode := map[string][]grant{}
+	for _, g := range r.grants() {
+		var e string
+		if req, ok := recorded[[2]string{fmt.Sprint(g.event), g.token}]; ok {
+			e = episodeOf[key{g.worker, req}]
+			if e == "" {
+				e = "request " + req
+			}
+		} else {
+			e = activeAt(g.worker, g.t)
+		}
+		k := g.worker + "/" + e
+		perEpisode[k] = append(perEpisode[k], g)
+		if gs := perEpisode[k]; len(gs) > 1 {
+			return checker.Fail(PA4, []uint64{gs[0].event, g.event},
+				"%s's claim %s was granted %d leases (%s on %d, %s on %d): a retry left an orphan lease", g.worker, e, len(gs), gs[0].token, gs[0].sub, g.token, g.sub)
+		}
+	}
+	return checker.Pass(PA4)
+}
+
+// IdempotentSubmit (PA5): a duplicate submit of the deciding token gets the
+// same success answer as the first; exactly one history row per
+// (submission, token).
+func IdempotentSubmit(r *Run) checker.Verdict {
+	rows := map[string]uint64{}
+	for _, a := range r.Accepted {
+		k := fmt.Sprintf("%d/%s", a.Sub, a.Token)
+		if first, dup := rows[k]; dup {
+			return checker.Fail(PA5, []uint64{first, a.Event}, "submission %d has two history rows for token %s", a.Sub, a.Token)
+		}
+		rows[k] = a.Event
+	}
+	for _, op := range r.Ops {
+		c := op.Call
+		if c.Op != "submit" || op.Return == nil {
+			continue
+		}
+		ev, decided := rows[fmt.Sprintf("%d/%s", c.Sub, c.Token)]
+		if decided && op.Return.Code != 200 && op.Return.Code != 503 {
+			return checker.Fail(PA5, []uint64{ev, op.ReturnSeq}, "%s's submit of submission %d with the deciding token %s got %d, not the success answer", c.Client, c.Sub, c.Token, op.Return.Code)
+		}
+	}
+	return checker.Pass(PA5)
+}
+
+// ExactlyOnceCredit (PA6): at most one first-AC record per (user, problem),
+// one for every (user, problem) with an accepted AC, and XP credited exactly
+// once per first AC.
+func ExactlyOnceCredit(r *Run) checker.Verdict {
+	firsts := map[[2]int64]int{}
+	perUser := map[int64]int64{}
+	for _, row := range r.FirstAC {
+		u, _ := checker.Int(row["user_id"])
+		p, _ := checker.Int(row["problem_id"])
+		firsts[[2]int64{u, p}]++
+		perUser[u]++
+		if firsts[[2]int64{u, p}] > 1 {
+			return checker.Fail(PA6, nil, "user %d has %d first-AC records for problem %d", u, firsts[[2]int64{u, p}], p)
+		}
+	}
+	for _, a := range r.Accepted {
+		if a.Verdict != "AC" {
+			continue
+		}
+		o := r.Owner[a.Sub]
+		if firsts[o] == 0 {
+			return checker.Fail(PA6, []uint64{a.Event}, "user %d's AC on problem %d (submission %d) has no first-AC record", o[0], o[1], a.Sub)
+		}
+	}
+	for _, u := range checker.SortedKeys(r.XP) {
+		if want := 10 * perUser[u]; r.XP[u] != want {
+			return checker.Fail(PA6, nil, "user %d has %d XP for %d first ACs (want %d)", u, r.XP[u], perUser[u], want)
+		}
+	}
+	return checker.Pass(PA6)
+}
+
+// settle is how long before the end of a run a result must have been saved
+// for PA7 to expect its answer.
+func (r *Run) settle() int64 {
+	return int64(2*r.P.BackoffCap + 2*r.P.RequestTimeout + r.P.ClaimHold)
+}
+
+// NothingLost (PA7): every result a worker saved is eventually answered 200
+// or 410 and removed; none is silently dropped, none is retried forever.
+func NothingLost(r *Run) checker.Verdict {
+	for _, rl := range r.Results {
+		if rl.Answered != 0 || rl.Saved > r.End-r.settle() {
+			continue
+		}
+		where := "on disk"
+		if !rl.Durable {
+			where = "in memory only"
+		}
+		return checker.Fail(PA7, []uint64{rl.SavedEv}, "%s's result %s for submission %d (token %s), kept %s, was never answered (%d failed attempts)",
+			rl.Worker, rl.Verdict, rl.Sub, rl.Token, where, rl.Retries)
+	}
+	return checker.Pass(PA7)
+}
+
+// Bound is PA8's bound after healing for this run.
+func (r *Run) Bound() time.Duration { return BoundOf(r.P, len(r.Arrived)) }
+
+// BoundOf is PA8's bound after healing, computed from the design: a lease
+// held by a node that failed gets the grace and then expires, the sweep
+// re-queues it, a worker's backoff and claim hold bring it back, and the
+// queue drains at one judging per worker at a time.
+func BoundOf(p Params, submissions int) time.Duration {
+	workers := p.HomeWorkers + p.ProdWorkers
+	if workers < 1 {
+		workers = 1
+	}
+	perWorker := (submissions + workers - 1) / workers
+	job := p.JudgeMax + p.DispatchEvery + 2*p.RequestTimeout + p.BackoffCap
+	return p.Grace + p.Lease + p.SweepEvery + 2*p.BackoffCap + p.ClaimHold + p.RequestTimeout + time.Duration(perWorker+1)*job
+}
+
+// LivenessAfterHealing (PA8): once faults stop (the heal-all fault), every
+// submission reaches a terminal state within Bound.
+func LivenessAfterHealing(r *Run) checker.Verdict {
+	if r.HealAt == 0 {
+		return checker.Pass(PA8)
+	}
+	deadline := r.HealAt + int64(r.Bound())
+	if r.End < deadline {
+		v := checker.Pass(PA8)
+		v.Message = fmt.Sprintf("not checked: the run ended %v after healing, before the bound %v", time.Duration(r.End-r.HealAt), r.Bound())
+		return v
+	}
+	for _, id := range r.SubIDs() {
+		at := r.DecidedAt(id)
+		if at == 0 || at > deadline {
+			f := r.Final(id)
+			return checker.Fail(PA8, []uint64{f.Event}, "submission %d is %s %v after healing (bound %v)", id, f.Status, time.Duration(r.End-r.HealAt), r.Bound())
+		}
+	}
+	return checker.Pass(PA8)
+}

@@ -1,0 +1,399 @@
+package judge
+
+import (
+	"encoding/json"
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/fencesim/fencesim/checker"
+	"github.com/fencesim/fencesim/traces"
+	"github.com/fencesim/fencesim/traces/hist"
+)
+
+// Params are the design parameters the checkers need, decoded from the
+// trace header (the model's Design JSON; unknown fields are ignored).
+type Params struct {
+	UnconfirmedLease time.Duration `json:"unconfirmed_lease"`
+	Lease            time.Duration `json:"lease"`
+	Heartbeat        time.Duration `json:"heartbeat"`
+	BackoffBase      time.Duration `json:"backoff_base"`
+	BackoffCap       time.Duration `json:"backoff_cap"`
+	Grace            time.Duration `json:"grace"`
+	MaxAttempts      int           `json:"max_attempts"`
+	SweepEvery       time.Duration `json:"sweep_every"`
+	ProbeThreshold   time.Duration `json:"probe_threshold"`
+	ProbeEvery       time.Duration `json:"probe_every"`
+	DispatchEvery    time.Duration `json:"dispatch_every"`
+	ClaimHold        time.Duration `json:"claim_hold"`
+	RequestTimeout   time.Duration `json:"request_timeout"`
+	JudgeMax         time.Duration `json:"judge_max"`
+	HomeWorkers      int           `json:"home_workers"`
+	ProdWorkers      int           `json:"prod_workers"`
+	Knobs            []string      `json:"knobs"`
+}
+
+// ParseParams decodes the design JSON of a trace header.
+func ParseParams(design json.RawMessage) (Params, error) {
+	var p Params
+	if err := json.Unmarshal(design, &p); err != nil {
+		return p, fmt.Errorf("the trace header's design is not an arbiter design: %w", err)
+	}
+	if p.Lease <= 0 || p.MaxAttempts <= 0 {
+		return p, fmt.Errorf("the trace header's design has no lease or max_attempts: not an arbiter design")
+	}
+	return p, nil
+}
+
+// Version is a submission row after one commit.
+type Version struct {
+	Event    uint64
+	T        int64 // world time of the commit event
+	Status   string
+	Token    string
+	Gen      int64
+	Worker   string
+	Expires  int64 // 0 for NULL
+	Attempts int64
+	Deleted  bool
+}
+
+func version(row map[string]any) Version {
+	v := Version{Status: checker.Str(row["status"]), Token: checker.Str(row["lease_token"]), Worker: checker.Str(row["worker_id"])}
+	v.Gen, _ = checker.Int(row["lease_gen"])
+	v.Expires, _ = checker.Int(row["lease_expires_at"])
+	v.Attempts, _ = checker.Int(row["judge_attempts"])
+	return v
+}
+
+// Accepted is a judging-history row: a result the database accepted.
+type Accepted struct {
+	Event   uint64
+	T       int64
+	Sub     int64
+	Seq     int64
+	Token   string
+	Gen     int64 // the generation the worker judged under (from its submit)
+	Worker  string
+	Verdict string
+	Before  *Version // the submission row before the same commit (nil if untouched)
+	After   *Version
+}
+
+// Judging is one worker's judging of one lease.
+type Judging struct {
+	Worker         string
+	Sub            int64
+	Token          string
+	Gen            int64
+	Start, End     int64 // End is 0 when it never ended
+	Abandoned      int64 // when the worker dropped it (410), 0 if not
+	Verdict        string
+	StartEv, EndEv uint64
+}
+
+// ResultLife is a result on its way from a worker's disk to the database.
+type ResultLife struct {
+	Worker   string
+	Sub      int64
+	Token    string
+	Verdict  string
+	Durable  bool
+	Saved    int64
+	Answered int64 // 0 when never answered
+	Code     int
+	Retries  int
+	SavedEv  uint64
+}
+
+// Interval is a span of world time; End is 0 while open.
+type Interval struct{ Start, End int64 }
+
+func (iv Interval) covers(t int64) bool { return t >= iv.Start && (iv.End == 0 || t < iv.End) }
+
+// Run is a trace of system A, decoded.
+type Run struct {
+	Header   traces.Header
+	P        Params
+	Events   []traces.Event
+	Commits  []checker.Commit
+	Ops      []checker.Op
+	Subs     map[int64][]Version // row versions per submission, in commit order
+	Arrived  map[int64]int64     // world time of the insert commit
+	Owner    map[int64][2]int64  // submission -> (user, problem)
+	Accepted []Accepted
+	FirstAC  []map[string]any // inserted first_ac rows
+	XP       map[int64]int64  // users.xp at the end
+	Claims   []ClaimRecord    // claims-table inserts
+	Judgings []*Judging
+	Results  []*ResultLife
+	Down     map[string][]Interval // crash..restart per node
+	Paused   map[string][]Interval
+	Faults   []FaultAt
+	Alerts   []AlertAt
+	HealAt   int64 // time of the last heal-all fault (0: none)
+	End      int64 // time of the last event
+}
+
+// ClaimRecord is a claims-table insert: (worker, request_id) -> lease.
+type ClaimRecord struct {
+	Event     uint64
+	T         int64
+	Worker    string
+	RequestID string
+	Sub       int64
+	Token     string
+}
+
+// FaultAt is a fault action as applied.
+type FaultAt struct {
+	Event  uint64
+	T      int64
+	Kind   string `json:"kind"`
+	Node   string `json:"node"`
+	Peer   string `json:"peer"`
+	Point  string `json:"point"`
+	Arg    string `json:"arg"`
+	For    int64  `json:"for"`
+	Amount int64  `json:"amount"`
+}
+
+// AlertAt is a monitor alert.
+type AlertAt struct {
+	Event uint64
+	T     int64
+	hist.Alert
+}
+
+// Decode builds a Run from a trace.
+func Decode(h traces.Header, evs []traces.Event) (*Run, error) {
+	p, err := ParseParams(h.Design)
+	if err != nil {
+		return nil, err
+	}
+	r := &Run{Header: h, P: p, Events: evs, Subs: map[int64][]Version{}, Arrived: map[int64]int64{}, Owner: map[int64][2]int64{}, XP: map[int64]int64{},
+		Down: map[string][]Interval{}, Paused: map[string][]Interval{}}
+	if r.Commits, err = checker.Commits(evs); err != nil {
+		return nil, err
+	}
+	if r.Ops, err = checker.Ops(evs); err != nil {
+		return nil, err
+	}
+	if len(evs) > 0 {
+		r.End = evs[len(evs)-1].T
+	}
+	r.commitLog()
+	if err := r.notes(); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+func (r *Run) commitLog() {
+	for _, c := range r.Commits {
+		before := map[int64]*Version{}
+		after := map[int64]*Version{}
+		for _, ch := range c.Changes {
+			if ch.Table != "submissions" {
+				continue
+			}
+			id, _ := checker.Int(ch.Row()["id"])
+			if ch.Before != nil {
+				b := version(ch.Before)
+				before[id] = &b
+			}
+			v := version(ch.Row())
+			v.Event, v.T, v.Deleted = c.Event, c.T, ch.Op == "delete"
+			after[id] = &v
+			if ch.Op == "insert" {
+				r.Arrived[id] = c.T
+				u, _ := checker.Int(ch.After["user_id"])
+				pr, _ := checker.Int(ch.After["problem_id"])
+				r.Owner[id] = [2]int64{u, pr}
+			}
+			r.Subs[id] = append(r.Subs[id], v)
+		}
+		for _, ch := range c.Changes {
+			row := ch.Row()
+			switch {
+			case ch.Table == "submission_judgings" && ch.Op == "insert":
+				a := Accepted{Event: c.Event, T: c.T, Token: checker.Str(row["lease_token"]), Worker: checker.Str(row["worker_id"]), Verdict: checker.Str(row["verdict"])}
+				a.Sub, _ = checker.Int(row["submission_id"])
+				a.Seq, _ = checker.Int(row["seq"])
+				a.Gen, _ = checker.Int(row["lease_gen"])
+				a.Before, a.After = before[a.Sub], after[a.Sub]
+				r.Accepted = append(r.Accepted, a)
+			case ch.Table == "first_ac" && ch.Op == "insert":
+				r.FirstAC = append(r.FirstAC, row)
+			case ch.Table == "users":
+				id, _ := checker.Int(row["id"])
+				r.XP[id], _ = checker.Int(row["xp"])
+			case ch.Table == "claims" && ch.Op == "insert":
+				cr := ClaimRecord{Event: c.Event, T: c.T, Worker: checker.Str(row["worker_id"]), RequestID: checker.Str(row["request_id"]), Token: checker.Str(row["lease_token"])}
+				cr.Sub, _ = checker.Int(row["submission_id"])
+				r.Claims = append(r.Claims, cr)
+			}
+		}
+	}
+}
+
+func (r *Run) notes() error {
+	judging := map[string]*Judging{}
+	results := map[string]*ResultLife{}
+	open := func(m map[string][]Interval, node string, t int64) {
+		ivs := m[node]
+		if len(ivs) > 0 && ivs[len(ivs)-1].End == 0 {
+			return
+		}
+		m[node] = append(ivs, Interval{Start: t})
+	}
+	closeIv := func(m map[string][]Interval, node string, t int64) {
+		ivs := m[node]
+		if len(ivs) > 0 && ivs[len(ivs)-1].End == 0 {
+			ivs[len(ivs)-1].End = t
+		}
+	}
+	for _, e := range r.Events {
+		switch e.Kind {
+		case "crash":
+			open(r.Down, e.Node, e.T)
+			closeIv(r.Paused, e.Node, e.T)
+		case "restart", "start":
+			closeIv(r.Down, e.Node, e.T)
+		case "fault":
+			if len(e.Data) == 0 {
+				continue // a note about a fault (a burst ended), not an action
+			}
+			f, err := checker.Decode[FaultAt](e)
+			if err != nil {
+				return err
+			}
+			f.Event, f.T = e.Seq, e.T
+			r.Faults = append(r.Faults, f)
+			switch f.Kind {
+			case "pause":
+				open(r.Paused, f.Node, e.T)
+			case "resume":
+				closeIv(r.Paused, f.Node, e.T)
+			case "heal-all":
+				r.HealAt = e.T
+				for n := range r.Paused {
+					closeIv(r.Paused, n, e.T)
+				}
+			}
+		case hist.KindJudge:
+			j, err := checker.Decode[hist.Judge](e)
+			if err != nil {
+				return err
+			}
+			k := j.Worker + "/" + j.Token
+			switch j.Phase {
+			case hist.JudgeStart:
+				jj := &Judging{Worker: j.Worker, Sub: j.Sub, Token: j.Token, Gen: j.Gen, Start: e.T, StartEv: e.Seq}
+				judging[k] = jj
+				r.Judgings = append(r.Judgings, jj)
+			case hist.JudgeEnd:
+				if jj := judging[k]; jj != nil {
+					jj.End, jj.Verdict, jj.EndEv = e.T, j.Verdict, e.Seq
+				}
+			case hist.JudgeAbandon:
+				if jj := judging[k]; jj != nil {
+					jj.Abandoned = e.T
+				}
+			}
+		case hist.KindResult:
+			x, err := checker.Decode[hist.Result](e)
+			if err != nil {
+				return err
+			}
+			k := fmt.Sprintf("%s/%d/%s", x.Worker, x.Sub, x.Token)
+			switch x.Phase {
+			case hist.ResultSaved:
+				if _, seen := results[k]; !seen {
+					rl := &ResultLife{Worker: x.Worker, Sub: x.Sub, Token: x.Token, Verdict: x.Verdict, Durable: x.Durable, Saved: e.T, SavedEv: e.Seq}
+					results[k] = rl
+					r.Results = append(r.Results, rl)
+				}
+			case hist.ResultAnswered:
+				if rl := results[k]; rl != nil && rl.Answered == 0 {
+					rl.Answered, rl.Code = e.T, x.Code
+				}
+			case hist.ResultRetry:
+				if rl := results[k]; rl != nil {
+					rl.Retries++
+				}
+			}
+		case hist.KindAlert:
+			a, err := checker.Decode[hist.Alert](e)
+			if err != nil {
+				return err
+			}
+			r.Alerts = append(r.Alerts, AlertAt{Event: e.Seq, T: e.T, Alert: a})
+		}
+	}
+	return nil
+}
+
+// SubIDs returns the submission ids in order.
+func (r *Run) SubIDs() []int64 {
+	ids := make([]int64, 0, len(r.Subs))
+	for id := range r.Subs {
+		ids = append(ids, id)
+	}
+	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
+	return ids
+}
+
+// Final returns a submission's last row version.
+func (r *Run) Final(id int64) Version {
+	vs := r.Subs[id]
+	return vs[len(vs)-1]
+}
+
+// Terminal reports whether a status is terminal.
+func Terminal(status string) bool { return status != "" && status != "pending" && status != "judging" }
+
+// DecidedAt returns when a submission last entered a terminal state (0 if it
+// is not terminal at the end).
+func (r *Run) DecidedAt(id int64) int64 {
+	vs := r.Subs[id]
+	if !Terminal(vs[len(vs)-1].Status) {
+		return 0
+	}
+	t := vs[len(vs)-1].T
+	for i := len(vs) - 1; i >= 0 && Terminal(vs[i].Status); i-- {
+		t = vs[i].T
+	}
+	return t
+}
+
+// DownAt reports whether a node was crashed (or paused) at time t.
+func (r *Run) DownAt(node string, t int64) bool {
+	for _, iv := range r.Down[node] {
+		if iv.covers(t) {
+			return true
+		}
+	}
+	for _, iv := range r.Paused[node] {
+		if iv.covers(t) {
+			return true
+		}
+	}
+	return false
+}
+
+// FailedDuring reports whether a node crashed or was paused within [a, b].
+func (r *Run) FailedDuring(node string, a, b int64) bool {
+	for _, m := range []map[string][]Interval{r.Down, r.Paused} {
+		for _, iv := range m[node] {
+			end := iv.End
+			if end == 0 {
+				end = r.End + 1
+			}
+			if iv.Start <= b && end >= a {
+				return true
+			}
+		}
+	}
+	return false
+}

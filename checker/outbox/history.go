@@ -1,0 +1,295 @@
+package outbox
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/fencesim/fencesim/traces"
+	"github.com/fencesim/fencesim/traces/hist"
+)
+
+// Table and note names: the contract with model/outbox.
+const (
+	TKeys      = "idempotency_keys"
+	TCharges   = "charges"
+	TLedger    = "ledger"
+	TOutbox    = "outbox"
+	TProcessed = "processed_messages"
+	TEffects   = "effects"
+
+	KindEvent    = "b-event"
+	KindDelivery = "b-delivery"
+	KindSender   = "b-sender"
+	KindHandle   = "b-handle"
+	KindRelay    = "b-relay"
+	KindPublish  = "b-publish"
+	KindPush     = "b-push"
+	KindApply    = "b-apply"
+
+	OpCharge = "charge"
+	OpRefund = "refund"
+)
+
+// Never is the return time of a call whose reply never came.
+const Never = math.MaxInt64
+
+// Call is one delivery as the sender saw it.
+type Call struct {
+	ID          string `json:"id"`
+	Client      string `json:"client"`
+	Op          string `json:"op"`
+	Key         string `json:"key"`     // the event id / Idempotency-Key sent ("" if none)
+	Payload     string `json:"payload"` // stable across retries
+	Invoke      int64  `json:"invoke"`
+	Return      int64  `json:"return"` // Never when unknown
+	Code        int    `json:"code,omitempty"`
+	Value       string `json:"value,omitempty"`
+	Handler     string `json:"handler,omitempty"`
+	Attempt     int    `json:"attempt"`
+	DeliveredAt int64  `json:"delivered_at"`
+}
+
+// Answered reports whether the reply reached the sender.
+func (c Call) Answered() bool { return c.Return != Never }
+
+// EventInfo is one event as the sender handled it.
+type EventInfo struct {
+	Event    string `json:"event"`
+	Payload  string `json:"payload"`
+	Op       string `json:"op"`
+	Copies   int    `json:"copies"`
+	Bound    int    `json:"bound"`
+	What     string `json:"what"` // "done", "give-up", or "" (still going at the end)
+	Code     int    `json:"code,omitempty"`
+	Attempts int    `json:"attempts"`
+}
+
+// Change is one row's net change in a commit.
+type Change struct {
+	Table  string         `json:"table"`
+	Op     string         `json:"op"`
+	Key    []any          `json:"key"`
+	Before map[string]any `json:"before,omitempty"`
+	After  map[string]any `json:"after,omitempty"`
+}
+
+// Commit is one committed transaction of a database node.
+type Commit struct {
+	Node    string   `json:"-"`
+	Seq     uint64   `json:"seq"`
+	Tx      uint64   `json:"tx"`
+	At      int64    `json:"at"`
+	Changes []Change `json:"changes"`
+}
+
+// Message is an outgoing message.
+type Message struct {
+	ID     string `json:"id"`
+	Event  string `json:"event"`
+	OpID   string `json:"op"`
+	Kind   string `json:"kind"`
+	Amount int64  `json:"amount"`
+}
+
+// Publish is the broker taking a message.
+type Publish struct {
+	Msg  Message `json:"msg"`
+	From string  `json:"from"`
+	Seq  uint64  `json:"seq"`
+	T    int64   `json:"-"`
+}
+
+// Handle is a handler's work on one delivery.
+type Handle struct {
+	Handler string `json:"handler"`
+	Event   string `json:"event"`
+	Key     string `json:"key"`
+	Phase   string `json:"phase"`
+	Code    int    `json:"code,omitempty"`
+	Path    string `json:"path,omitempty"`
+	T       int64  `json:"-"`
+}
+
+// Step is a relay step, a push or an apply, with its time and node.
+type Step struct {
+	Node    string `json:"-"`
+	T       int64  `json:"-"`
+	Msg     string `json:"msg"`
+	What    string `json:"what"`
+	Seq     uint64 `json:"seq"`
+	Attempt int    `json:"attempt"`
+}
+
+// Crash is a node's crash.
+type Crash struct {
+	Node string
+	T    int64
+}
+
+// History is everything the checkers read from one run.
+type History struct {
+	Calls     []Call
+	Events    []EventInfo
+	Commits   []Commit
+	Publishes []Publish
+	Handles   []Handle
+	Relay     []Step
+	Pushes    []Step
+	Applies   []Step
+	Crashes   []Crash
+	End       int64 // time of the last event
+}
+
+// Decode reads a run's trace into a History. It fails on a note whose data
+// does not decode: the model and the checker disagree on the contract.
+func Decode(events []traces.Event) (*History, error) {
+	h := &History{}
+	calls := map[string]int{}
+	evIdx := map[string]int{} // payload -> index
+	for i := range events {
+		e := &events[i]
+		if e.T > h.End {
+			h.End = e.T
+		}
+		var err error
+		switch e.Kind {
+		case hist.KindCall:
+			var c hist.Call
+			if err = json.Unmarshal(e.Data, &c); err == nil {
+				calls[c.ID] = len(h.Calls)
+				h.Calls = append(h.Calls, Call{ID: c.ID, Client: c.Client, Op: c.Op, Key: c.Key, Payload: c.RequestID, Invoke: e.T, Return: Never})
+			}
+		case hist.KindReturn:
+			var r hist.Return
+			if err = json.Unmarshal(e.Data, &r); err == nil {
+				j, ok := calls[r.ID]
+				if !ok {
+					return nil, fmt.Errorf("trace #%d: return of unknown call %q", e.Seq, r.ID)
+				}
+				h.Calls[j].Return, h.Calls[j].Code, h.Calls[j].Value = e.T, r.Code, r.Value
+			}
+		case KindDelivery:
+			var d struct {
+				Call        string `json:"call"`
+				Handler     string `json:"handler"`
+				Attempt     int    `json:"attempt"`
+				DeliveredAt int64  `json:"delivered_at"`
+			}
+			if err = json.Unmarshal(e.Data, &d); err == nil {
+				j, ok := calls[d.Call]
+				if !ok {
+					return nil, fmt.Errorf("trace #%d: delivery of unknown call %q", e.Seq, d.Call)
+				}
+				h.Calls[j].Handler, h.Calls[j].Attempt, h.Calls[j].DeliveredAt = d.Handler, d.Attempt, d.DeliveredAt
+			}
+		case KindEvent:
+			var ev EventInfo
+			if err = json.Unmarshal(e.Data, &ev); err == nil {
+				evIdx[ev.Payload] = len(h.Events)
+				h.Events = append(h.Events, ev)
+			}
+		case KindSender:
+			var s struct {
+				Payload  string `json:"payload"`
+				What     string `json:"what"`
+				Code     int    `json:"code"`
+				Attempts int    `json:"attempts"`
+			}
+			if err = json.Unmarshal(e.Data, &s); err == nil {
+				j, ok := evIdx[s.Payload]
+				if !ok {
+					return nil, fmt.Errorf("trace #%d: sender outcome of unknown event %q", e.Seq, s.Payload)
+				}
+				h.Events[j].What, h.Events[j].Code, h.Events[j].Attempts = s.What, s.Code, s.Attempts
+			}
+		case hist.KindCommit:
+			var c Commit
+			dec := json.NewDecoder(bytes.NewReader(e.Data))
+			dec.UseNumber()
+			if err = dec.Decode(&c); err == nil {
+				c.Node = e.Node
+				for k := range c.Changes {
+					normalize(c.Changes[k].Before)
+					normalize(c.Changes[k].After)
+				}
+				h.Commits = append(h.Commits, c)
+			}
+		case KindPublish:
+			var p Publish
+			if err = json.Unmarshal(e.Data, &p); err == nil {
+				p.T = e.T
+				h.Publishes = append(h.Publishes, p)
+			}
+		case KindHandle:
+			var x Handle
+			if err = json.Unmarshal(e.Data, &x); err == nil {
+				x.T = e.T
+				h.Handles = append(h.Handles, x)
+			}
+		case KindRelay, KindPush, KindApply:
+			var s Step
+			if err = json.Unmarshal(e.Data, &s); err == nil {
+				s.Node, s.T = e.Node, e.T
+				switch e.Kind {
+				case KindRelay:
+					h.Relay = append(h.Relay, s)
+				case KindPush:
+					h.Pushes = append(h.Pushes, s)
+				default:
+					h.Applies = append(h.Applies, s)
+				}
+			}
+		case "crash":
+			h.Crashes = append(h.Crashes, Crash{Node: e.Node, T: e.T})
+		}
+		if err != nil {
+			return nil, fmt.Errorf("trace #%d (%s): data does not decode: %w", e.Seq, e.Kind, err)
+		}
+	}
+	return h, nil
+}
+
+// normalize turns JSON numbers into int64 (every number the schemas hold
+// is an integer or a timestamp in nanoseconds).
+func normalize(r map[string]any) {
+	for k, v := range r {
+		if n, ok := v.(json.Number); ok {
+			if i, err := strconv.ParseInt(string(n), 10, 64); err == nil {
+				r[k] = i
+			}
+		}
+	}
+}
+
+func str(r map[string]any, col string) string {
+	s, _ := r[col].(string)
+	return s
+}
+
+func num(r map[string]any, col string) int64 {
+	n, _ := r[col].(int64)
+	return n
+}
+
+// rowKey renders a primary key.
+func rowKey(k []any) string {
+	parts := make([]string, len(k))
+	for i, v := range k {
+		parts[i] = fmt.Sprint(v)
+	}
+	return strings.Join(parts, ",")
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}

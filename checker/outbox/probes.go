@@ -1,0 +1,151 @@
+package outbox
+
+// Probes are sometimes-assertions: situations a sweep must reach often
+// enough for its passing runs to mean something.
+const (
+	ProbeRace         = "handlers-race"            // two handlers worked on one key at the same time
+	ProbeRelayBetween = "relay-crash-unmarked"     // the relay crashed between a publish and its mark
+	ProbeRedelivery   = "redelivery-new-time"      // an event was delivered again with a new timestamp
+	ProbeDuplicate    = "duplicate-from-store"     // a duplicate was answered from the stored key
+	ProbeDoublePub    = "double-publish"           // a message was published twice
+	ProbeBrokerRedo   = "broker-redelivery"        // the broker pushed a message again
+	ProbeDedup        = "consumer-dedup"           // the consumer skipped a message it had applied
+	ProbeRefund       = "refund"                   // a refund committed
+	ProbeKeyless      = "keyless-refused"          // a request without a key was refused
+	ProbeGaveUp       = "sender-gave-up"           // the sender gave up on an event
+	ProbeHandlerCrash = "handler-crash-mid-flight" // a handler crashed with a delivery in progress
+)
+
+// ProbeNames lists the probes in a fixed order.
+var ProbeNames = []string{ProbeRace, ProbeRelayBetween, ProbeRedelivery, ProbeDuplicate, ProbeDoublePub, ProbeBrokerRedo,
+	ProbeDedup, ProbeRefund, ProbeKeyless, ProbeGaveUp, ProbeHandlerCrash}
+
+// Probes reports which probes a run hit.
+func Probes(h *History) map[string]bool {
+	p := map[string]bool{}
+	// Handler intervals per key; crashes end a handler's open intervals.
+	type open struct {
+		handler, key string
+		start        int64
+	}
+	var intervals []open
+	type ival struct {
+		handler, key string
+		start, end   int64
+	}
+	var closed []ival
+	crashAt := func(node string, after int64) int64 {
+		for _, c := range h.Crashes {
+			if c.Node == node && c.T >= after {
+				return c.T
+			}
+		}
+		return h.End
+	}
+	for _, x := range h.Handles {
+		if x.Key == "" {
+			continue
+		}
+		if x.Phase == "start" {
+			intervals = append(intervals, open{x.Handler, x.Key, x.T})
+			continue
+		}
+		for i, o := range intervals {
+			if o.handler == x.Handler && o.key == x.Key {
+				closed = append(closed, ival{o.handler, o.key, o.start, x.T})
+				intervals = append(intervals[:i], intervals[i+1:]...)
+				break
+			}
+		}
+		if x.Path == "duplicate" {
+			p[ProbeDuplicate] = true
+		}
+	}
+	for _, o := range intervals {
+		end := crashAt(o.handler, o.start)
+		if end < h.End {
+			p[ProbeHandlerCrash] = true
+		}
+		closed = append(closed, ival{o.handler, o.key, o.start, end})
+	}
+	for i := range closed {
+		for j := i + 1; j < len(closed); j++ {
+			a, b := closed[i], closed[j]
+			if a.key == b.key && a.handler != b.handler && a.start < b.end && b.start < a.end {
+				p[ProbeRace] = true
+			}
+		}
+	}
+	// Redelivery with a new timestamp.
+	first := map[string]int64{}
+	for _, c := range h.Calls {
+		if c.Key == "" {
+			continue
+		}
+		if t, ok := first[c.Payload]; !ok {
+			first[c.Payload] = c.DeliveredAt
+		} else if t != c.DeliveredAt {
+			p[ProbeRedelivery] = true
+		}
+	}
+	// The relay crashed with a published, unmarked message.
+	pending := map[string]bool{}
+	ci := 0
+	relayCrashes := []int64{}
+	for _, c := range h.Crashes {
+		if c.Node == "relay" {
+			relayCrashes = append(relayCrashes, c.T)
+		}
+	}
+	for _, s := range h.Relay {
+		for ci < len(relayCrashes) && relayCrashes[ci] < s.T {
+			if len(pending) > 0 {
+				p[ProbeRelayBetween] = true
+			}
+			pending = map[string]bool{}
+			ci++
+		}
+		if s.What == "published" {
+			pending[s.Msg] = true
+		} else {
+			delete(pending, s.Msg)
+		}
+	}
+	for ; ci < len(relayCrashes); ci++ {
+		if len(pending) > 0 {
+			p[ProbeRelayBetween] = true
+		}
+		pending = map[string]bool{}
+	}
+	pubs := map[string]int{}
+	for _, x := range h.Publishes {
+		pubs[x.Msg.ID]++
+		if pubs[x.Msg.ID] > 1 {
+			p[ProbeDoublePub] = true
+		}
+	}
+	if len(h.Pushes) > 0 {
+		p[ProbeBrokerRedo] = true
+	}
+	for _, a := range h.Applies {
+		if a.What == "duplicate" {
+			p[ProbeDedup] = true
+		}
+	}
+	for _, r := range h.inserts(TLedger) {
+		if str(r, "kind") == OpRefund {
+			p[ProbeRefund] = true
+		}
+	}
+	for _, c := range h.Calls {
+		if c.Key == "" && c.Code == 400 {
+			p[ProbeKeyless] = true
+		}
+	}
+	for _, e := range h.Events {
+		if e.What == "give-up" {
+			p[ProbeGaveUp] = true
+		}
+	}
+	return p
+}

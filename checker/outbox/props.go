@@ -1,0 +1,337 @@
+package outbox
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// Property ids.
+const (
+	PB1 = "PB1" // one effect per key (linearizable per key)
+	PB2 = "PB2" // outbox atomicity
+	PB3 = "PB3" // effectively once
+	PB4 = "PB4" // append-only ledger
+	PB5 = "PB5" // the sender can stop
+	PB6 = "PB6" // no key, no change
+)
+
+// Properties lists the ids in order, with their names.
+var Properties = []struct{ ID, Name string }{
+	{PB1, "one effect per key"},
+	{PB2, "outbox atomicity"},
+	{PB3, "effectively once"},
+	{PB4, "append-only ledger"},
+	{PB5, "the sender can stop"},
+	{PB6, "no key, no change"},
+}
+
+// Verdict is one property's judgement of a run.
+type Verdict struct {
+	Property string   `json:"property"`
+	OK       bool     `json:"ok"`
+	Why      []string `json:"why,omitempty"` // sorted; at most maxWhy
+}
+
+const maxWhy = 8
+
+func (v Verdict) String() string {
+	if v.OK {
+		return v.Property + " ok"
+	}
+	return v.Property + " FAILED: " + strings.Join(v.Why, "; ")
+}
+
+type verdict struct {
+	id  string
+	why []string
+}
+
+func (v *verdict) fail(format string, a ...any) { v.why = append(v.why, fmt.Sprintf(format, a...)) }
+
+func (v *verdict) done() Verdict {
+	sort.Strings(v.why)
+	if len(v.why) > maxWhy {
+		n := len(v.why)
+		v.why = append(v.why[:maxWhy], fmt.Sprintf("(and %d more)", n-maxWhy))
+	}
+	return Verdict{Property: v.id, OK: len(v.why) == 0, Why: v.why}
+}
+
+// Failed returns the ids of the failed properties.
+func Failed(vs []Verdict) []string {
+	var out []string
+	for _, v := range vs {
+		if !v.OK {
+			out = append(out, v.Property)
+		}
+	}
+	return out
+}
+
+// Find returns the verdict of a property.
+func Find(vs []Verdict, id string) (Verdict, bool) {
+	for _, v := range vs {
+		if v.Property == id {
+			return v, true
+		}
+	}
+	return Verdict{}, false
+}
+
+// Check judges a run: PB1..PB6, in order. The liveness halves (every
+// committed message published, every published message applied, every
+// sender stopped on a success) assume the run was allowed to settle after
+// its faults healed.
+func Check(h *History) []Verdict {
+	return []Verdict{CheckPB1(h), CheckPB2(h), CheckPB3(h), CheckPB4(h), CheckPB5(h), CheckPB6(h)}
+}
+
+// inserts returns the rows a table gained, over every commit, in commit
+// order.
+func (h *History) inserts(table string) []map[string]any {
+	var out []map[string]any
+	for _, c := range h.Commits {
+		for _, ch := range c.Changes {
+			if ch.Table == table && ch.Op == "insert" {
+				out = append(out, ch.After)
+			}
+		}
+	}
+	return out
+}
+
+// committedOps returns the operations whose transaction committed: the op id
+// of every stored key, charge and ledger entry (ids are ch-<op>, le-<op>).
+func (h *History) committedOps() map[string]string {
+	ops := map[string]string{}
+	for _, r := range h.inserts(TKeys) {
+		ops[str(r, "op_id")] = str(r, "event_id")
+	}
+	for _, r := range h.inserts(TCharges) {
+		ops[strings.TrimPrefix(str(r, "id"), "ch-")] = str(r, "event_id")
+	}
+	for _, r := range h.inserts(TLedger) {
+		ops[strings.TrimPrefix(str(r, "id"), "le-")] = str(r, "event_id")
+	}
+	return ops
+}
+
+// CheckPB1: however many deliveries, retries and concurrent handlers, each
+// key produces one business row and one side effect, and every delivery
+// gets the same answer (linearizable per key).
+func CheckPB1(h *History) Verdict {
+	v := verdict{id: PB1}
+	var ops []Operation
+	for i, c := range h.Calls {
+		if c.Key == "" {
+			continue
+		}
+		out := LinOutput{Unknown: !c.Answered(), Code: c.Code, Value: c.Value}
+		ops = append(ops, Operation{ClientId: i, Input: LinInput{Key: c.Key, Op: c.Op}, Call: c.Invoke, Output: out, Return: c.Return})
+	}
+	if res := CheckLinearizable(KeyModel, ops); !res.OK {
+		for _, p := range res.Illegal {
+			v.fail("answers not linearizable: %s", p)
+		}
+	}
+	count := func(rows []map[string]any, what string, keep func(map[string]any) bool) {
+		n := map[string][]string{}
+		for _, r := range rows {
+			if keep(r) {
+				n[str(r, "event_id")] = append(n[str(r, "event_id")], str(r, "id"))
+			}
+		}
+		for _, ev := range sortedKeys(n) {
+			if len(n[ev]) > 1 {
+				v.fail("event %s has %d %s: %s", ev, len(n[ev]), what, strings.Join(n[ev], ", "))
+			}
+		}
+	}
+	all := func(map[string]any) bool { return true }
+	count(h.inserts(TCharges), "charge rows", all)
+	count(h.inserts(TLedger), "refund entries", func(r map[string]any) bool { return str(r, "kind") == OpRefund })
+	effects := map[string][]string{}
+	for _, r := range h.inserts(TEffects) {
+		effects[str(r, "event_id")] = append(effects[str(r, "event_id")], str(r, "msg_id"))
+	}
+	for _, ev := range sortedKeys(effects) {
+		if len(effects[ev]) > 1 {
+			v.fail("event %s has %d side effects (messages %s)", ev, len(effects[ev]), strings.Join(effects[ev], ", "))
+		}
+	}
+	return v.done()
+}
+
+// CheckPB2: every committed business transaction has its message published
+// at least once; no message is published for a transaction that did not
+// commit.
+func CheckPB2(h *History) Verdict {
+	v := verdict{id: PB2}
+	committed := h.committedOps()
+	published := map[string]int{}
+	for _, p := range h.Publishes {
+		published[p.Msg.OpID]++
+		if _, ok := committed[p.Msg.OpID]; !ok {
+			v.fail("message %s (event %s) published at %.3fs but its transaction never committed", p.Msg.ID, p.Msg.Event, float64(p.T)/1e9)
+		}
+	}
+	for _, op := range sortedKeys(committed) {
+		if published[op] == 0 {
+			v.fail("operation %s (event %s) committed but its message was never published", op, committed[op])
+		}
+	}
+	return v.done()
+}
+
+// CheckPB3: the consumer applies each published message exactly once.
+func CheckPB3(h *History) Verdict {
+	v := verdict{id: PB3}
+	applied := map[string]int{}
+	for _, r := range h.inserts(TEffects) {
+		applied[str(r, "msg_id")]++
+	}
+	published := map[string]int{}
+	for _, p := range h.Publishes {
+		published[p.Msg.ID]++
+	}
+	for _, id := range sortedKeys(published) {
+		switch n := applied[id]; {
+		case n == 0:
+			v.fail("message %s published %d time(s) but never applied", id, published[id])
+		case n > 1:
+			v.fail("message %s applied %d times (published %d time(s))", id, n, published[id])
+		}
+	}
+	for _, id := range sortedKeys(applied) {
+		if published[id] == 0 {
+			v.fail("message %s applied but never published", id)
+		}
+	}
+	return v.done()
+}
+
+// CheckPB4: no ledger row is ever changed or deleted; a reversal is a new
+// entry naming the entry it reverses, for the opposite amount; the balance
+// believed after every commit is reconstructible from the final ledger.
+func CheckPB4(h *History) Verdict {
+	v := verdict{id: PB4}
+	state := map[string]map[string]any{} // the ledger as believed after each commit
+	type snapshot struct {
+		at      int64
+		balance int64
+		ids     []string
+	}
+	var snaps []snapshot
+	for _, c := range h.Commits {
+		touched := false
+		for _, ch := range c.Changes {
+			if ch.Table != TLedger {
+				continue
+			}
+			touched = true
+			switch ch.Op {
+			case "insert":
+				state[rowKey(ch.Key)] = ch.After
+			case "update":
+				v.fail("ledger row %s changed in place at %.3fs: amount %d -> %d", rowKey(ch.Key), float64(c.At)/1e9, num(ch.Before, "amount"), num(ch.After, "amount"))
+				state[rowKey(ch.Key)] = ch.After
+			case "delete":
+				v.fail("ledger row %s deleted at %.3fs", rowKey(ch.Key), float64(c.At)/1e9)
+				delete(state, rowKey(ch.Key))
+			}
+		}
+		if touched {
+			s := snapshot{at: c.At}
+			for _, id := range sortedKeys(state) {
+				s.balance += num(state[id], "amount")
+				s.ids = append(s.ids, id)
+			}
+			snaps = append(snaps, s)
+		}
+	}
+	// Reconstruct each believed balance from the final rows.
+	for _, s := range snaps {
+		var b int64
+		for _, id := range s.ids {
+			if r, ok := state[id]; ok {
+				b += num(r, "amount")
+			}
+		}
+		if b != s.balance {
+			v.fail("balance believed at %.3fs was %d; the ledger now says %d for the same entries", float64(s.at)/1e9, s.balance, b)
+		}
+	}
+	for _, id := range sortedKeys(state) {
+		r := state[id]
+		if str(r, "kind") != OpRefund {
+			continue
+		}
+		orig, ok := state[str(r, "reversal_of")]
+		switch {
+		case !ok:
+			v.fail("refund entry %s reverses %q, which is not in the ledger", id, str(r, "reversal_of"))
+		case num(orig, "amount") != -num(r, "amount"):
+			v.fail("refund entry %s of %d does not reverse entry %s of %d", id, num(r, "amount"), str(r, "reversal_of"), num(orig, "amount"))
+		}
+	}
+	return v.done()
+}
+
+// CheckPB5: a duplicate is answered as success, so the sender can stop:
+// deliveries per event stay within the sender's policy, and every event
+// whose work committed was answered with a success (the sender stopped on
+// it, not by giving up).
+func CheckPB5(h *History) Verdict {
+	v := verdict{id: PB5}
+	deliveries := map[string]int{}
+	for _, c := range h.Calls {
+		deliveries[c.Payload]++
+	}
+	committed := map[string]bool{}
+	for _, ev := range h.committedOps() {
+		committed[ev] = true
+	}
+	for _, e := range h.Events {
+		if e.Bound > 0 && deliveries[e.Payload] > e.Bound {
+			v.fail("event %s delivered %d times, above the sender's bound %d", e.Payload, deliveries[e.Payload], e.Bound)
+		}
+		if e.Event == "" || !committed[e.Event] {
+			continue
+		}
+		switch {
+		case e.What == "":
+			v.fail("event %s committed but the sender was still delivering it at the end (%d deliveries)", e.Event, deliveries[e.Payload])
+		case e.What != "done" || e.Code < 200 || e.Code >= 300:
+			v.fail("event %s committed but the sender never heard a success: %s after %d attempts", e.Event, e.What, e.Attempts)
+		}
+	}
+	return v.done()
+}
+
+// CheckPB6: a request without a key is refused with a clear error and
+// changes nothing.
+func CheckPB6(h *History) Verdict {
+	v := verdict{id: PB6}
+	keyless := map[string]bool{}
+	for _, c := range h.Calls {
+		if c.Key != "" {
+			continue
+		}
+		keyless[c.Payload] = true
+		if c.Answered() && (c.Code != 400 || !strings.Contains(c.Value, "Idempotency-Key")) {
+			v.fail("keyless request %s (%s) answered %d %q, not a 400 naming the missing key", c.ID, c.Payload, c.Code, c.Value)
+		}
+	}
+	for _, c := range h.Commits {
+		for _, ch := range c.Changes {
+			if p := str(ch.After, "payload"); p != "" && keyless[p] {
+				v.fail("keyless request %s changed %s (%s %s)", p, ch.Table, ch.Op, rowKey(ch.Key))
+			}
+			if ch.Table == TKeys && str(ch.After, "event_id") == "" && ch.After != nil {
+				v.fail("an empty key was stored (row %s)", rowKey(ch.Key))
+			}
+		}
+	}
+	return v.done()
+}
