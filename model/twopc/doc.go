@@ -1,0 +1,46 @@
+// Package twopc is system C: two-phase commit under coordinator crashes
+// (SYSTEMS.md C.1-C.8, seed 002). A coordinator node runs global
+// transactions over participant databases (model/db nodes: "orders" inserts
+// one order; "inventory" (and "inventory-2", ... for more participants)
+// takes one sku-1 off a stock of 100) with PREPARE TRANSACTION, COMMIT
+// PREPARED and ROLLBACK PREPARED, and keeps its decision log on its
+// sim.Disk, fsync'd before it is trusted.
+//
+// # What it owns
+//
+// The Design (parameters and the knob registry of PROPERTIES.md "System
+// C"), the coordinator (coordinator.go), the participants' agents
+// (agent.go: the timeout-abort knob and the cooperative termination
+// protocol), the schemas and statements (sql.go), the world builder
+// (world.go), the checked-run harness with exhaustive crash enumeration
+// (run.go), and the source's scenarios C.1-C.7 and the C.8 extensions with
+// their tables (scenarios.go).
+//
+// # Order of effects
+//
+// Phase one prepares the participants one after another (orders first, as
+// the source does). The decision is written to the log and fsync'd before
+// the first COMMIT PREPARED is sent (commit-before-log swaps them). Every
+// start of a coordinator first recovers: it asks every participant for its
+// prepared transactions and finishes each as the log says; a gid without a
+// record is logged ABORT, then rolled back. The first decision record of a
+// gid wins: an instance that finds one follows it, which makes a second
+// instance taking over from the same log safe.
+//
+// # Crash points
+//
+// Every node passes PointStep before each input (so a crash can be injected
+// at every step); the coordinator also passes the named points PointBegin,
+// PointPrepared+p, PointDecided, PointLogged, PointCommitted+p, PointAborted+p
+// and PointRecovered+p; the databases pass db.PointPrepare and
+// db.PointCommit. Positions lists C.1's five.
+//
+// # Trace
+//
+// The coordinator and agents write "2pc" notes whose data is
+// checker/twopc.Note (the vocabulary lives with its checker, which never
+// imports model/); model/db writes the "prepared", "commit" and "db" events.
+//
+// Like every model package it never reads the wall clock, starts goroutines
+// or depends on map order.
+package twopc

@@ -1,0 +1,245 @@
+package twopc
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/fencesim/fencesim/checker"
+	ct "github.com/fencesim/fencesim/checker/twopc"
+	"github.com/fencesim/fencesim/clock"
+	"github.com/fencesim/fencesim/network"
+	"github.com/fencesim/fencesim/sim"
+	"github.com/fencesim/fencesim/traces"
+)
+
+// Harness fixes how a checked run is driven: faults happen before HealAt,
+// where a heal-all ends them (crashed nodes restart); the run then settles
+// until HealAt + Settle and is noted quiesced, so that PC4 applies.
+type Harness struct {
+	Network network.Policy
+	HealAt  time.Duration
+	Settle  time.Duration
+	Horizon time.Duration // generated faults start before this
+	MaxDown time.Duration // longest generated downtime
+	// Restart, when positive, restarts every crashed node this long after
+	// its crash (a supervisor), besides the heal-all.
+	Restart time.Duration
+}
+
+// DefaultHarness is the harness of the property tests and of RunSeed: a 1 ms
+// network, faults in the first 3 s, downtimes up to 10 s (longer than
+// abort_after), heal at 20 s, settle 30 s.
+func DefaultHarness() Harness {
+	return Harness{
+		Network: network.Policy{DelayMin: time.Millisecond, DelayMax: time.Millisecond},
+		HealAt:  20 * time.Second, Settle: 30 * time.Second,
+		Horizon: 3 * time.Second, MaxDown: 10 * time.Second,
+	}
+}
+
+// Outcome is one checked run.
+type Outcome struct {
+	World    *World
+	Schedule sim.Schedule // the faults (without the workload's commands and the heal-all)
+	Events   []traces.Event
+	Report   ct.Report
+	Err      error // the run itself failed (event budget)
+}
+
+// OK reports whether every property held.
+func (o *Outcome) OK() bool { return o.Err == nil && o.Report.OK() }
+
+// Failed lists the failed properties.
+func (o *Outcome) Failed() []string { return o.Report.Failed() }
+
+// Tail returns the last n 2PC and database-ending events, for failure
+// messages.
+func (o *Outcome) Tail(n int) string {
+	var lines []string
+	for _, e := range o.Events {
+		switch e.Kind {
+		case ct.Kind, "prepared", "crash", "restart", "fault":
+			lines = append(lines, e.String())
+		}
+	}
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
+
+type recorder struct {
+	traces.Memory
+	w       *sim.World
+	restart time.Duration
+	added   sim.Schedule
+	crashes map[string]int
+}
+
+func (r *recorder) Record(e *traces.Event) {
+	r.Memory.Record(e)
+	if e.Kind == "crash" && r.restart > 0 && r.w != nil {
+		a := sim.Action{At: clock.Time(e.T).Add(r.restart), Kind: sim.Restart, Node: e.Node}
+		if err := r.w.Inject(a); err == nil {
+			r.added = append(r.added, a)
+		}
+	}
+}
+
+// Run runs a design under a fault schedule with the given entropy and
+// checks it.
+func (h Harness) Run(d Design, faults sim.Schedule, ent sim.Entropy) *Outcome {
+	rec := &recorder{restart: h.Restart}
+	sched := append(append(sim.Schedule(nil), faults...), sim.Action{At: clock.Time(h.HealAt), Kind: sim.HealAll})
+	w, err := Build(d, sim.Config{
+		Entropy: ent, Network: h.Network, Schedule: sched, Recorder: rec,
+		Limits: sim.Limits{MaxTime: clock.Time(h.HealAt + h.Settle), MaxEvents: 2_000_000},
+	})
+	if err != nil {
+		return &Outcome{Schedule: faults, Err: err}
+	}
+	rec.w = w.World
+	o := &Outcome{World: w, Schedule: faults}
+	o.Err = w.Run()
+	quiet := o.Err == nil
+	for _, n := range append(append([]string(nil), w.Names.Started...), w.Names.Participants...) {
+		quiet = quiet && w.Up(n)
+	}
+	w.Note(ct.Kind, fmt.Sprintf("end quiesced=%v", quiet), ct.Note{What: ct.WEnd, Quiesced: quiet})
+	o.Schedule = append(o.Schedule, rec.added...)
+	o.Events = rec.Events
+	rep, err := ct.Check(o.Events)
+	if err != nil && o.Err == nil {
+		o.Err = err
+	}
+	o.Report = rep
+	return o
+}
+
+// Draw draws a fault schedule for a design from r (a PCG stream or rapid).
+func (h Harness) Draw(d Design, r sim.Rand) sim.Schedule {
+	s, _ := sim.Generate(r, Spec(d, h.Horizon, h.MaxDown))
+	return s
+}
+
+// RunSeed runs one simulated run of a design for a seed: faults drawn from
+// the seed, the default harness, every property checked. It is the unit of
+// the command line's explore.
+func RunSeed(d Design, seed uint64) *Outcome {
+	h := DefaultHarness()
+	ent := sim.NewPCG(seed)
+	return h.Run(d, h.Draw(d, ent.Stream("faults")), ent)
+}
+
+// Verdicts returns a run's property verdicts.
+func (o *Outcome) Verdicts() []checker.Verdict { return o.Report.Verdicts }
+
+// ---- exhaustive crash enumeration ----
+
+// Site is one place to crash: node's Count-th pass of crash point Point.
+type Site struct {
+	Node  string `json:"node"`
+	Point string `json:"point"`
+	Count int    `json:"count"`
+}
+
+func (s Site) String() string { return fmt.Sprintf("%s@%s#%d", s.Node, s.Point, s.Count) }
+
+func (s Site) action() sim.Action {
+	return sim.Action{At: 0, Kind: sim.CrashAt, Node: s.Node, Point: s.Point, Count: s.Count}
+}
+
+// Coverage is the result of an exhaustive enumeration.
+type Coverage struct {
+	Sites    []Site     // every crash site reached by a single crash
+	Singles  int        // single-crash runs whose crash happened
+	Pairs    int        // two-crash runs whose both crashes happened
+	Runs     int        // runs made
+	Failures []*Outcome // runs where a property failed (the first few)
+}
+
+func reached(evs []traces.Event, s Site) int {
+	n := 0
+	for _, e := range evs {
+		if e.Kind == "fault" && e.Node == s.Node && e.Text == "crash point "+s.Point+" reached" {
+			n++
+		}
+	}
+	return n
+}
+
+// Enumerate crashes the coordinator and every participant at every step
+// (PointStep), at every named crash point of the coordinator and at the
+// databases' durable-but-unanswered points, one crash per run, each pass of
+// each point in turn until a pass is no longer reached; with pairs, also
+// every ordered pair of those sites in one run. Crashed nodes restart after
+// the harness's Restart delay (1 s if unset).
+func (h Harness) Enumerate(d Design, pairs bool, maxFailures int) Coverage {
+	if h.Restart <= 0 {
+		h.Restart = time.Second
+	}
+	var cov Coverage
+	n := NamesOf(d)
+	type nodePoints struct {
+		node   string
+		points []string
+	}
+	var all []nodePoints
+	for _, c := range n.Started {
+		all = append(all, nodePoints{c, CoordinatorPoints(d)})
+	}
+	for _, p := range n.Participants {
+		all = append(all, nodePoints{p, ParticipantPoints()})
+	}
+	keep := func(o *Outcome) {
+		if !o.OK() && len(cov.Failures) < maxFailures {
+			cov.Failures = append(cov.Failures, o)
+		}
+	}
+	for _, np := range all {
+		for _, p := range np.points {
+			for k := 1; ; k++ {
+				s := Site{np.node, p, k}
+				o := h.Run(d, sim.Schedule{s.action()}, sim.NewPCG(1))
+				cov.Runs++
+				if reached(o.Events, s) == 0 {
+					break
+				}
+				cov.Sites = append(cov.Sites, s)
+				cov.Singles++
+				keep(o)
+			}
+		}
+	}
+	if !pairs {
+		return cov
+	}
+	// Two crashes: after each single site, every pass of every point again,
+	// counted from the start of the run (for the same point of the same
+	// node: counted after the first crash), until a pass is not reached.
+	for _, a := range cov.Sites {
+		for _, np := range all {
+			for _, p := range np.points {
+				need := 1
+				if np.node == a.Node && p == a.Point {
+					need = 2
+				}
+				for k := 1; ; k++ {
+					b := Site{np.node, p, k}
+					o := h.Run(d, sim.Schedule{a.action(), b.action()}, sim.NewPCG(1))
+					cov.Runs++
+					rb := reached(o.Events, b)
+					if rb < need {
+						break
+					}
+					if reached(o.Events, a) > 0 {
+						cov.Pairs++
+						keep(o)
+					}
+				}
+			}
+		}
+	}
+	return cov
+}
