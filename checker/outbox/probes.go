@@ -1,5 +1,7 @@
 package outbox
 
+import "strings"
+
 // Probes are sometimes-assertions: situations a sweep must reach often
 // enough for its passing runs to mean something.
 const (
@@ -76,15 +78,16 @@ func Probes(h *History) map[string]bool {
 			}
 		}
 	}
-	// Redelivery with a new timestamp.
+	// A redelivery (a retry, not a first copy) with a new timestamp.
 	first := map[string]int64{}
 	for _, c := range h.Calls {
-		if c.Key == "" {
+		if c.Key == "" || c.Attempt == 0 {
+			if _, ok := first[c.Payload]; !ok && c.Key != "" {
+				first[c.Payload] = c.DeliveredAt
+			}
 			continue
 		}
-		if t, ok := first[c.Payload]; !ok {
-			first[c.Payload] = c.DeliveredAt
-		} else if t != c.DeliveredAt {
+		if t, ok := first[c.Payload]; ok && t != c.DeliveredAt {
 			p[ProbeRedelivery] = true
 		}
 	}
@@ -132,8 +135,8 @@ func Probes(h *History) map[string]bool {
 			p[ProbeDedup] = true
 		}
 	}
-	for _, r := range h.inserts(TLedger) {
-		if str(r, "kind") == OpRefund {
+	for _, r := range h.inserts(TKeys) {
+		if strings.HasPrefix(str(r, "key"), OpRefund+":") {
 			p[ProbeRefund] = true
 		}
 	}

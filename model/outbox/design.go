@@ -1,0 +1,287 @@
+package outbox
+
+import (
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Knob switches one mechanism of system B off, or to its known-bad
+// alternative (PROPERTIES.md, "System B").
+type Knob string
+
+// The knobs of system B.
+const (
+	CheckThenInsert         Knob = "check-then-insert"          // an application check before the insert, no unique constraint on the key
+	SendBeforeCommit        Knob = "send-before-commit"         // the handler publishes the message itself, before COMMIT
+	MarkSentBeforePublish   Knob = "mark-sent-before-publish"   // the relay marks a message sent, then publishes it
+	KeyIncludesDeliveryTime Knob = "key-includes-delivery-time" // the key is the event id plus the delivery timestamp
+	ConflictIs500           Knob = "conflict-is-500"            // a duplicate (unique violation) is answered 500
+	EditInPlaceRefund       Knob = "edit-in-place-refund"       // a refund overwrites the original ledger row
+	ConsumerWithoutDedup    Knob = "consumer-without-dedup"     // the consumer applies every delivery it receives
+)
+
+// KnobInfo describes a knob for the registry, the CLI and the knob tests.
+type KnobInfo struct {
+	Knob     Knob     `json:"knob"`
+	Removes  string   `json:"removes"`   // the mechanism removed
+	Harmful  bool     `json:"harmful"`   // the source says losing it is harmful
+	CaughtBy []string `json:"caught_by"` // the properties expected to catch it (the first is the one the knob test hunts with)
+	Faults   string   `json:"faults"`    // the faults it needs to show
+}
+
+// Knobs is the registry, in PROPERTIES.md's order.
+var Knobs = []KnobInfo{
+	{CheckThenInsert, "the unique constraint on the idempotency key (an application check before the insert instead)", true, []string{"PB1"}, "two handlers racing on one key"},
+	{SendBeforeCommit, "the transactional outbox (the handler publishes before COMMIT)", true, []string{"PB2"}, "a handler crash or a lost publish between publish and commit"},
+	{MarkSentBeforePublish, "publish-then-mark order in the relay", true, []string{"PB2", "PB3"}, "a relay crash between mark and publish"},
+	{KeyIncludesDeliveryTime, "a stable key (the delivery timestamp is part of it)", true, []string{"PB1"}, "a redelivery with a new timestamp"},
+	{ConflictIs500, "a duplicate answered as success", true, []string{"PB5"}, "a lost success answer, then a redelivery"},
+	{EditInPlaceRefund, "compensating ledger entries (the refund edits the original row)", true, []string{"PB4"}, "any refund"},
+	{ConsumerWithoutDedup, "the consumer's dedup by message id", true, []string{"PB3"}, "a broker redelivery or a relay publishing twice"},
+}
+
+// KnobNames lists the knob names, sorted.
+func KnobNames() []string {
+	out := make([]string, len(Knobs))
+	for i, k := range Knobs {
+		out[i] = string(k.Knob)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Info returns a knob's registry entry.
+func Info(k Knob) (KnobInfo, bool) {
+	for _, i := range Knobs {
+		if i.Knob == k {
+			return i, true
+		}
+	}
+	return KnobInfo{}, false
+}
+
+// Params are the design's numbers. The source gives none; every value is
+// chosen (SYSTEMS.md B is silent on timings) and documented here.
+type Params struct {
+	Handlers int `json:"handlers"` // handler instances behind the sender (it picks one per delivery)
+
+	// The sender's policy (a payment provider's retry schedule).
+	RequestTimeout time.Duration `json:"request_timeout"` // how long the sender waits for an answer before it redelivers
+	RetryBase      time.Duration `json:"retry_base"`      // first redelivery delay after a 5xx or a timeout
+	RetryCap       time.Duration `json:"retry_cap"`       // redelivery delays double up to this
+	MaxAttempts    int           `json:"max_attempts"`    // the sender gives up after this many attempts (copies count as one)
+
+	// The relay.
+	PollEvery      time.Duration `json:"poll_every"`      // how often the relay looks for unsent outbox rows
+	Batch          int           `json:"batch"`           // outbox rows read per poll
+	PublishTimeout time.Duration `json:"publish_timeout"` // the relay re-publishes when the broker has not acknowledged by then
+
+	// The broker.
+	RedeliverAfter time.Duration `json:"redeliver_after"` // the broker redelivers a message the consumer has not acknowledged by then
+
+	// The databases.
+	LockTimeout time.Duration `json:"lock_timeout"` // lock_timeout of handler sessions (a duplicate waits for the first arrival's transaction)
+	DBTimeout   time.Duration `json:"db_timeout"`   // a client gives up on a database request after this, closes the connection, and treats the outcome as unknown
+}
+
+// Design is a complete description of system B: parameters and knobs.
+type Design struct {
+	Params
+	Knobs []Knob `json:"knobs,omitempty"`
+}
+
+// Default returns the correct design with the chosen parameters.
+func Default() Design {
+	return Design{Params: Params{
+		Handlers:       3,
+		RequestTimeout: time.Second,
+		RetryBase:      500 * time.Millisecond,
+		RetryCap:       8 * time.Second,
+		MaxAttempts:    10,
+		PollEvery:      250 * time.Millisecond,
+		Batch:          8,
+		PublishTimeout: 500 * time.Millisecond,
+		RedeliverAfter: time.Second,
+		LockTimeout:    5 * time.Second,
+		DBTimeout:      10 * time.Second,
+	}}
+}
+
+// Has reports whether a knob is on.
+func (d Design) Has(k Knob) bool {
+	for _, x := range d.Knobs {
+		if x == k {
+			return true
+		}
+	}
+	return false
+}
+
+// With returns the design with more knobs on.
+func (d Design) With(knobs ...Knob) (Design, error) {
+	out := d
+	out.Knobs = append([]Knob(nil), d.Knobs...)
+	for _, k := range knobs {
+		if _, ok := Info(k); !ok {
+			return d, fmt.Errorf("unknown knob %q for the outbox (knobs: %s)", k, strings.Join(KnobNames(), ", "))
+		}
+		if !out.Has(k) {
+			out.Knobs = append(out.Knobs, k)
+		}
+	}
+	sort.Slice(out.Knobs, func(i, j int) bool { return out.Knobs[i] < out.Knobs[j] })
+	return out, nil
+}
+
+// MustWith is With for tests and tables whose knobs are constants.
+func (d Design) MustWith(knobs ...Knob) Design {
+	out, err := d.With(knobs...)
+	if err != nil {
+		panic(err)
+	}
+	return out
+}
+
+type param struct {
+	name string
+	dur  *time.Duration
+	num  *int
+	min  int64
+}
+
+func (d *Design) params() []param {
+	p := &d.Params
+	return []param{
+		{name: "handlers", num: &p.Handlers, min: 1},
+		{name: "request_timeout", dur: &p.RequestTimeout, min: int64(time.Millisecond)},
+		{name: "retry_base", dur: &p.RetryBase, min: int64(time.Millisecond)},
+		{name: "retry_cap", dur: &p.RetryCap, min: int64(time.Millisecond)},
+		{name: "max_attempts", num: &p.MaxAttempts, min: 1},
+		{name: "poll_every", dur: &p.PollEvery, min: int64(time.Millisecond)},
+		{name: "batch", num: &p.Batch, min: 1},
+		{name: "publish_timeout", dur: &p.PublishTimeout, min: int64(time.Millisecond)},
+		{name: "redeliver_after", dur: &p.RedeliverAfter, min: int64(time.Millisecond)},
+		{name: "lock_timeout", dur: &p.LockTimeout, min: 0},
+		{name: "db_timeout", dur: &p.DBTimeout, min: int64(time.Millisecond)},
+	}
+}
+
+// ParamNames lists the settable parameters.
+func ParamNames() []string {
+	var d Design
+	var out []string
+	for _, p := range d.params() {
+		out = append(out, p.name)
+	}
+	return out
+}
+
+// Set sets one parameter from text ("max_attempts", "5"; "retry_cap",
+// "30s"). Durations take Go's syntax; counts are integers. The name "knob"
+// turns a knob on ("knob", "check-then-insert").
+func (d *Design) Set(name, value string) error {
+	if name == "knob" || name == "knobs" {
+		var ks []Knob
+		for _, s := range strings.Split(value, ",") {
+			if s = strings.TrimSpace(s); s != "" {
+				ks = append(ks, Knob(s))
+			}
+		}
+		out, err := d.With(ks...)
+		if err != nil {
+			return err
+		}
+		*d = out
+		return nil
+	}
+	for _, p := range d.params() {
+		if p.name != name {
+			continue
+		}
+		switch {
+		case p.dur != nil:
+			v, err := time.ParseDuration(value)
+			if err != nil {
+				return fmt.Errorf("parameter %s: %q is not a duration (write e.g. 500ms, 8s)", name, value)
+			}
+			*p.dur = v
+		case p.num != nil:
+			v, err := strconv.Atoi(value)
+			if err != nil {
+				return fmt.Errorf("parameter %s: %q is not an integer", name, value)
+			}
+			*p.num = v
+		}
+		return d.Validate()
+	}
+	return fmt.Errorf("unknown parameter %q for the outbox (parameters: %s, or knob)", name, strings.Join(ParamNames(), ", "))
+}
+
+// Validate reports the first invalid parameter or unknown knob.
+func (d Design) Validate() error {
+	for _, p := range d.params() {
+		switch {
+		case p.dur != nil && int64(*p.dur) < p.min:
+			return fmt.Errorf("parameter %s = %v is below its minimum %v", p.name, *p.dur, time.Duration(p.min))
+		case p.num != nil && int64(*p.num) < p.min:
+			return fmt.Errorf("parameter %s = %d is below its minimum %d", p.name, *p.num, p.min)
+		}
+	}
+	if d.RetryCap < d.RetryBase {
+		return fmt.Errorf("parameter retry_cap = %v is below retry_base = %v", d.RetryCap, d.RetryBase)
+	}
+	for _, k := range d.Knobs {
+		if _, ok := Info(k); !ok {
+			return fmt.Errorf("unknown knob %q for the outbox (knobs: %s)", k, strings.Join(KnobNames(), ", "))
+		}
+	}
+	return nil
+}
+
+// JSON encodes the design for a trace header.
+func (d Design) JSON() json.RawMessage {
+	b, err := json.Marshal(d)
+	if err != nil {
+		panic(err)
+	}
+	return b
+}
+
+// ParseDesign decodes and validates a design (a trace header, a design
+// file). Fields not given keep the defaults.
+func ParseDesign(data []byte) (Design, error) {
+	d := Default()
+	dec := json.NewDecoder(strings.NewReader(string(data)))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&d); err != nil {
+		return d, fmt.Errorf("outbox design: %w", err)
+	}
+	return d, d.Validate()
+}
+
+// Backoff returns the sender's n-th redelivery delay (n from 0): base,
+// 2*base, ... capped.
+func (d Design) Backoff(n int) time.Duration {
+	b := d.RetryBase
+	for i := 0; i < n && b < d.RetryCap; i++ {
+		b *= 2
+	}
+	if b > d.RetryCap {
+		b = d.RetryCap
+	}
+	return b
+}
+
+// RetrySpan is the longest time the sender keeps an event alive: every
+// attempt's timeout and every backoff.
+func (d Design) RetrySpan() time.Duration {
+	var s time.Duration
+	for i := 0; i < d.MaxAttempts; i++ {
+		s += d.RequestTimeout + d.Backoff(i)
+	}
+	return s
+}

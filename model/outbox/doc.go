@@ -1,0 +1,56 @@
+// Package outbox models system B (SYSTEMS.md B.1-B.7, seed 001): the
+// idempotent receiver with a transactional outbox and a compensating ledger.
+//
+// # Nodes
+//
+//   - Sender: the payment provider, queue or browser. It delivers events with
+//     a stable event id (or a client's Idempotency-Key, or none), waits for an
+//     answer, and redelivers the same id with a new delivery timestamp after
+//     a 5xx or a timeout, with backoff, until MaxAttempts (its policy). It can
+//     send an event several times at once to different handlers.
+//   - Handler (several): one interactive transaction per delivery on the
+//     service database (model/db): INSERT the key (UNIQUE), the charge row, the
+//     ledger entry and the outbox row, COMMIT, answer 200 "received <charge>".
+//     A unique violation on the key means another arrival did the work: roll
+//     back, read the stored answer, answer it (B.2, B.6). No key: 400, nothing
+//     touched (B.5). A refund is a compensating ledger entry (B.4).
+//   - Relay: polls unsent outbox rows, publishes each to the broker until it
+//     is acknowledged, then marks it sent (B.3). A crash between the two
+//     publishes it again: at least once.
+//   - Broker: a durable queue that pushes to the consumer until acknowledged.
+//   - Consumer: applies each message once, recording its id with the effect in
+//     one transaction of its own database.
+//
+// # Order of effects
+//
+// Handler: the key, the business rows and the message commit together, and
+// the answer is sent only after COMMIT succeeded. Relay: publish, wait for
+// the broker's acknowledgement, then mark (mark-sent-before-publish swaps
+// them). Consumer: apply and commit, then acknowledge. Broker: the message is
+// on disk before the PUBACK.
+//
+// # Knobs
+//
+// Design.Knobs switch mechanisms off at the one place each lives: the
+// schema's UNIQUE key and the handler's check (check-then-insert), the
+// handler's writeMessage (send-before-commit), the relay's order
+// (mark-sent-before-publish), KeyOf (key-includes-delivery-time),
+// DuplicateAnswer (conflict-is-500), Reverse (edit-in-place-refund), Apply
+// (consumer-without-dedup).
+//
+// # Crash points
+//
+// handler/after-key, handler/before-commit, handler/after-commit,
+// relay/after-publish, relay/after-mark, consumer/after-apply, and the
+// database's db/commit.
+//
+// # For the command line
+//
+// Default, ParseDesign, Design.Set/With/JSON, Knobs (the registry), Build
+// (a world), FaultSpec/Faults (generated schedules ending in heal-all),
+// RunSeed (one run for a seed, judged by checker/outbox: verdicts, probes,
+// metrics) and Simulate (the same for given events and schedule).
+//
+// It never reads the wall clock, starts goroutines, uses global randomness
+// or depends on map iteration order. Driven by the kernel (package sim).
+package outbox

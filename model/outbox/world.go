@@ -1,0 +1,258 @@
+package outbox
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/fencesim/fencesim/clock"
+	"github.com/fencesim/fencesim/model/db"
+	"github.com/fencesim/fencesim/network"
+	"github.com/fencesim/fencesim/sim"
+)
+
+// Workload is what the senders do: events over a window, some delivered
+// several times at once, some refunded, some browser requests without a
+// key. Events, when given, replace the drawn plan (scenario tests write
+// them by hand).
+type Workload struct {
+	Events    int           `json:"events"`
+	Window    time.Duration `json:"window"`
+	MaxCopies int           `json:"max_copies"` // concurrent first deliveries of one event: 1..MaxCopies
+	MaxGap    time.Duration `json:"max_gap"`    // between those copies: 0..MaxGap
+	Plan      []Event       `json:"plan,omitempty"`
+}
+
+// DefaultWorkload: 6 events within 10 s, up to 3 concurrent copies up to
+// 20 ms apart.
+func DefaultWorkload() Workload {
+	return Workload{Events: 6, Window: 10 * time.Second, MaxCopies: 3, MaxGap: 20 * time.Millisecond}
+}
+
+// Validate reports an unusable workload.
+func (wl Workload) Validate() error {
+	if len(wl.Plan) > 0 {
+		seen := map[string]bool{}
+		for _, e := range wl.Plan {
+			if e.Payload == "" || seen[e.Payload] {
+				return fmt.Errorf("workload: event %+v needs a payload of its own", e)
+			}
+			seen[e.Payload] = true
+		}
+		return nil
+	}
+	switch {
+	case wl.Events < 1:
+		return fmt.Errorf("workload: events = %d, need at least 1", wl.Events)
+	case wl.MaxCopies < 1:
+		return fmt.Errorf("workload: max_copies = %d, need at least 1", wl.MaxCopies)
+	case wl.Window < 0 || wl.MaxGap < 0:
+		return fmt.Errorf("workload: window and max_gap must not be negative")
+	}
+	return nil
+}
+
+// Draw returns the events, drawn from r unless given. A zero draw is the
+// plain case: a provider event delivered once, no refund.
+func (wl Workload) Draw(r sim.Rand) []Event {
+	if len(wl.Plan) > 0 {
+		return wl.Plan
+	}
+	out := make([]Event, wl.Events)
+	for i := range out {
+		e := Event{
+			At:      time.Duration(r.Uint64n("event-at", uint64(wl.Window/time.Millisecond)+1)) * time.Millisecond,
+			Amount:  int64(100 * (1 + r.Uint64n("amount", 5))),
+			Copies:  1 + int(r.Uint64n("copies", uint64(wl.MaxCopies))),
+			Payload: fmt.Sprintf("order-%d", i+1),
+		}
+		if e.Copies > 1 {
+			e.Gap = time.Duration(r.Uint64n("gap", uint64(wl.MaxGap/time.Millisecond)+1)) * time.Millisecond
+		}
+		switch r.Uint64n("sender-kind", 8) {
+		case 0, 1, 2, 3, 4:
+			e.Event = fmt.Sprintf("evt-%d", i+1) // a provider's event id
+		case 5, 6:
+			e.Event = fmt.Sprintf("key-%d", i+1) // a browser's Idempotency-Key
+		case 7:
+			e.Event = "" // a browser that sends no key
+		}
+		e.Refund = e.Event != "" && r.Uint64n("refund", 4) == 3
+		out[i] = e
+	}
+	return out
+}
+
+// Names of a world's nodes.
+type Names struct {
+	Sender     string
+	Handlers   []string
+	DB         string
+	Relay      string
+	Broker     string
+	Consumer   string
+	ConsumerDB string
+}
+
+// NamesOf returns the node names of a design.
+func NamesOf(d Design) Names {
+	n := Names{Sender: "sender", DB: "db", Relay: "relay", Broker: "broker", Consumer: "consumer", ConsumerDB: "consumer-db"}
+	for i := 1; i <= d.Handlers; i++ {
+		n.Handlers = append(n.Handlers, fmt.Sprintf("handler-%d", i))
+	}
+	return n
+}
+
+// All returns every node name, in the order they are added.
+func (n Names) All() []string {
+	out := []string{n.DB, n.ConsumerDB}
+	out = append(out, n.Handlers...)
+	return append(out, n.Relay, n.Broker, n.Consumer, n.Sender)
+}
+
+// World is a built world of system B with what it was built from.
+type World struct {
+	*sim.World
+	Design   Design
+	Workload Workload
+	Plan     []Event
+	Names    Names
+}
+
+// Build turns a design, a workload and a kernel configuration (entropy,
+// network policy, fault schedule, limits, recorder) into a runnable world.
+// The workload is drawn from the entropy's "workload" stream.
+func Build(d Design, wl Workload, cfg sim.Config) (*World, error) {
+	if cfg.Entropy == nil {
+		cfg.Entropy = sim.NewPCG(0)
+	}
+	return BuildWith(d, wl, wl.Draw(cfg.Entropy.Stream("workload")), cfg)
+}
+
+// BuildWith builds a world with events drawn by the caller.
+func BuildWith(d Design, wl Workload, events []Event, cfg sim.Config) (*World, error) {
+	if err := d.Validate(); err != nil {
+		return nil, err
+	}
+	if err := wl.Validate(); err != nil {
+		return nil, err
+	}
+	names := NamesOf(d)
+	w := sim.New(cfg)
+	w.Add(names.DB, db.New(Schema(d), db.Config{LockTimeout: d.LockTimeout}))
+	w.Add(names.ConsumerDB, db.New(ConsumerSchema(), db.Config{}))
+	var hs []network.Addr
+	for _, h := range names.Handlers {
+		w.Add(h, NewHandler(HandlerConfig{Design: d, DB: network.Addr(names.DB), Broker: network.Addr(names.Broker)}))
+		hs = append(hs, network.Addr(h))
+	}
+	w.Add(names.Relay, NewRelay(RelayConfig{Design: d, DB: network.Addr(names.DB), Broker: network.Addr(names.Broker)}))
+	w.Add(names.Broker, NewBroker(BrokerConfig{Design: d, Consumer: network.Addr(names.Consumer)}))
+	w.Add(names.Consumer, NewConsumer(ConsumerConfig{Design: d, DB: network.Addr(names.ConsumerDB), Broker: network.Addr(names.Broker)}))
+	w.Add(names.Sender, NewSender(SenderConfig{Design: d, Handlers: hs, Events: events}))
+	return &World{World: w, Design: d, Workload: wl, Plan: events, Names: names}, nil
+}
+
+// WorkloadJSON encodes the workload with its events, for a trace header.
+func (w *World) WorkloadJSON() json.RawMessage {
+	wl := w.Workload
+	wl.Plan = w.Plan
+	b, err := json.Marshal(wl)
+	if err != nil {
+		panic(err)
+	}
+	return b
+}
+
+// Settled reports whether the run has nothing left to do: the sender has
+// stopped on every event, every outbox row is marked sent, the broker holds
+// nothing unacknowledged, and every node is up.
+func (w *World) Settled() bool {
+	for _, n := range w.Names.All() {
+		if !w.Up(n) || w.Paused(n) {
+			return false
+		}
+	}
+	if s, ok := w.Node(w.Names.Sender).(*Sender); !ok || !s.Finished() {
+		return false
+	}
+	if b, ok := w.Node(w.Names.Broker).(*Broker); !ok || !b.Empty() {
+		return false
+	}
+	dbn, ok := w.Node(w.Names.DB).(*db.Node)
+	if !ok {
+		return false
+	}
+	for _, r := range dbn.Rows(TOutbox) {
+		if r["sent"] != true {
+			return false
+		}
+	}
+	return true
+}
+
+// FaultSpec is the fault generator's spec for a design: every node but the
+// sender may crash; handlers, relay and consumer have crash points at every
+// step; links may lose, duplicate, delay and stall messages; partitions and
+// connection breaks. Clock faults are left out (no mechanism of B reads a
+// clock for a decision).
+func FaultSpec(d Design) sim.GenSpec {
+	n := NamesOf(d)
+	var crashable []string
+	for _, x := range n.All() {
+		if x != n.Sender {
+			crashable = append(crashable, x)
+		}
+	}
+	var points []sim.PointSpec
+	for _, h := range n.Handlers {
+		points = append(points, sim.PointSpec{Node: h, Points: HandlerPoints})
+	}
+	points = append(points,
+		sim.PointSpec{Node: n.Relay, Points: RelayPoints},
+		sim.PointSpec{Node: n.Consumer, Points: ConsumerPoints},
+		sim.PointSpec{Node: n.DB, Points: []string{db.PointCommit}},
+	)
+	return sim.GenSpec{
+		Nodes:      n.All(),
+		Crashable:  crashable,
+		Horizon:    15 * time.Second,
+		MaxActions: 6,
+		MaxDown:    5 * time.Second,
+		Kinds:      []sim.Kind{sim.Crash, sim.Pause, sim.Partition, sim.Loss, sim.Dup, sim.Delay, sim.Stall, sim.Break},
+		Points:     points,
+	}
+}
+
+// HealAt is when a generated schedule ends every fault (heal-all): after
+// the last fault the generator can draw and its undo.
+func HealAt(g sim.GenSpec) clock.Time {
+	return clock.Time(g.Horizon + g.MaxDown + time.Second)
+}
+
+// Faults draws a schedule from r and ends it with heal-all, so the run
+// settles and the liveness halves of PB2, PB3 and PB5 can be judged.
+func Faults(r sim.Rand, g sim.GenSpec) (sim.Schedule, sim.Profile) {
+	s, p := sim.Generate(r, g)
+	return append(s, sim.Action{At: HealAt(g), Kind: sim.HealAll}), p
+}
+
+// Network is the base network: 1-10 ms one-way, nothing lost.
+func Network() network.Policy {
+	return network.Policy{DelayMin: time.Millisecond, DelayMax: 10 * time.Millisecond}
+}
+
+// MaxTime bounds a run: the workload, the faults, and a whole retry span
+// for the last event and its refund.
+func MaxTime(d Design, wl Workload, g sim.GenSpec) clock.Time {
+	last := wl.Window
+	for _, e := range wl.Plan {
+		if e.At > last {
+			last = e.At
+		}
+	}
+	if h := time.Duration(HealAt(g)); h > last {
+		last = h
+	}
+	return clock.Time(last + 2*d.RetrySpan() + 10*time.Second)
+}
