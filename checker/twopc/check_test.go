@@ -1,0 +1,153 @@
+package twopc
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/fencesim/fencesim/traces"
+)
+
+// A hand-made trace: each helper appends one event.
+type trace struct{ evs []traces.Event }
+
+func (tr *trace) add(t int64, node, kind string, data any) *trace {
+	b, err := json.Marshal(data)
+	if err != nil {
+		panic(err)
+	}
+	tr.evs = append(tr.evs, traces.Event{Seq: uint64(len(tr.evs) + 1), T: t, Node: node, Kind: kind, Data: b})
+	return tr
+}
+
+func (tr *trace) note(t int64, n Note) *trace {
+	if n.By == "" {
+		n.By = "coordinator"
+	}
+	return tr.add(t, n.By, Kind, n)
+}
+func (tr *trace) begin(t int64, gid string) *trace {
+	return tr.note(t, Note{What: WBegin, GID: gid, Participants: []string{"orders", "inventory"}})
+}
+func (tr *trace) vote(t int64, gid, p, v string) *trace {
+	return tr.note(t, Note{What: WVote, GID: gid, Participant: p, Vote: v, Rows: 2})
+}
+func (tr *trace) decide(t int64, gid, o string) *trace {
+	return tr.note(t, Note{What: WDecide, GID: gid, Outcome: o})
+}
+func (tr *trace) log(t int64, gid, o string) *trace {
+	return tr.note(t, Note{What: WLog, GID: gid, Outcome: o, Synced: true})
+}
+func (tr *trace) prep(t int64, node, gid, event string) *trace {
+	return tr.add(t, node, "prepared", Prepared{GID: gid, Event: event, At: t})
+}
+func (tr *trace) end(t int64, quiesced bool) *trace {
+	return tr.note(t, Note{What: WEnd, Quiesced: quiesced})
+}
+func (tr *trace) lockTimeout(t int64, node string) *trace {
+	return tr.add(t, node, "db", Statement{Conn: 1, SQL: "UPDATE stock ...", Err: "55P03"})
+}
+
+// prepared: both participants prepared x1 and voted YES.
+func prepared() *trace {
+	tr := &trace{}
+	return tr.begin(100, "x1").prep(101, "orders", "x1", "prepare").vote(102, "x1", "orders", Yes).
+		prep(103, "inventory", "x1", "prepare").vote(104, "x1", "inventory", Yes)
+}
+
+func failed(t *testing.T, tr *trace) []string {
+	t.Helper()
+	r, err := Check(tr.evs)
+	require.NoError(t, err)
+	var ids []string
+	for _, f := range r.Failed() {
+		ids = append(ids, strings.SplitN(f, " ", 2)[0])
+	}
+	return ids
+}
+
+func TestMustPass(t *testing.T) {
+	cases := map[string]*trace{
+		"commit": prepared().decide(104, "x1", Commit).log(104, "x1", Commit).
+			prep(105, "orders", "x1", "commit").prep(107, "inventory", "x1", "commit").end(200, true),
+		"abort after a NO": (&trace{}).begin(100, "x1").prep(101, "orders", "x1", "prepare").vote(102, "x1", "orders", Yes).
+			vote(104, "x1", "inventory", No).decide(104, "x1", Abort).log(104, "x1", Abort).
+			prep(105, "orders", "x1", "rollback").end(200, true),
+		"recovery rolls back a prepared transaction without record": prepared().
+			note(5000, Note{What: WLog, GID: "x1", Outcome: Abort}).
+			note(5000, Note{What: WRecover, GID: "x1", Participant: "orders", Outcome: Abort}).
+			prep(5001, "orders", "x1", "rollback").prep(5002, "inventory", "x1", "rollback").end(9000, true),
+		"blocked but not quiesced": prepared().decide(104, "x1", Commit).log(104, "x1", Commit).
+			prep(105, "orders", "x1", "commit").end(200, false),
+		"cooperative: a peer that never voted refuses": (&trace{}).begin(100, "x1").prep(101, "orders", "x1", "prepare").
+			vote(102, "x1", "orders", Yes).note(3000, Note{What: WRefuse, GID: "x1", By: "inventory-agent"}).
+			prep(3001, "orders", "x1", "rollback").end(9000, true),
+	}
+	for name, tr := range cases {
+		t.Run(name, func(t *testing.T) {
+			assert.Empty(t, failed(t, tr), "a correct history must pass")
+		})
+	}
+}
+
+func TestMustFail(t *testing.T) {
+	cases := []struct {
+		name string
+		tr   *trace
+		want []string
+	}{
+		{"half committed: C.5 position 4", prepared().decide(104, "x1", Commit).log(104, "x1", Commit).
+			prep(105, "orders", "x1", "commit").log(5000, "x1", Abort).prep(5001, "inventory", "x1", "rollback").end(9000, true),
+			[]string{"PC1", "PC2"}},
+		{"logged commit reversed: C.5 position 3", prepared().decide(104, "x1", Commit).log(104, "x1", Commit).
+			log(5000, "x1", Abort).prep(5001, "orders", "x1", "rollback").prep(5001, "inventory", "x1", "rollback").end(9000, true),
+			[]string{"PC2"}},
+		{"commit before log, no record: C.6 wrong order", prepared().decide(104, "x1", Commit).prep(105, "orders", "x1", "commit").
+			log(5000, "x1", Abort).prep(5001, "inventory", "x1", "rollback").end(9000, true),
+			[]string{"PC1"}},
+		{"timeout abort: C.3 approach A", prepared().decide(104, "x1", Commit).log(104, "x1", Commit).prep(105, "orders", "x1", "commit").
+			note(6000, Note{What: WUnilateral, GID: "x1", By: "inventory-agent", Outcome: Abort}).prep(6000, "inventory", "x1", "rollback"),
+			[]string{"PC1", "PC2", "PC3"}},
+		{"left prepared after quiescence", prepared().end(9000, true), []string{"PC4"}},
+		{"presume commit: the unvoted participant commits", (&trace{}).begin(100, "x1").prep(101, "orders", "x1", "prepare").
+			prep(103, "inventory", "x1", "prepare").
+			note(5000, Note{What: WRecover, GID: "x1", Participant: "orders", Outcome: Commit}).
+			note(5000, Note{What: WRecover, GID: "x1", Participant: "inventory", Outcome: Commit}).
+			prep(5001, "orders", "x1", "commit").prep(5001, "inventory", "x1", "commit").end(9000, true),
+			[]string{"PC5"}},
+		{"died before voting, left prepared", (&trace{}).begin(100, "x1").prep(101, "orders", "x1", "prepare").vote(102, "x1", "orders", Yes).
+			prep(103, "inventory", "x1", "prepare").vote(103, "x1", "inventory", Unknown).decide(103, "x1", Abort).log(103, "x1", Abort).
+			prep(104, "orders", "x1", "rollback").end(9000, true),
+			[]string{"PC4", "PC5"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			assert.Equal(t, c.want, failed(t, c.tr), "the checker must catch it with exactly these properties")
+		})
+	}
+}
+
+func TestMetrics(t *testing.T) {
+	tr := prepared().decide(104, "x1", Commit).log(104, "x1", Commit).lockTimeout(3000, "inventory").
+		prep(1105, "orders", "x1", "commit").prep(5103, "inventory", "x1", "commit").end(9000, true)
+	h, err := Decode(tr.evs)
+	require.NoError(t, err)
+	m := Measure(h)
+	assert.Equal(t, 2, m.Prepared)
+	assert.EqualValues(t, 5000, m.BlockedMax, "inventory was prepared from 103 to 5103")
+	assert.EqualValues(t, 1004+5000, m.BlockedTotal)
+	assert.Equal(t, 4, m.RowsLocked, "two rows at each participant, both prepared at once")
+	assert.Equal(t, 1, m.LockTimeouts)
+	assert.EqualValues(t, 1004+5000, m.HorizonHeld, "each database's horizon was pinned while its transaction was prepared")
+	assert.Equal(t, 0, m.StillPrep)
+}
+
+func TestDecodeRejectsBadData(t *testing.T) {
+	tr := &trace{}
+	tr.evs = append(tr.evs, traces.Event{Seq: 1, Kind: Kind, Data: json.RawMessage(`{"what":3}`)})
+	_, err := Check(tr.evs)
+	assert.Error(t, err, "a 2pc note that does not decode is an error, not a silent pass")
+}
