@@ -10,6 +10,9 @@ import (
 	"github.com/fencesim/fencesim/sim"
 )
 
+// System is the system's name in trace headers.
+const System = "twopc"
+
 // PointStep is the crash point every node of system C passes before each
 // input it handles (a start, a message, a timer, a broken connection): a
 // crash-at on it with Count k crashes the node at its k-th step, so that
