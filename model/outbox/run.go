@@ -34,7 +34,8 @@ type Outcome struct {
 	Probes   map[string]bool
 	Metrics  Metrics
 	Trace    []traces.Event
-	Err      error // the run itself failed (budget, an invalid schedule, an undecodable trace)
+	World    *World // the world at the end, for tests and reports
+	Err      error  // the run itself failed (budget, an invalid schedule, an undecodable trace)
 }
 
 // Failed returns the failed properties ("run" when the run itself failed).
@@ -129,7 +130,7 @@ func Simulate(d Design, wl Workload, events []Event, schedule sim.Schedule, ent 
 			t = end
 		}
 	}
-	o.Trace = mem.Events
+	o.Trace, o.World = mem.Events, w
 	o.Metrics.SimTime = time.Duration(w.Now())
 	o.Metrics.KernelSteps = w.Events()
 	o.Metrics.TraceEvents = len(mem.Events)

@@ -208,17 +208,19 @@ func FaultSpec(d Design) sim.GenSpec {
 	for _, h := range n.Handlers {
 		points = append(points, sim.PointSpec{Node: h, Points: HandlerPoints})
 	}
-	points = append(points,
-		sim.PointSpec{Node: n.Relay, Points: RelayPoints},
-		sim.PointSpec{Node: n.Consumer, Points: ConsumerPoints},
-		sim.PointSpec{Node: n.DB, Points: []string{db.PointCommit}},
-	)
+	// The generator picks a node's entry uniformly: the relay's points are
+	// listed three times and the consumer's twice, so that a crash between
+	// publish and mark is drawn about as often as a handler crash.
+	relay := sim.PointSpec{Node: n.Relay, Points: RelayPoints}
+	consumer := sim.PointSpec{Node: n.Consumer, Points: ConsumerPoints}
+	points = append(points, relay, relay, relay, consumer, consumer,
+		sim.PointSpec{Node: n.DB, Points: []string{db.PointCommit}})
 	return sim.GenSpec{
 		Nodes:      n.All(),
 		Crashable:  crashable,
-		Horizon:    15 * time.Second,
-		MaxActions: 6,
-		MaxDown:    5 * time.Second,
+		Horizon:    10 * time.Second,
+		MaxActions: 8,
+		MaxDown:    4 * time.Second,
 		Kinds:      []sim.Kind{sim.Crash, sim.Pause, sim.Partition, sim.Loss, sim.Dup, sim.Delay, sim.Stall, sim.Break},
 		Points:     points,
 	}
