@@ -24,8 +24,10 @@ type Operation struct {
 // This package carries a small checker of its own with the same contract
 // (CheckLinearizable below: the Wing-Gong search with Lowe's memoisation, exhaustive,
 // no wall-clock timeout) because the module does not require porcupine yet;
-// the model is written so that porcupine.CheckOperations accepts it as is
-// once go.mod does.
+// porcupine.go (build tag "porcupine") converts the model with Porcupine(m)
+// and checks with porcupine.CheckOperationsVerbose; its test shows both
+// checkers agree on random histories. Drop the tag once go.mod requires
+// porcupine.
 type Model struct {
 	Partition         func(history []Operation) [][]Operation
 	Init              func() any

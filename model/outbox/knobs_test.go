@@ -88,9 +88,20 @@ func TestDesignKnobs(t *testing.T) {
 					why = append(why, v.String())
 				}
 			}
-			t.Logf("knob %s caught by %v after %d runs (%v); failed %v; shrunk schedule %d actions (%s), %d events\n  %s\n  schedule:\n%s",
+			// The exploration's view (fencesim explore / mutants): seeds of
+			// RunSeed until the first catch.
+			seeds, exploreStart := 0, time.Now()
+			for seed := uint64(1); seed <= knobBudget; seed++ {
+				o := RunSeed(d, DefaultWorkload(), seed)
+				if contains(o.Failed(), k.CaughtBy[0]) || (len(k.CaughtBy) > 1 && contains(o.Failed(), k.CaughtBy[1])) {
+					seeds = int(seed)
+					break
+				}
+			}
+			assert.NotZerof(t, seeds, "knob %s: no seed in 1..%d caught it", k.Knob, knobBudget)
+			t.Logf("knob %s caught by %v after %d rapid runs (%v with shrinking); failed %v; shrunk schedule %d actions (%s), %d events; explore: seed %d (%v)\n  %s\n  schedule:\n%s",
 				k.Knob, k.CaughtBy, res.Runs, took.Round(time.Millisecond), failed, len(last.Schedule), last.Profile, len(last.Events),
-				strings.Join(why, "\n  "), indent(last.Schedule.String()))
+				seeds, time.Since(exploreStart).Round(time.Microsecond), strings.Join(why, "\n  "), indent(last.Schedule.String()))
 		})
 	}
 }
