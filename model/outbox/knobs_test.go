@@ -58,7 +58,7 @@ const knobBudget = 300
 // by the property named there within knobBudget runs; the default design
 // passes the same budget.
 func TestDesignKnobs(t *testing.T) {
-	defer limitShrinking(t, time.Second)()
+	defer limitShrinking(t, 600*time.Millisecond)()
 	t.Run("default", func(t *testing.T) {
 		var last *Outcome
 		start := time.Now()
