@@ -480,6 +480,11 @@ func (w *World) deliver(id uint64) {
 		if w.rec != nil {
 			w.emit(string(msg.To), "drop", fmt.Sprintf("#%d %s", msg.ID, why), nil)
 		}
+		if why == "destination down" && msg.Conn != 0 && w.net.Break(msg.Conn) {
+			// Nobody listens there: the connection is refused (a reset),
+			// and the sender learns it at once.
+			w.connBroken(msg.Conn, -1)
+		}
 		return
 	}
 	if w.rec != nil {

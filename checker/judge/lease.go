@@ -251,6 +251,8 @@ func (r *Run) History(view View) map[int64][]porcupine.Operation {
 				p, v := vs[i-1], vs[i]
 				var in LeaseIn
 				switch {
+				case v.Token == "" && p.Token == "":
+					continue // the old scheme's claims carry no lease (A-S9)
 				case p.Status == "pending" && v.Status == "judging":
 					in = LeaseIn{Op: "claim", Client: "db", Token: v.Token, Gen: v.Gen}
 				case p.Status == "judging" && (v.Status == "pending" || v.Status == "system_error"):

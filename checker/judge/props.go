@@ -80,6 +80,8 @@ func NoRegression(r *Run) checker.Verdict {
 			switch {
 			case p.Status == v.Status && (p.Status != "judging" || p.Token == v.Token) && (!Terminal(p.Status) || p.Gen == v.Gen):
 				// no change of state (a heartbeat, the grace, a rewrite)
+			case p.Status == "pending" && v.Status == "judging" && v.Token == "":
+				// a legacy worker's claim (A-S9): the old scheme has no leases
 			case p.Status == "pending" && v.Status == "judging":
 				if v.Gen <= p.Gen {
 					return bad("claimed without a new generation (gen %d -> %d)", p.Gen, v.Gen)
@@ -127,7 +129,7 @@ func (r *Run) grants() []grant {
 	for _, id := range r.SubIDs() {
 		vs := r.Subs[id]
 		for i := 1; i < len(vs); i++ {
-			if vs[i-1].Status == "pending" && vs[i].Status == "judging" {
+			if vs[i-1].Status == "pending" && vs[i].Status == "judging" && vs[i].Token != "" {
 				out = append(out, grant{event: vs[i].Event, t: vs[i].T, sub: id, worker: vs[i].Worker, token: vs[i].Token})
 			}
 		}

@@ -66,6 +66,7 @@ type waitClaim struct {
 	since     clock.Time
 	deadline  clock.Time // when the hold expires: answered 204 if still unpaired
 	busy      bool       // a claim transaction is running for it
+	gone      bool       // its client hung up while the transaction ran
 }
 
 // Arbiter is one arbiter process.
@@ -165,7 +166,27 @@ func (a *Arbiter) Step(env *sim.Env, in sim.Input) {
 				return
 			}
 		}
+		if in.Kind == sim.ConnBroken {
+			a.hangup(in.Conn)
+		}
 	}
+}
+
+// hangup cancels the hanging claims of a client that went away (its HTTP
+// connection closed or broke), as an HTTP server cancels the request: a
+// claim nobody can answer must not be paired.
+func (a *Arbiter) hangup(c network.ConnID) {
+	var keep []*waitClaim
+	for _, w := range a.waiting {
+		switch {
+		case w.conn != c:
+			keep = append(keep, w)
+		case w.busy:
+			w.gone = true // removed when its transaction ends
+			keep = append(keep, w)
+		}
+	}
+	a.waiting = keep
 }
 
 func (a *Arbiter) timer(env *sim.Env, tag any) {
@@ -246,8 +267,9 @@ func (a *Arbiter) becomeLeader(env *sim.Env) {
 
 // ---- the database's reachability ----
 
-// ping checks that the database answers on a pool connection; the arbiter
-// answers 503 until it does.
+// ping checks that the database answers on a pool connection (a pool
+// reconnects by itself); when it does not, the database is unreachable and
+// the arbiter answers 503 until a ping succeeds.
 func (a *Arbiter) ping(env *sim.Env) {
 	if a.pinging {
 		return
@@ -258,6 +280,7 @@ func (a *Arbiter) ping(env *sim.Env) {
 			a.pinging = false
 			a.release(env, c)
 			if d.Err() != nil {
+				a.down(env)
 				env.After(a.d.BackoffBase, tickPing{})
 				return
 			}
@@ -272,19 +295,22 @@ func (a *Arbiter) ping(env *sim.Env) {
 }
 
 // lost is called when a request's connection broke: the database may be
-// unreachable. Until a ping succeeds every request gets 503.
-func (a *Arbiter) lost(env *sim.Env) {
-	if a.dbUp {
-		a.dbUp = false
-		a.state(env, "db-down", 0)
-		for _, w := range a.waiting {
-			if !w.busy {
-				answer(env, w.from, w.conn, Reply{No: w.no, Op: OpClaim, Code: Code503, RequestID: w.requestID, Why: "database unreachable"})
-			}
-		}
-		a.waiting = keepBusy(a.waiting)
+// unreachable, which a ping finds out.
+func (a *Arbiter) lost(env *sim.Env) { a.ping(env) }
+
+// down marks the database unreachable: hanging claims get 503.
+func (a *Arbiter) down(env *sim.Env) {
+	if !a.dbUp {
+		return
 	}
-	a.ping(env)
+	a.dbUp = false
+	a.state(env, "db-down", 0)
+	for _, w := range a.waiting {
+		if !w.busy {
+			answer(env, w.from, w.conn, Reply{No: w.no, Op: OpClaim, Code: Code503, RequestID: w.requestID, Why: "database unreachable"})
+		}
+	}
+	a.waiting = keepBusy(a.waiting)
 }
 
 func keepBusy(ws []*waitClaim) []*waitClaim {
@@ -550,8 +576,10 @@ func (a *Arbiter) pairNext(env *sim.Env) {
 	a.submitTask(env, task{name: "claim", run: func(env *sim.Env, c int) {
 		a.claim(env, c, w, func(paired, again bool) {
 			w.busy = false
-			if paired {
+			if paired || w.gone {
 				a.remove(w)
+			}
+			if paired {
 				a.lastPair = env.Now()
 			}
 			if again {
@@ -676,7 +704,7 @@ func (a *Arbiter) grace(env *sim.Env) {
 		return
 	}
 	a.submitTask(env, task{name: "grace", run: func(env *sim.Env, c int) {
-		a.exec(env, c, false, []db.Stmt{a.d.GiveGrace(env.Now())}, func(env *sim.Env, x db.Done) {
+		a.exec(env, c, true, a.d.GiveGrace(env.Now()), func(env *sim.Env, x db.Done) {
 			a.release(env, c)
 			if x.Err() != nil {
 				if x.Unknown() {
@@ -685,7 +713,11 @@ func (a *Arbiter) grace(env *sim.Env) {
 				return
 			}
 			a.needGrace = false
-			a.state(env, "grace", x.Resp.Results[0].Affected)
+			n := 0
+			for _, r := range x.Resp.Results {
+				n += r.Affected
+			}
+			a.state(env, "grace", n)
 			a.dispatch(env)
 		})
 	}})

@@ -104,6 +104,11 @@ type Params struct {
 	Arbiters         int           `json:"arbiters"`         // arbiter processes started at 0
 	StandbyArbiters  int           `json:"standby_arbiters"` // arbiter processes added down, started by a fault (rolling deploy)
 	LegacyRules      bool          `json:"legacy_rules"`     // the arbiter also takes the old global lock and advances judge_dispatch_state (A-S9 step 2)
+	// ConfirmAwareGrace is a fix the simulation suggests (not in the source):
+	// the start-up grace gives an unconfirmed lease only the unconfirmed
+	// lease again, not the full one, so that an arbiter restart does not turn
+	// A-S1's 10 s orphan into 60 s.
+	ConfirmAwareGrace bool `json:"confirm_aware_grace"`
 }
 
 // Design is a complete description of system A: parameters and knobs.
@@ -207,6 +212,7 @@ func (d *Design) params() []param {
 		{name: "arbiters", num: &p.Arbiters, min: 1},
 		{name: "standby_arbiters", num: &p.StandbyArbiters, min: 0},
 		{name: "legacy_rules", flag: &p.LegacyRules},
+		{name: "confirm_aware_grace", flag: &p.ConfirmAwareGrace},
 	}
 }
 

@@ -65,6 +65,7 @@ func Schema(d Design) db.Schema {
 				{Name: "lease_token", Type: db.Text},
 				{Name: "lease_gen", Type: db.Int, NotNull: true, Default: int64(0)},
 				{Name: "lease_expires_at", Type: db.Timestamp},
+				{Name: "lease_confirmed", Type: db.Bool, NotNull: true, Default: false}, // set by the first heartbeat (used by confirm_aware_grace)
 				{Name: "judge_attempts", Type: db.Int, NotNull: true, Default: int64(0)},
 			},
 			PrimaryKey: []string{"id"},

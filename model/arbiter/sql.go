@@ -6,7 +6,6 @@ package arbiter
 // path.
 
 import (
-	"math"
 	"time"
 
 	"github.com/fencesim/fencesim/clock"
@@ -75,6 +74,7 @@ func (d Design) Grant(arbiterNow clock.Time, id int64, worker, token string) db.
 		db.Set("lease_gen", db.Plus(db.Col("lease_gen"), db.Const(int64(1)))),
 		db.Set("judge_attempts", db.Plus(db.Col("judge_attempts"), db.Const(int64(1)))),
 		db.Set("lease_expires_at", d.nowPlus(arbiterNow, first)),
+		db.Set("lease_confirmed", false),
 	}, db.W("id", db.Eq, id), db.W("status", db.Eq, StatusPending)).WithReturning()
 }
 
@@ -102,7 +102,7 @@ func (d Design) leaseHolder(id int64, token, worker string) db.Where {
 // Extend is the heartbeat: it extends a lease to the full lease: the first heartbeat confirms an
 // unconfirmed lease. 0 rows: the lease is gone (410).
 func (d Design) Extend(arbiterNow clock.Time, id int64, token, worker string) db.Stmt {
-	s := db.Update(TSubmissions, []db.Assign{db.Set("lease_expires_at", d.nowPlus(arbiterNow, d.Lease))})
+	s := db.Update(TSubmissions, []db.Assign{db.Set("lease_expires_at", d.nowPlus(arbiterNow, d.Lease)), db.Set("lease_confirmed", true)})
 	s.Where = d.leaseHolder(id, token, worker)
 	return s
 }
@@ -184,11 +184,24 @@ func (d Design) SweepRequeue(arbiterNow clock.Time) db.Stmt {
 	return s.WithReturning()
 }
 
-// GiveGrace gives every lease in flight a full lease from now (A-S2): the time the
-// arbiter was away is not the workers' fault. The source's statement, as is.
-func (d Design) GiveGrace(arbiterNow clock.Time) db.Stmt {
-	return db.Update(TSubmissions, []db.Assign{db.Set("lease_expires_at", db.Greatest(db.Col("lease_expires_at"), d.nowPlus(arbiterNow, d.Grace)))},
-		d.graceWhere()...)
+// GiveGrace gives every lease in flight a full lease from now (A-S2): the
+// time the arbiter was away is not the workers' fault. By default the
+// source's statement, as is:
+//
+//	UPDATE submissions SET lease_expires_at = greatest(lease_expires_at, now() + interval '60 seconds')
+//	WHERE status = 'judging'
+//
+// Under confirm_aware_grace an unconfirmed lease gets only the unconfirmed
+// lease again (a second statement).
+func (d Design) GiveGrace(arbiterNow clock.Time) []db.Stmt {
+	grace := func(dur time.Duration, extra ...db.Cond) db.Stmt {
+		return db.Update(TSubmissions, []db.Assign{db.Set("lease_expires_at", db.Greatest(db.Col("lease_expires_at"), d.nowPlus(arbiterNow, dur)))},
+			append(d.graceWhere(), extra...)...)
+	}
+	if !d.ConfirmAwareGrace {
+		return []db.Stmt{grace(d.Grace)}
+	}
+	return []db.Stmt{grace(d.Grace, db.W("lease_confirmed", db.Eq, true)), grace(d.UnconfirmedLease, db.W("lease_confirmed", db.Eq, false))}
 }
 
 func (d Design) graceWhere() db.Where {
@@ -197,8 +210,7 @@ func (d Design) graceWhere() db.Where {
 		// A-S9: rows claimed by legacy workers have no lease; greatest()
 		// ignores NULL, so the source's statement would hand them one and
 		// the sweep would later reclaim a job a legacy worker still judges.
-		// "lease_expires_at IS NOT NULL": a comparison with NULL is never true.
-		w = append(w, db.W("lease_expires_at", db.Gt, clock.Time(math.MinInt64)))
+		w = append(w, db.W("lease_expires_at", db.IsNotNull, nil))
 	}
 	return w
 }
@@ -215,4 +227,22 @@ func Rejudge(id int64) db.Stmt {
 // ReadStatus reads a submission (a user looking at the result page).
 func ReadStatus(id int64) db.Stmt {
 	return db.Select(TSubmissions, db.W("id", db.Eq, id))
+}
+
+// ---- the old scheme (A-S9): workers that claim directly from the database ----
+
+// LegacyClaim is the old workers' claim: under the global lock (see
+// GlobalLock) the picked row becomes judging and belongs to the worker. Old
+// workers ignore the lease columns: no token, no new generation, no expiry.
+func LegacyClaim(id int64, worker string) db.Stmt {
+	return db.Update(TSubmissions, []db.Assign{db.Set("status", StatusJudging), db.Set("worker_id", worker),
+		db.Set("judge_attempts", db.Plus(db.Col("judge_attempts"), db.Const(int64(1))))},
+		db.W("id", db.Eq, id), db.W("status", db.Eq, StatusPending)).WithReturning()
+}
+
+// LegacyDecide is the old workers' result write: conditional on the row
+// still being judging and theirs (the old scheme fenced by worker_id).
+func LegacyDecide(id int64, worker, verdict string) db.Stmt {
+	return db.Update(TSubmissions, []db.Assign{db.Set("status", verdict)},
+		db.W("id", db.Eq, id), db.W("status", db.Eq, StatusJudging), db.W("worker_id", db.Eq, worker), db.W("lease_token", db.IsNull, nil)).WithReturning()
 }

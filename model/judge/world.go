@@ -82,7 +82,6 @@ type Names struct {
 	Standby  []string // added down (a rolling deploy starts them)
 	Home     []string
 	Prod     []string
-	Legacy   []string // workers that claim directly from the database (A-S9)
 	Monitor  string
 	Web      string
 }
@@ -148,12 +147,13 @@ func Build(d arbiter.Design, wl Workload, cfg sim.Config) (*World, error) {
 			seedUsers = append(seedUsers, db.Row{"id": a.User, "xp": int64(0)})
 		}
 	}
-	w.Add(names.DB, db.New(arbiter.Schema(d), db.Config{
-		Seed: map[string][]db.Row{
-			arbiter.TUsers:    seedUsers,
-			arbiter.TDispatch: {{"id": int64(1), "round": int64(0)}},
-		},
-	}))
+	seed := map[string][]db.Row{arbiter.TUsers: seedUsers}
+	if d.LegacyRules || d.LegacyWorkers > 0 {
+		// The old scheme's shared round row; step 4 of the migration
+		// deletes it with the global lock.
+		seed[arbiter.TDispatch] = []db.Row{{"id": int64(1), "round": int64(0)}}
+	}
+	w.Add(names.DB, db.New(arbiter.Schema(d), db.Config{Seed: seed}))
 	var arbs []network.Addr
 	for _, a := range names.AllArbiters() {
 		arbs = append(arbs, network.Addr(a))
@@ -164,11 +164,10 @@ func Build(d arbiter.Design, wl Workload, cfg sim.Config) (*World, error) {
 	for _, a := range names.Standby {
 		w.Add(a, arbiter.New(arbiter.Config{Design: d, DB: network.Addr(names.DB)}), sim.Down())
 	}
-	for _, h := range names.Home {
-		w.Add(h, worker.New(worker.Config{Design: d, Home: true, Arbiters: arbs}))
-	}
-	for _, p := range names.Prod {
-		w.Add(p, worker.New(worker.Config{Design: d, Home: false, Arbiters: arbs}))
+	all := names.Workers()
+	for i, name := range all {
+		w.Add(name, worker.New(worker.Config{Design: d, Home: i < len(names.Home), Arbiters: arbs,
+			Direct: i >= len(all)-d.LegacyWorkers, DB: network.Addr(names.DB)}))
 	}
 	w.Add(names.Monitor, NewMonitor(d, arbs))
 	w.Add(names.Web, NewWeb(network.Addr(names.DB), arrivals))

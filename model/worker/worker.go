@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/fencesim/fencesim/model/arbiter"
+	"github.com/fencesim/fencesim/model/db"
 	"github.com/fencesim/fencesim/network"
 	"github.com/fencesim/fencesim/sim"
 	"github.com/fencesim/fencesim/traces/hist"
@@ -16,6 +17,12 @@ type Config struct {
 	Design   arbiter.Design
 	Home     bool           // a home machine (dispatch prefers them)
 	Arbiters []network.Addr // arbiters to talk to, tried in turn
+	// Direct makes the worker claim and submit directly from the database,
+	// as the old scheme did (A-S9), on DB. A "mode direct" or "mode arbiter"
+	// command switches it (the migration's rollback by configuration); the
+	// mode is kept on disk.
+	Direct bool
+	DB     network.Addr
 }
 
 // Timer tags.
@@ -93,6 +100,11 @@ type Worker struct {
 	job     *job
 	results map[string]*pending
 	memory  map[string]hist.Result // results kept in memory only (worker-no-disk)
+
+	direct bool // claiming directly from the database (the old scheme)
+	// The old scheme's two database sessions: one claims, one writes
+	// results (as the two HTTP clients of the new scheme).
+	claimSQL, resultSQL db.Client
 }
 
 var _ sim.Node = (*Worker)(nil)
@@ -104,6 +116,11 @@ func New(cfg Config) sim.Factory {
 		if v, ok := disk.Get("incarnation"); ok {
 			w.inc = v.(int64)
 		}
+		w.direct = cfg.Direct
+		if v, ok := disk.Get("mode"); ok {
+			w.direct = v.(string) == "direct"
+		}
+		w.claimSQL.DB, w.resultSQL.DB = cfg.DB, cfg.DB
 		return w
 	}
 }
@@ -112,7 +129,17 @@ func resultKey(sub int64, token string) string { return fmt.Sprintf("result/%020
 
 // Step implements sim.Node.
 func (w *Worker) Step(env *sim.Env, in sim.Input) {
+	for _, c := range []*db.Client{&w.claimSQL, &w.resultSQL} {
+		if done, ok := c.Handle(in); ok {
+			for _, d := range done {
+				d.Tag.(func(db.Done))(d)
+			}
+			return
+		}
+	}
 	switch in.Kind {
+	case sim.Command:
+		w.command(env, in.Cmd)
 	case sim.Start:
 		w.inc++
 		env.Disk().Put("incarnation", w.inc)
@@ -133,23 +160,24 @@ func (w *Worker) Step(env *sim.Env, in sim.Input) {
 		for _, c := range []*client{&w.jobs, &w.uploads} {
 			if in.Conn == c.conn {
 				c.conn = 0
-				w.rotate(c)
+				c.next(len(w.cfg.Arbiters))
 				w.lost(env, in.Conn)
 			}
 		}
 	}
 }
 
-// drop gives up on a client's connection (a request timed out): it is
-// closed, and every request still on it is failed and retried.
+// drop gives up on a client's connection (a request timed out, or the
+// arbiter cannot serve): it is closed, the client moves on to the next
+// arbiter, and every request still on the connection is failed and retried.
 func (w *Worker) drop(env *sim.Env, c *client) {
 	conn := c.conn
+	c.next(len(w.cfg.Arbiters))
 	if conn == 0 {
 		return
 	}
 	env.Close(conn)
 	c.conn = 0
-	w.rotate(c)
 	w.lost(env, conn)
 }
 
@@ -183,6 +211,7 @@ func (w *Worker) lost(env *sim.Env, c network.ConnID) {
 func (w *Worker) timer(env *sim.Env, in sim.Input) {
 	switch t := in.Tag.(type) {
 	case claimRetry:
+		w.claiming = false
 		w.claim(env)
 	case claimTimeout:
 		if w.claiming && w.claimNo == t.no {
@@ -232,16 +261,28 @@ func (w *Worker) send(env *sim.Env, c *client, r arbiter.Request, key string) ui
 	return w.no
 }
 
-// rotate moves a client to the next arbiter (after a failure).
-func (w *Worker) rotate(c *client) {
+// next moves a client on to the next of n arbiters.
+func (c *client) next(n int) {
+	if n > 1 {
+		c.arb = (c.arb + 1) % n
+	}
+}
+
+// elsewhere is called after a 503: with several arbiters the client tries
+// another one (this one is not the leader, or cannot reach the database).
+func (w *Worker) elsewhere(env *sim.Env, c *client) {
 	if len(w.cfg.Arbiters) > 1 {
-		c.arb = (c.arb + 1) % len(w.cfg.Arbiters)
+		w.drop(env, c)
 	}
 }
 
 // claim sends (or re-sends, with the same request_id) a claim.
 func (w *Worker) claim(env *sim.Env) {
 	if w.job != nil {
+		return
+	}
+	if w.direct {
+		w.claimDirect(env)
 		return
 	}
 	if w.claimID == "" {
@@ -309,7 +350,7 @@ func (w *Worker) claimReply(env *sim.Env, r arbiter.Reply) {
 		w.claimID = ""
 		w.claim(env)
 	default: // 503: the database is unreachable, or not the leader
-		w.rotate(&w.jobs)
+		w.elsewhere(env, &w.jobs)
 		w.claimLater(env)
 	}
 }
@@ -321,6 +362,9 @@ func (w *Worker) start(env *sim.Env, l arbiter.Lease) {
 	w.job = &job{lease: l, verdict: VerdictOf(l.Sub)}
 	w.job.timer = env.After(took, judgeDone{l.Token})
 	w.note(env, hist.Judge{Worker: w.name, Sub: l.Sub, Token: l.Token, Gen: l.Gen, Phase: hist.JudgeStart})
+	if w.direct {
+		return // the old scheme has no leases and no heartbeats
+	}
 	w.beat(env)
 	w.job.hb = env.After(d.Heartbeat, heartbeat{l.Token})
 }
@@ -365,6 +409,10 @@ func (w *Worker) finish(env *sim.Env) {
 func (w *Worker) submit(env *sim.Env, key string) {
 	p := w.results[key]
 	r := p.res
+	if r.Token == "" {
+		w.submitDirect(env, key)
+		return
+	}
 	p.no = w.send(env, &w.uploads, arbiter.Request{Op: arbiter.OpSubmit, Sub: r.Sub, Token: r.Token, Gen: r.Gen, Verdict: r.Verdict}, key)
 	env.Cancel(p.timer)
 	p.timer = env.After(w.cfg.Design.RequestTimeout, submitWait{key, p.no})
@@ -399,8 +447,8 @@ func (w *Worker) submitReply(env *sim.Env, r arbiter.Reply) {
 		w.note(env, res)
 	default:
 		if p.no != 0 {
-			w.rotate(&w.uploads)
 			w.retrySubmit(env, key, r.Code)
+			w.elsewhere(env, &w.uploads)
 		}
 	}
 }
@@ -438,4 +486,124 @@ func VerdictOf(sub int64) string {
 		return "AC"
 	}
 	return arbiter.Verdicts[1+int(x/2)%(len(arbiter.Verdicts)-1)]
+}
+
+// ---- the old scheme: straight to the database (A-S9) ----
+
+func (w *Worker) command(env *sim.Env, cmd sim.Cmd) {
+	if cmd.Name != "mode" || (cmd.Arg != "direct" && cmd.Arg != "arbiter") {
+		panic(fmt.Sprintf("worker: unknown command %q %q (want: mode direct|arbiter)", cmd.Name, cmd.Arg))
+	}
+	env.Disk().Put("mode", cmd.Arg)
+	if (cmd.Arg == "direct") == w.direct {
+		return
+	}
+	w.direct = cmd.Arg == "direct"
+	if w.job == nil {
+		// Switch the claim in progress over to the new path; hanging up on
+		// the arbiter cancels a claim hanging there.
+		env.Cancel(w.claimTimer)
+		if c := w.jobs.conn; w.direct && c != 0 {
+			env.Close(c)
+			w.jobs.conn = 0
+			w.lost(env, c)
+		}
+		w.claiming, w.claimID = false, ""
+		w.claim(env)
+	}
+}
+
+// claimDirect runs the old scheme's claim transaction: the global lock, a
+// pending row with SKIP LOCKED, the row made ours, the shared round moved on.
+func (w *Worker) claimDirect(env *sim.Env) {
+	if w.claiming {
+		return
+	}
+	w.claiming = true
+	retry := func() {
+		w.claiming = false
+		env.Cancel(w.claimTimer)
+		w.claimTimer = env.After(w.cfg.Design.DispatchEvery, claimRetry{})
+	}
+	w.claimSQL.Exec(env, func(d db.Done) {
+		if d.Err() != nil {
+			retry()
+			return
+		}
+		rows := d.Resp.Results[2].Rows
+		if len(rows) == 0 {
+			w.claimSQL.Exec(env, func(db.Done) {}, db.Rollback())
+			retry()
+			return
+		}
+		id := rows[0]["id"].(int64)
+		w.claimSQL.Exec(env, func(d db.Done) {
+			if d.Err() != nil || d.Resp.Results[0].Affected != 1 {
+				w.claimSQL.Exec(env, func(db.Done) {}, db.Rollback())
+				retry()
+				return
+			}
+			row := d.Resp.Results[0].Rows[0]
+			w.claiming = false
+			if w.job != nil || !w.direct {
+				return
+			}
+			w.start(env, arbiter.Lease{Sub: id, Gen: row["lease_gen"].(int64), User: row["user_id"].(int64), Problem: row["problem_id"].(int64)})
+		}, arbiter.LegacyClaim(id, w.name), arbiter.AdvanceRound(w.name), db.Commit())
+	}, db.Begin(), arbiter.GlobalLock(), arbiter.PickPending())
+}
+
+// submitDirect writes a result the old way: conditional on the row still
+// being judging and ours.
+func (w *Worker) submitDirect(env *sim.Env, key string) {
+	p := w.results[key]
+	r := p.res
+	p.no = 1 // a request is out
+	fail := func() {
+		w.resultSQL.Exec(env, func(db.Done) {}, db.Rollback())
+		w.retrySubmit(env, key, 0)
+	}
+	answered := func(code int) {
+		delete(w.results, key)
+		delete(w.memory, key)
+		env.Disk().Delete(key)
+		env.Disk().Sync()
+		res := p.res
+		res.Phase, res.Code = hist.ResultAnswered, code
+		w.note(env, res)
+	}
+	w.resultSQL.Exec(env, func(d db.Done) {
+		if d.Err() != nil {
+			fail()
+			return
+		}
+		if d.Resp.Results[1].Affected == 0 {
+			w.resultSQL.Exec(env, func(db.Done) {}, db.Rollback())
+			answered(arbiter.Code410)
+			return
+		}
+		row := d.Resp.Results[1].Rows[0]
+		stmts := []db.Stmt{arbiter.RecordJudging(r.Sub, "", r.Gen, w.name, r.Verdict, env.Now())}
+		credit := r.Verdict == "AC"
+		if credit {
+			stmts = append(stmts, w.cfg.Design.CreditFirstAC(row["user_id"].(int64), row["problem_id"].(int64), r.Sub, env.Now()))
+		}
+		w.resultSQL.Exec(env, func(d db.Done) {
+			if d.Err() != nil {
+				fail()
+				return
+			}
+			var more []db.Stmt
+			if credit && d.Resp.Results[1].Inserted {
+				more = append(more, arbiter.CreditXP(row["user_id"].(int64)))
+			}
+			w.resultSQL.Exec(env, func(d db.Done) {
+				if d.Err() != nil {
+					fail()
+					return
+				}
+				answered(arbiter.Code200)
+			}, append(more, db.Commit())...)
+		}, stmts...)
+	}, db.Begin(), arbiter.LegacyDecide(r.Sub, w.name, r.Verdict))
 }
