@@ -137,6 +137,12 @@ func (e *Env) Effects() []Effect { return e.effects }
 // expensive note texts when it is false.
 func (e *Env) Recording() bool { return e.recording }
 
+// Records reports whether notes of a kind are recorded (the run's filter
+// may refuse some kinds even while recording).
+func (e *Env) Records(kind string) bool {
+	return e.recording && (e.world == nil || e.world.filter == nil || e.world.filter(kind))
+}
+
 // Send sends a datagram.
 func (e *Env) Send(to network.Addr, body any) {
 	e.effects = append(e.effects, Effect{Kind: EffSend, To: to, Body: body})
@@ -180,7 +186,7 @@ func (e *Env) Cancel(id TimerID) {
 // Note records a trace event of the given kind with a canonical text and
 // optional structured data (JSON-encodable; the checkers read it).
 func (e *Env) Note(kind, text string, data any) {
-	if !e.recording {
+	if !e.Records(kind) {
 		return
 	}
 	e.effects = append(e.effects, Effect{Kind: EffNote, Note: kind, Text: text, Data: data})

@@ -34,6 +34,10 @@ type Config struct {
 	Schedule Schedule
 	Limits   Limits
 	Recorder Recorder // nil: nothing is recorded
+	// Filter, when set, records only the kinds of event it accepts; kinds it
+	// refuses are not even formatted. Explorations record what the checkers
+	// read and replay a failing run with everything.
+	Filter func(kind string) bool
 }
 
 type evKind uint8
@@ -98,6 +102,7 @@ type World struct {
 	netRand  Rand
 	ent      Entropy
 	rec      Recorder
+	filter   func(kind string) bool
 	recSeq   uint64
 	limits   Limits
 	sched    Schedule
@@ -121,6 +126,7 @@ func New(cfg Config) *World {
 		base:    cfg.Network,
 		ent:     cfg.Entropy,
 		rec:     cfg.Recorder,
+		filter:  cfg.Filter,
 		limits:  cfg.Limits,
 		sched:   cfg.Schedule.Sorted(),
 		netRand: cfg.Entropy.Stream("network"),
@@ -371,6 +377,9 @@ func (w *World) stepNode(idx int32, in Input) {
 }
 
 func (w *World) recordInput(s *slot, in Input) {
+	if !w.wants(inputKinds[in.Kind]) {
+		return
+	}
 	switch in.Kind {
 	case Timer:
 		w.emit(s.name, "timer", fmt.Sprintf("timer %d %v", in.TimerID, in.Tag), nil)
@@ -380,6 +389,9 @@ func (w *World) recordInput(s *slot, in Input) {
 		w.emit(s.name, "command", strings.TrimSpace(in.Cmd.Name+" "+in.Cmd.Arg), nil)
 	}
 }
+
+// inputKinds are the trace kinds of inputs that are recorded.
+var inputKinds = [...]string{Timer: "timer", ConnBroken: "conn-broken", Command: "command", Start: "start", Deliver: "deliver"}
 
 func (w *World) apply(idx int32, e *Effect) {
 	s := w.slots[idx]
@@ -398,14 +410,14 @@ func (w *World) apply(idx int32, e *Effect) {
 			}
 		}
 		msg, fate := w.net.Send(w.now, network.Message{From: s.addr, To: to, Conn: e.Conn, Body: e.Body}, w.netRand)
-		if w.rec != nil {
+		if w.wants("send") {
 			w.emit(s.name, "send", describeMsg(msg), nil)
-			if fate.Dropped != "" {
-				w.emit(s.name, "drop", fmt.Sprintf("#%d %s", msg.ID, fate.Dropped), nil)
-			}
-			if fate.N > 1 {
-				w.emit(s.name, "dup", fmt.Sprintf("#%d copied as #%d", msg.ID, fate.Copy[1].ID), nil)
-			}
+		}
+		if fate.Dropped != "" && w.wants("drop") {
+			w.emit(s.name, "drop", fmt.Sprintf("#%d %s", msg.ID, fate.Dropped), nil)
+		}
+		if fate.N > 1 && w.wants("dup") {
+			w.emit(s.name, "dup", fmt.Sprintf("#%d copied as #%d", msg.ID, fate.Copy[1].ID), nil)
 		}
 		if fate.Dropped == "" && e.Conn != 0 && !w.net.Open(e.Conn) {
 			// The send broke the connection (a partition): tell both ends.
@@ -487,7 +499,7 @@ func (w *World) deliver(id uint64) {
 		}
 		return
 	}
-	if w.rec != nil {
+	if w.wants("deliver") {
 		w.emit(string(msg.To), "deliver", describeMsg(msg), nil)
 	}
 	w.input(idx, Input{Kind: Deliver, Msg: msg})
@@ -762,15 +774,20 @@ func combine(p network.Policy, b burst) network.Policy {
 	return p
 }
 
+// wants reports whether an event of a kind is recorded.
+func (w *World) wants(kind string) bool {
+	return w.rec != nil && (w.filter == nil || w.filter(kind))
+}
+
 func (w *World) emitf(node, kind, format string, args ...any) {
-	if w.rec == nil {
+	if !w.wants(kind) {
 		return
 	}
 	w.emit(node, kind, fmt.Sprintf(format, args...), nil)
 }
 
 func (w *World) emit(node, kind, text string, data any) {
-	if w.rec == nil {
+	if !w.wants(kind) {
 		return
 	}
 	w.recSeq++

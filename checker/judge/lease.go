@@ -70,7 +70,15 @@ func (s leaseState) decided(t string) bool { return strings.Contains(s.Decided, 
 func (s leaseState) apply(in LeaseIn) (leaseState, bool) {
 	switch in.Op {
 	case "claim":
-		if Terminal(s.Status) || in.Gen <= s.Gen {
+		switch {
+		case in.Gen < s.Gen:
+			// A retried claim re-announces the lease it was granted earlier
+			// (idempotent claims, PA4); a newer generation has voided it.
+			s.Void = add(s.Void, in.Token)
+			return s, true
+		case in.Gen == s.Gen:
+			return s, in.Token == s.Token // the same grant announced again
+		case Terminal(s.Status):
 			return s, false
 		}
 		s.Void = add(s.Void, s.Token)

@@ -37,6 +37,7 @@ type Node struct {
 	disk     *sim.Disk
 	env      *sim.Env // during Step only
 	nextXid  uint64
+	nextHxid uint64 // the last hxid given (see txn.hxid)
 	csn      uint64
 	active   []*txn // running and prepared transactions, by xid
 	prepared map[string]*txn
@@ -309,11 +310,25 @@ func (n *Node) takeSnapshot(t *txn) snap {
 	return snap{tx: t, cid: t.cid, csn: n.csn, xmin: n.oldestActive()}
 }
 
+// oldestActive is the VACUUM horizon the running and prepared transactions
+// hold: the oldest of their xids (hxid; a transaction that has not written
+// or locked a row has none, as in PostgreSQL).
 func (n *Node) oldestActive() uint64 {
-	if len(n.active) > 0 {
-		return n.active[0].xid
+	h := n.nextHxid + 1
+	for _, t := range n.active {
+		if t.hxid != 0 && t.hxid < h {
+			h = t.hxid
+		}
 	}
-	return n.nextXid + 1
+	return h
+}
+
+// assignHxid gives t its hxid once it has written or locked a row.
+func (n *Node) assignHxid(t *txn) {
+	if t.hxid == 0 && len(t.touched) > 0 {
+		n.nextHxid++
+		t.hxid = n.nextHxid
+	}
 }
 
 // commit makes t's changes durable (the WAL record is on disk and synced
@@ -410,7 +425,7 @@ func (n *Node) block(s *session, t *txn) {
 		s.timers = append(s.timers, n.env.After(s.lockTimeout, waitTimer{Conn: s.conn, Seq: s.waitSeq}))
 	}
 	s.timers = append(s.timers, n.env.After(n.cfg.DeadlockTimeout, waitTimer{Conn: s.conn, Seq: s.waitSeq, Deadlock: true}))
-	if n.env.Recording() {
+	if n.env.Records("db") {
 		n.env.Note("db", fmt.Sprintf("c%d x%d waits for x%d: %s", s.conn, s.tx.xid, t.xid, s.op.st.SQL()),
 			stmtNote{Conn: uint64(s.conn), Tx: s.tx.xid, SQL: s.op.st.SQL(), Wait: t.xid})
 	}
@@ -486,7 +501,7 @@ func (n *Node) endSession(s *session) {
 	}
 	s.adv = nil
 	delete(n.sessions, s.conn)
-	if n.env.Recording() {
+	if n.env.Records("db") {
 		n.env.Note("db", fmt.Sprintf("c%d session ended (connection broke or closed); advisory locks released: %v", s.conn, keys), nil)
 	}
 }
@@ -525,7 +540,7 @@ type stmtNote struct {
 }
 
 func (n *Node) noteStmt(s *session, st *Stmt, res *Result) {
-	if !n.env.Recording() {
+	if !n.env.Records("db") {
 		return
 	}
 	d := stmtNote{Conn: uint64(s.conn), Tx: s.stmtXid, SQL: st.SQL(), Tag: res.Tag, Notice: res.Notice, Affected: res.Affected, Rows: res.Rows}

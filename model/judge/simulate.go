@@ -14,6 +14,9 @@ import (
 // System is the name of system A in traces.
 const System = "arbiter"
 
+// NetworkPolicy is the network's base policy.
+type NetworkPolicy = network.Policy
+
 // DefaultNetwork is the network of system A's runs: 1-20 ms of delay, no
 // loss (faults add it).
 func DefaultNetwork() network.Policy {
@@ -31,6 +34,7 @@ type Options struct {
 	Until     time.Duration // the run's end in simulated time
 	MaxEvents uint64        // 0: 20 million
 	Recorder  sim.Recorder
+	Filter    func(kind string) bool // nil: record every kind
 }
 
 // Header returns the trace header of a run (the tape of a rapid run is
@@ -72,7 +76,7 @@ func (o Options) Build() (*World, error) {
 	if o.Network != nil {
 		pol = *o.Network
 	}
-	return Build(o.Design, o.Workload, sim.Config{Entropy: ent, Network: pol, Schedule: o.Schedule, Limits: o.limits(), Recorder: o.Recorder})
+	return Build(o.Design, o.Workload, sim.Config{Entropy: ent, Network: pol, Schedule: o.Schedule, Limits: o.limits(), Recorder: o.Recorder, Filter: o.Filter})
 }
 
 // Simulate builds and runs one run.

@@ -106,6 +106,13 @@ func NamesOf(d arbiter.Design) Names {
 	return n
 }
 
+// All returns every node name.
+func (n Names) All() []string {
+	out := append([]string{n.DB}, n.AllArbiters()...)
+	out = append(out, n.Workers()...)
+	return append(out, n.Monitor, n.Web)
+}
+
 // Workers returns every worker name.
 func (n Names) Workers() []string { return append(append([]string(nil), n.Home...), n.Prod...) }
 

@@ -1,0 +1,177 @@
+package harness
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"pgregory.net/rapid"
+
+	jc "github.com/fencesim/fencesim/checker/judge"
+	"github.com/fencesim/fencesim/clock"
+	"github.com/fencesim/fencesim/model/arbiter"
+	"github.com/fencesim/fencesim/model/db"
+	"github.com/fencesim/fencesim/model/judge"
+	"github.com/fencesim/fencesim/sim"
+)
+
+// Faults says how a run's faults are drawn.
+type Faults struct {
+	Horizon    time.Duration // faults start in [0, Horizon); heal-all at Horizon
+	MaxActions int           // at most this many drawn faults
+	MaxDown    time.Duration // longest downtime, pause, partition or burst
+	Kinds      []sim.Kind    // nil: every generic kind
+}
+
+// Moderate is the default fault intensity: up to 8 faults in the first
+// 3 minutes, each at most 90 s long, every kind on the menu.
+func Moderate() Faults {
+	return Faults{Horizon: 3 * time.Minute, MaxActions: 8, MaxDown: 90 * time.Second}
+}
+
+// Heavy is more and longer faults.
+func Heavy() Faults {
+	return Faults{Horizon: 4 * time.Minute, MaxActions: 16, MaxDown: 2 * time.Minute}
+}
+
+// Intensity returns a named fault intensity.
+func Intensity(name string) (Faults, error) {
+	switch name {
+	case "none":
+		return Faults{Horizon: time.Second}, nil
+	case "moderate", "":
+		return Moderate(), nil
+	case "heavy":
+		return Heavy(), nil
+	}
+	return Faults{}, fmt.Errorf("unknown fault intensity %q (none, moderate, heavy)", name)
+}
+
+// Spec is the generic fault generator's spec for a design: every node can
+// be partitioned, have its clock jump or drift, or lose or stall messages;
+// arbiters, workers and the database can crash and pause; the arbiters'
+// claim crash points and the database's commit crash point can be armed;
+// the operator can rejudge a submission or stall an arbiter's dispatch loop.
+func Spec(d arbiter.Design, wl []judge.Arrival, f Faults) sim.GenSpec {
+	n := judge.NamesOf(d)
+	nodes := append([]string{n.DB}, n.Arbiters...)
+	nodes = append(nodes, n.Workers()...)
+	crashable := append([]string(nil), nodes...)
+	var points []sim.PointSpec
+	for _, a := range n.Arbiters {
+		points = append(points, sim.PointSpec{Node: a, Points: []string{arbiter.PointBeforeCommit, arbiter.PointAfterCommit, arbiter.PointAfterReply}})
+	}
+	points = append(points, sim.PointSpec{Node: n.DB, Points: []string{db.PointCommit}})
+	var ids []string
+	for _, a := range wl {
+		ids = append(ids, fmt.Sprint(a.ID))
+	}
+	cmds := []sim.CmdSpec{{Node: n.Arbiters[0], Name: "rejudge", Args: ids}, {Node: n.Arbiters[0], Name: "stall", Args: []string{"20s", "45s"}}}
+	return sim.GenSpec{Nodes: nodes, Crashable: crashable, Horizon: f.Horizon, MaxActions: f.MaxActions, MaxDown: f.MaxDown,
+		MaxJump: 2 * time.Minute, MaxDrift: 200_000, Kinds: f.Kinds, Points: points, Commands: cmds}
+}
+
+// Schedule draws a schedule and ends it with heal-all at the horizon (the
+// healed phase in which PA8 is checked). A standby arbiter is started at a
+// drawn time (a rolling deploy).
+func Schedule(r sim.Rand, d arbiter.Design, wl []judge.Arrival, f Faults) (sim.Schedule, sim.Profile) {
+	s, prof := sim.Generate(r, Spec(d, wl, f))
+	for _, a := range judge.NamesOf(d).Standby {
+		at := clock.Time(r.Uint64n("standby-start", uint64(f.Horizon/time.Millisecond)+1)) * clock.Time(time.Millisecond)
+		s = append(s, sim.Action{At: at, Kind: sim.Restart, Node: a})
+	}
+	s = append(s, sim.Action{At: clock.Time(f.Horizon), Kind: sim.HealAll})
+	return s.Sorted(), prof
+}
+
+// Until is how long a run must go on for PA8 to be checked: the healing
+// time plus the liveness bound, plus a margin.
+func Until(d arbiter.Design, submissions int, f Faults) time.Duration {
+	p, err := jc.ParseParams(d.JSON())
+	if err != nil {
+		panic(err)
+	}
+	return f.Horizon + jc.BoundOf(p, submissions) + time.Minute
+}
+
+// CheckerKinds are the event kinds the checkers read. Explorations record
+// only these (the rest is not even formatted); a failing run is replayed
+// with everything for its report.
+var CheckerKinds = map[string]bool{
+	"commit": true, "call": true, "return": true, "judge": true, "result": true, "alert": true, "state": true,
+	"fault": true, "crash": true, "restart": true, "start": true,
+}
+
+// CheckerFilter records the checker kinds only.
+func CheckerFilter(kind string) bool { return CheckerKinds[kind] }
+
+// RunSeed runs one seeded run: the schedule from the seed's "faults"
+// stream, everything else from the seed's other streams.
+func RunSeed(d arbiter.Design, wl judge.Workload, f Faults, seed uint64) (*Outcome, error) {
+	ent := sim.NewPCG(seed)
+	arr := wl.Plan(ent.Stream("workload"))
+	s, prof := Schedule(ent.Stream("faults"), d, arr, f)
+	o, err := Play(judge.Options{Design: d, Workload: wl, Schedule: s, Seed: seed, Entropy: ent, Until: Until(d, len(arr), f), Filter: CheckerFilter})
+	if o != nil {
+		o.Profile = prof
+	}
+	return o, err
+}
+
+// Replay re-runs a trace's header: the same design, workload, schedule,
+// network and entropy (a seed, or a rapid run's tape).
+func Replay(h HeaderInputs) (*Outcome, error) {
+	d, err := arbiter.ParseDesign(h.Design)
+	if err != nil {
+		return nil, err
+	}
+	var wl judge.Workload
+	if err := json.Unmarshal(h.Workload, &wl); err != nil {
+		return nil, fmt.Errorf("the trace header's workload: %w", err)
+	}
+	s, err := sim.ParseSchedule(h.Schedule, judge.NamesOf(d).All())
+	if err != nil {
+		return nil, err
+	}
+	var lim sim.Limits
+	if err := json.Unmarshal(h.Limits, &lim); err != nil {
+		return nil, fmt.Errorf("the trace header's limits: %w", err)
+	}
+	o := judge.Options{Design: d, Workload: wl, Schedule: s, Seed: h.Seed, Until: time.Duration(lim.MaxTime), MaxEvents: lim.MaxEvents}
+	if h.Entropy == "tape" {
+		o.Entropy = sim.NewTape(h.Tape)
+	}
+	if len(h.Network) > 0 {
+		var p judge.NetworkPolicy
+		if err := json.Unmarshal(h.Network, &p); err != nil {
+			return nil, fmt.Errorf("the trace header's network: %w", err)
+		}
+		o.Network = &p
+	}
+	return Play(o)
+}
+
+// Property returns the rapid property of system A under a design: draw a
+// fault schedule (profile first), run with rapid-backed entropy, check
+// everything. failed is called with the failing outcome (the last call is
+// rapid's replay of the shrunk case) before the property fails.
+func Property(d arbiter.Design, wl judge.Workload, f Faults, failed func(*Outcome)) func(*rapid.T) {
+	return func(t *rapid.T) {
+		arr := wl.Plan(sim.NewPCG(1).Stream("workload"))
+		wl := wl
+		wl.Arrivals = arr
+		s, prof := Schedule(sim.NewRapid(t), d, arr, f)
+		ent := sim.NewRapid(t)
+		o, err := Play(judge.Options{Design: d, Workload: wl, Schedule: s, Entropy: ent, Until: Until(d, len(arr), f), Filter: CheckerFilter})
+		if err != nil {
+			t.Fatalf("run: %v (profile %s, schedule:\n%s)", err, prof, s)
+		}
+		o.Profile = prof
+		if bad := o.Failed(); len(bad) > 0 {
+			if failed != nil {
+				failed(o)
+			}
+			t.Fatalf("%s\nprofile: %s\nschedule (%d faults):\n%s", bad[0], prof, s.Faults(), s)
+		}
+	}
+}
