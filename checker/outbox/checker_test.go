@@ -295,25 +295,6 @@ func TestDecodeRejectsBrokenContract(t *testing.T) {
 	require.Error(t, err)
 }
 
-func TestLinearizabilityChecker(t *testing.T) {
-	op := func(call, ret int64, code int, value string) Operation {
-		return Operation{Input: LinInput{Key: "k", Op: OpCharge}, Call: call, Output: LinOutput{Unknown: ret == Never, Code: code, Value: value}, Return: ret}
-	}
-	assert.True(t, CheckLinearizable(KeyModel, []Operation{op(0, 10, 200, "a"), op(5, 20, 200, "a"), op(1, Never, 0, "")}).OK)
-	assert.True(t, CheckLinearizable(KeyModel, []Operation{op(0, 10, 404, ""), op(20, 30, 200, "a")}).OK, "404 before any effect")
-	assert.False(t, CheckLinearizable(KeyModel, []Operation{op(0, 10, 200, "a"), op(20, 30, 404, "")}).OK, "404 after an effect")
-	// Concurrent: the 404 may linearize before the 200.
-	assert.True(t, CheckLinearizable(KeyModel, []Operation{op(0, 30, 200, "a"), op(5, 20, 404, "")}).OK)
-	res := CheckLinearizable(KeyModel, []Operation{op(0, 10, 200, "a"), op(0, 10, 200, "b")})
-	assert.False(t, res.OK)
-	require.Len(t, res.Illegal, 1)
-	assert.Contains(t, res.Illegal[0], "200 a")
-	// Partitioned per key: different keys do not interfere.
-	other := op(0, 10, 200, "b")
-	other.Input = LinInput{Key: "k2", Op: OpCharge}
-	assert.True(t, CheckLinearizable(KeyModel, []Operation{op(0, 10, 200, "a"), other}).OK)
-}
-
 func TestProbesRelayCrashBetween(t *testing.T) {
 	x := good(t)
 	x.add(290, "relay", KindRelay, map[string]any{"msg": "msg-h1.1.1", "what": "published"})

@@ -6,9 +6,11 @@
 // model/: the note shapes are a contract with model/outbox, restated here.
 //
 // What it owns: Decode (trace events to a History), the linearizability
-// model of PB1 (a porcupine-shaped Model, partitioned per idempotency key,
-// checked without a wall-clock timeout; a call whose reply never came has an
-// unknown outcome and is accepted either way), the invariants PB1-PB6 over
+// model of PB1 (KeyModel, a porcupine.Model partitioned per idempotency key,
+// checked by porcupine without a wall-clock timeout; a call whose reply never
+// came has an unknown outcome and is accepted either way; PB1Info keeps
+// porcupine's LinearizationInfo for the visualisation of a failure), the
+// invariants PB1-PB6 over
 // the history and the commit logs, and the probes (sometimes-assertions)
 // that a sweep counts.
 //

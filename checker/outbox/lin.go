@@ -2,40 +2,19 @@ package outbox
 
 import (
 	"fmt"
+	"hash/fnv"
 	"sort"
 	"strings"
+
+	"github.com/anishathalye/porcupine"
 )
 
-// Operation is one client operation with its invoke and return times, as
-// porcupine (github.com/anishathalye/porcupine v1.3.1) defines it.
-type Operation struct {
-	ClientId int
-	Input    any
-	Call     int64
-	Output   any
-	Return   int64
-}
-
-// Model is a sequential specification with porcupine's contract: Partition
-// splits a history into independent parts, Init is the initial state, Step
-// says whether an operation with that output is legal in a state and
-// returns the next state.
-//
-// This package carries a small checker of its own with the same contract
-// (CheckLinearizable below: the Wing-Gong search with Lowe's memoisation, exhaustive,
-// no wall-clock timeout) because the module does not require porcupine yet;
-// porcupine.go (build tag "porcupine") converts the model with Porcupine(m)
-// and checks with porcupine.CheckOperationsVerbose; its test shows both
-// checkers agree on random histories. Drop the tag once go.mod requires
-// porcupine.
-type Model struct {
-	Partition         func(history []Operation) [][]Operation
-	Init              func() any
-	Step              func(state, input, output any) (bool, any)
-	Equal             func(state1, state2 any) bool
-	DescribeOperation func(input, output any) string
-	DescribeState     func(state any) string
-}
+// PB1's answers are checked for linearizability by porcupine
+// (github.com/anishathalye/porcupine): one operation per keyed delivery,
+// partitioned per idempotency key, checked with CheckOperationsVerbose and
+// no timeout (a timeout would make the verdict depend on the machine). A
+// delivery whose reply never came keeps its unknown outcome: it returns at
+// Never (math.MaxInt64) and the model accepts its output either way.
 
 // LinInput is a delivery of one key.
 type LinInput struct {
@@ -51,20 +30,23 @@ type LinOutput struct {
 	Value   string
 }
 
-// KeyModel is PB1's sequential specification of one idempotency key: the
-// first delivery that takes effect stores an answer; every delivery that
-// returns a success returns exactly that answer; a 404 (a refund of
-// nothing) changes nothing and is legal only before any effect; a delivery
-// with an unknown outcome may or may not have taken effect (the first known
-// answer names the stored one either way). Partitioned per key.
-var KeyModel = Model{
-	Partition: func(h []Operation) [][]Operation {
-		by := map[string][]Operation{}
+// KeyModel is PB1's sequential specification of one idempotency key, as a
+// porcupine model: the first delivery that takes effect stores an answer;
+// every delivery that returns a success returns exactly that answer; a 404
+// (a refund of nothing) changes nothing and is legal only before any
+// effect; a delivery with an unknown outcome may or may not have taken
+// effect. Treating it as a no-op is the most permissive choice, so the
+// model stays deterministic: an effect nobody saw can only agree with the
+// first known answer, which stores it either way. Partitioned per key, in
+// key order. The state is the stored answer ("" before any effect).
+var KeyModel = porcupine.Model{
+	Partition: func(h []porcupine.Operation) [][]porcupine.Operation {
+		by := map[string][]porcupine.Operation{}
 		for _, op := range h {
 			k := op.Input.(LinInput).Key
 			by[k] = append(by[k], op)
 		}
-		var out [][]Operation
+		out := make([][]porcupine.Operation, 0, len(by))
 		for _, k := range sortedKeys(by) {
 			out = append(out, by[k])
 		}
@@ -85,7 +67,12 @@ var KeyModel = Model{
 			return s == "", s
 		}
 	},
-	Equal: func(a, b any) bool { return a == b },
+	Equal: func(a, b any) bool { return a.(string) == b.(string) },
+	Hash: func(state any) uint64 {
+		h := fnv.New64a()
+		h.Write([]byte(state.(string)))
+		return h.Sum64()
+	},
 	DescribeOperation: func(input, output any) string {
 		in, out := input.(LinInput), output.(LinOutput)
 		if out.Unknown {
@@ -99,37 +86,78 @@ var KeyModel = Model{
 		}
 		return "stored: " + state.(string)
 	},
+	DescribeOperationMetadata: func(m any) string {
+		s, _ := m.(string)
+		return s
+	},
 }
 
-// LinResult is the outcome of a check.
-type LinResult struct {
-	OK      bool
-	Illegal []string // per illegal partition: its operations, described
-}
-
-// CheckLinearizable tells whether history is linearizable against m, partition by
-// partition. It is exhaustive (no timeout); partitions must have at most 64
-// operations.
-func CheckLinearizable(m Model, history []Operation) LinResult {
-	parts := [][]Operation{history}
-	if m.Partition != nil {
-		parts = m.Partition(history)
-	}
-	res := LinResult{OK: true}
-	for _, p := range parts {
-		if len(p) == 0 {
+// PB1Operations returns the porcupine history PB1 checks: one operation
+// per delivery that carried a key, in call order. ClientId numbers the
+// deliveries of one key from 0 (one row each in the visualisation); the
+// metadata names the call and its handler.
+func PB1Operations(h *History) []porcupine.Operation {
+	var ops []porcupine.Operation
+	perKey := map[string]int{}
+	for _, c := range h.Calls {
+		if c.Key == "" {
 			continue
 		}
-		if !checkPart(m, p) {
-			res.OK = false
-			res.Illegal = append(res.Illegal, describePart(m, p))
+		meta := c.ID
+		if c.Handler != "" {
+			meta += " via " + c.Handler
 		}
+		ops = append(ops, porcupine.Operation{
+			ClientId: perKey[c.Key],
+			Input:    LinInput{Key: c.Key, Op: c.Op},
+			Call:     c.Invoke,
+			Output:   LinOutput{Unknown: !c.Answered(), Code: c.Code, Value: c.Value},
+			Return:   c.Return,
+			Metadata: meta,
+		})
+		perKey[c.Key]++
 	}
-	return res
+	return ops
 }
 
-func describePart(m Model, p []Operation) string {
-	ops := append([]Operation(nil), p...)
+// linCheck is porcupine's answer on a PB1 history.
+type linCheck struct {
+	ok      bool
+	illegal []string // per illegal key, in key order: its operations, described
+	info    porcupine.LinearizationInfo
+}
+
+// checkKeys checks ops against KeyModel with porcupine, without a timeout.
+// The illegal keys are the partitions whose longest partial linearization
+// falls short of the partition (porcupine returns the partitions in
+// KeyModel.Partition's order).
+func checkKeys(ops []porcupine.Operation) linCheck {
+	res, info := porcupine.CheckOperationsVerbose(KeyModel, ops, 0)
+	c := linCheck{ok: res == porcupine.Ok, info: info}
+	if c.ok {
+		return c
+	}
+	parts := KeyModel.Partition(ops)
+	partials := info.PartialLinearizations()
+	for i, p := range parts {
+		longest := 0
+		if i < len(partials) {
+			for _, l := range partials[i] {
+				longest = max(longest, len(l))
+			}
+		}
+		if longest < len(p) {
+			c.illegal = append(c.illegal, fmt.Sprintf("%s (longest linearizable prefix: %d of %d)", describePart(p), longest, len(p)))
+		}
+	}
+	if len(c.illegal) == 0 { // not Ok without an illegal partition: cannot happen without a timeout
+		c.illegal = append(c.illegal, fmt.Sprintf("porcupine answered %q", res))
+	}
+	return c
+}
+
+func describePart(p []porcupine.Operation) string {
+	ops := append([]porcupine.Operation(nil), p...)
 	sort.SliceStable(ops, func(i, j int) bool { return ops[i].Call < ops[j].Call })
 	lines := make([]string, len(ops))
 	for i, op := range ops {
@@ -137,56 +165,16 @@ func describePart(m Model, p []Operation) string {
 		if op.Return != Never {
 			ret = fmt.Sprintf("%.3fs", float64(op.Return)/1e9)
 		}
-		lines[i] = fmt.Sprintf("[%.3fs, %s] %s", float64(op.Call)/1e9, ret, m.DescribeOperation(op.Input, op.Output))
+		lines[i] = fmt.Sprintf("[%.3fs, %s] %s", float64(op.Call)/1e9, ret, KeyModel.DescribeOperation(op.Input, op.Output))
 	}
 	return strings.Join(lines, "; ")
 }
 
-// checkPart: depth-first search over linearization orders. At each point
-// the candidates are the operations not yet linearized that were invoked
-// before every remaining operation returned; (set linearized, state) pairs
-// already explored are cached.
-func checkPart(m Model, p []Operation) bool {
-	if len(p) > 64 {
-		panic(fmt.Sprintf("checker/outbox: a partition of %d operations is too large for the exhaustive checker", len(p)))
-	}
-	ops := append([]Operation(nil), p...)
-	sort.SliceStable(ops, func(i, j int) bool { return ops[i].Call < ops[j].Call })
-	n := len(ops)
-	full := uint64(1)<<uint(n) - 1
-	if n == 64 {
-		full = ^uint64(0)
-	}
-	type memoKey struct {
-		done  uint64
-		state string
-	}
-	seen := map[memoKey]bool{}
-	var dfs func(done uint64, state any) bool
-	dfs = func(done uint64, state any) bool {
-		if done == full {
-			return true
-		}
-		k := memoKey{done, fmt.Sprint(state)}
-		if seen[k] {
-			return false
-		}
-		seen[k] = true
-		minRet := int64(Never)
-		for i := 0; i < n; i++ {
-			if done&(1<<uint(i)) == 0 && ops[i].Return < minRet {
-				minRet = ops[i].Return
-			}
-		}
-		for i := 0; i < n; i++ {
-			if done&(1<<uint(i)) != 0 || ops[i].Call > minRet {
-				continue
-			}
-			if ok, next := m.Step(state, ops[i].Input, ops[i].Output); ok && dfs(done|1<<uint(i), next) {
-				return true
-			}
-		}
-		return false
-	}
-	return dfs(0, m.Init())
+// PB1Info returns porcupine's LinearizationInfo for PB1's answers in h, and
+// whether they are not linearizable (then CheckPB1 fails and the info shows
+// the partial linearizations and where they stop). Write it next to a
+// failing trace with porcupine.Visualize(KeyModel, info, w).
+func PB1Info(h *History) (info porcupine.LinearizationInfo, illegal bool) {
+	c := checkKeys(PB1Operations(h))
+	return c.info, !c.ok
 }

@@ -119,21 +119,12 @@ func (h *History) committedOps() map[string]string {
 
 // CheckPB1: however many deliveries, retries and concurrent handlers, each
 // key produces one business row and one side effect, and every delivery
-// gets the same answer (linearizable per key).
+// gets the same answer (linearizable per key, decided by porcupine; PB1Info
+// returns porcupine's record for the visualisation).
 func CheckPB1(h *History) Verdict {
 	v := verdict{id: PB1}
-	var ops []Operation
-	for i, c := range h.Calls {
-		if c.Key == "" {
-			continue
-		}
-		out := LinOutput{Unknown: !c.Answered(), Code: c.Code, Value: c.Value}
-		ops = append(ops, Operation{ClientId: i, Input: LinInput{Key: c.Key, Op: c.Op}, Call: c.Invoke, Output: out, Return: c.Return})
-	}
-	if res := CheckLinearizable(KeyModel, ops); !res.OK {
-		for _, p := range res.Illegal {
-			v.fail("answers not linearizable: %s", p)
-		}
+	for _, p := range checkKeys(PB1Operations(h)).illegal {
+		v.fail("answers not linearizable: %s", p)
 	}
 	count := func(rows []map[string]any, what string, keep func(map[string]any) bool) {
 		n := map[string][]string{}
