@@ -17,6 +17,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"pgregory.net/rapid"
 )
@@ -34,14 +35,24 @@ var mu sync.Mutex
 // of prop after a failure is rapid's replay of the shrunk case, so a property
 // that stores its counterexample in a variable leaves the shrunk one there.
 func Run(name string, checks int, seed uint64, prop func(*rapid.T)) Result {
+	return RunShrink(name, checks, seed, 0, prop)
+}
+
+// RunShrink is Run with a limit on the time rapid spends shrinking (0:
+// rapid's default).
+func RunShrink(name string, checks int, seed uint64, shrink time.Duration, prop func(*rapid.T)) Result {
 	mu.Lock()
 	defer mu.Unlock()
-	restore := setFlags(map[string]string{
+	flags := map[string]string{
 		"rapid.checks":     strconv.Itoa(checks),
 		"rapid.seed":       strconv.FormatUint(seed, 10),
 		"rapid.nofailfile": "true",
 		"rapid.failfile":   "",
-	})
+	}
+	if shrink > 0 {
+		flags["rapid.shrinktime"] = shrink.String()
+	}
+	restore := setFlags(flags)
 	defer restore()
 	tb := &recorder{name: name}
 	done := make(chan struct{})

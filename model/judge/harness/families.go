@@ -1,0 +1,235 @@
+package harness
+
+import (
+	"fmt"
+	"time"
+
+	jc "github.com/fencesim/fencesim/checker/judge"
+	"github.com/fencesim/fencesim/clock"
+	"github.com/fencesim/fencesim/model/arbiter"
+	"github.com/fencesim/fencesim/model/judge"
+	"github.com/fencesim/fencesim/sim"
+)
+
+// A Family is a scenario of SYSTEMS.md A.5 with its parameters drawn: the
+// schedule's shape is the scenario's, the times, lengths and sizes come
+// from the entropy, so rapid shrinks toward the mildest case. Each family
+// states the metric bounds the correct design keeps on every run of it
+// (the promised worst costs), and the knobs whose damage it shows.
+type Family struct {
+	Name    string
+	About   string
+	Options func(r sim.Rand, d arbiter.Design) judge.Options
+	Bounds  func(d arbiter.Design) jc.Bounds
+}
+
+const sec = time.Second
+
+// origin: the world is up (leader lock, grace) by then.
+const origin = 2 * sec
+
+func between(r sim.Rand, label string, lo, hi time.Duration) time.Duration {
+	return lo + time.Duration(r.Uint64n(label, uint64((hi-lo)/time.Millisecond)+1))*time.Millisecond
+}
+
+func at(d time.Duration) clock.Time { return clock.Time(origin + d) }
+
+func subs(n int, spread time.Duration) []judge.Arrival {
+	out := make([]judge.Arrival, n)
+	for i := range out {
+		out[i] = judge.Arrival{At: origin + time.Duration(i)*spread, ID: int64(101 + i), User: 1 + int64(i)%3, Problem: 1 + int64(i)%2}
+	}
+	return out
+}
+
+func fleet(d arbiter.Design, home, prod int) arbiter.Design {
+	d.HomeWorkers, d.ProdWorkers = home, prod
+	return d
+}
+
+// Families are the fault families of system A.
+var Families = []Family{
+	{
+		Name: "random", About: "generic faults of every kind (moderate), the default workload",
+		Options: func(r sim.Rand, d arbiter.Design) judge.Options {
+			wl := judge.DefaultWorkload()
+			arr := wl.Plan(r)
+			wl.Arrivals = arr
+			s, _ := Schedule(r, d, arr, Moderate())
+			return judge.Options{Design: d, Workload: wl, Schedule: s, Until: Until(d, len(arr), Moderate())}
+		},
+		Bounds: func(arbiter.Design) jc.Bounds { return jc.Bounds{} },
+	},
+	{
+		Name: "stale", About: "A-S5: one worker's link stalls while it judges, its lease is reclaimed, it claims again, the stale result arrives late",
+		Options: func(r sim.Rand, d arbiter.Design) judge.Options {
+			d = fleet(d, 1, 0)
+			d.Heartbeat, d.SweepEvery = 10*sec, sec
+			j := between(r, "judging", 30*sec, 60*sec)
+			d.JudgeMin, d.JudgeMax = j, j
+			start := between(r, "stall-start", sec, j)
+			length := between(r, "stall-length", 50*sec, 80*sec)
+			late := between(r, "release-delay", 0, 10*sec)
+			stall := func(from, to string) sim.Action {
+				return sim.Action{At: at(start), Kind: sim.Stall, Node: from, Peer: to, For: length, Amount: late}
+			}
+			return judge.Options{Design: d, Workload: judge.Workload{Arrivals: subs(1, 0)},
+				Schedule: sim.Schedule{stall("home-1", "arbiter-1"), stall("arbiter-1", "home-1")}, Until: 400 * sec}
+		},
+		Bounds: func(arbiter.Design) jc.Bounds { return jc.Bounds{} },
+	},
+	{
+		Name: "orphan", About: "A-S1: the claim's reply is held up and the worker dies before it arrives; the lease nobody heard of must expire after the unconfirmed lease",
+		Options: func(r sim.Rand, d arbiter.Design) judge.Options {
+			d = fleet(d, 1, 1)
+			d.JudgeMin, d.JudgeMax = 10*sec, 10*sec
+			held := between(r, "reply-held", 2*sec, 5*sec)
+			c := between(r, "crash", 500*time.Millisecond, held-500*time.Millisecond)
+			return judge.Options{Design: d, Workload: judge.Workload{Arrivals: subs(1, 0)},
+				Schedule: sim.Schedule{
+					{At: at(-sec), Kind: sim.Stall, Node: "arbiter-1", Peer: "home-1", For: held + sec},
+					{At: at(c), Kind: sim.Crash, Node: "home-1"}, {At: at(c + sec), Kind: sim.Restart, Node: "home-1"},
+				}.Sorted(), Until: 300 * sec}
+		},
+		Bounds: func(d arbiter.Design) jc.Bounds {
+			return jc.Bounds{ExtraLatency: d.UnconfirmedLease + d.SweepEvery + 2*d.DispatchEvery + 2*d.BackoffBase}
+		},
+	},
+	{
+		Name: "outage", About: "A-S2: the arbiter is down longer than a lease while workers judge",
+		Options: func(r sim.Rand, d arbiter.Design) judge.Options {
+			d = fleet(d, 2, 1)
+			d.JudgeMin, d.JudgeMax = 60*sec, 120*sec
+			c := between(r, "crash", 10*sec, 40*sec)
+			down := between(r, "down", 61*sec, 150*sec)
+			var s sim.Schedule
+			n := 1 + int(r.Uint64n("outages", 3))
+			for i := 0; i < n; i++ {
+				t := c + time.Duration(i)*(down+60*sec)
+				s = append(s, sim.Action{At: at(t), Kind: sim.Crash, Node: "arbiter-1"}, sim.Action{At: at(t + down), Kind: sim.Restart, Node: "arbiter-1"})
+			}
+			return judge.Options{Design: d, Workload: judge.Workload{Arrivals: subs(3, 0)}, Schedule: s, Until: 1500 * sec}
+		},
+		Bounds: func(arbiter.Design) jc.Bounds { return jc.Bounds{NoWaste: true, NoFalseSysErrors: true} },
+	},
+	{
+		Name: "clock", About: "A-S7: the arbiter's clock jumps ahead while leases are in flight; expiry is the database's business",
+		Options: func(r sim.Rand, d arbiter.Design) judge.Options {
+			d = fleet(d, 2, 1)
+			d.JudgeMin, d.JudgeMax = 60*sec, 120*sec
+			t := between(r, "jump-at", 5*sec, 30*sec)
+			by := between(r, "jump-by", 70*sec, 180*sec)
+			return judge.Options{Design: d, Workload: judge.Workload{Arrivals: subs(3, 0)},
+				Schedule: sim.Schedule{{At: at(t), Kind: sim.Jump, Node: "arbiter-1", Amount: by}}, Until: 600 * sec}
+		},
+		Bounds: func(arbiter.Design) jc.Bounds { return jc.Bounds{NoWaste: true, NoFalseSysErrors: true} },
+	},
+	{
+		Name: "inflight", About: "A-S2: results are ready while the arbiter is down, and the worker holding them restarts",
+		Options: func(r sim.Rand, d arbiter.Design) judge.Options {
+			d = fleet(d, 1, 1)
+			j := between(r, "judging", 10*sec, 30*sec)
+			d.JudgeMin, d.JudgeMax = j, j
+			c := between(r, "arbiter-crash", sec, j-sec)
+			wc := j + between(r, "worker-crash", sec, 20*sec)
+			return judge.Options{Design: d, Workload: judge.Workload{Arrivals: subs(2, 0)},
+				Schedule: sim.Schedule{
+					{At: at(c), Kind: sim.Crash, Node: "arbiter-1"}, {At: at(c + 60*sec), Kind: sim.Restart, Node: "arbiter-1"},
+					{At: at(wc), Kind: sim.Crash, Node: "home-1"}, {At: at(wc + 2*sec), Kind: sim.Restart, Node: "home-1"},
+				}.Sorted(), Until: 600 * sec}
+		},
+		Bounds: func(arbiter.Design) jc.Bounds { return jc.Bounds{} },
+	},
+	{
+		Name: "dboutage", About: "A-S7: the arbiter cannot reach the database for minutes; workers back off",
+		Options: func(r sim.Rand, d arbiter.Design) judge.Options {
+			d = fleet(d, 2, 1)
+			d.JudgeMin, d.JudgeMax = 30*sec, 90*sec
+			t := between(r, "cut-at", 10*sec, 30*sec)
+			length := between(r, "cut-for", 120*sec, 240*sec)
+			return judge.Options{Design: d, Workload: judge.Workload{Arrivals: subs(3, 0)},
+				Schedule: sim.Schedule{{At: at(t), Kind: sim.Partition, Groups: [][]string{{"arbiter-1"}, {"db"}}}, {At: at(t + length), Kind: sim.Heal}}, Until: 900 * sec}
+		},
+		Bounds: func(d arbiter.Design) jc.Bounds {
+			// Each worker has at most two retry streams (a claim, a result
+			// upload), each backing off as the design says.
+			return jc.Bounds{OutageLoad: 2 * PerMinute(arbiter.Default())}
+		},
+	},
+	{
+		Name: "dual", About: "A-S6: a second arbiter comes up, the leader stalls and loses its connections, comes back with requests queued up",
+		Options: func(r sim.Rand, d arbiter.Design) judge.Options {
+			d = fleet(d, 2, 1)
+			d.StandbyArbiters = 1
+			d.JudgeMin, d.JudgeMax = 40*sec, 100*sec
+			up := between(r, "standby-start", sec, 9*sec)
+			p := between(r, "pause-at", 10*sec, 30*sec)
+			back := p + between(r, "paused-for", 100*sec, 200*sec)
+			return judge.Options{Design: d, Workload: judge.Workload{Arrivals: subs(8, 10*sec)},
+				Schedule: sim.Schedule{
+					{At: at(up), Kind: sim.Restart, Node: "arbiter-2"},
+					{At: at(p), Kind: sim.Pause, Node: "arbiter-1"},
+					{At: at(p + sec), Kind: sim.Break, Node: "arbiter-1", Peer: "db"},
+					{At: at(back), Kind: sim.Resume, Node: "arbiter-1"},
+				}.Sorted(), Until: 900 * sec}
+		},
+		Bounds: func(arbiter.Design) jc.Bounds { return jc.Bounds{} },
+	},
+}
+
+// FamilyByName returns a family.
+func FamilyByName(name string) (Family, error) {
+	for _, f := range Families {
+		if f.Name == name {
+			return f, nil
+		}
+	}
+	return Family{}, fmt.Errorf("unknown fault family %q", name)
+}
+
+// KnobFamilies is where each knob's damage shows: the families a hunt for
+// it draws from (PROPERTIES.md names the property, the source's scenario
+// names the situation).
+var KnobFamilies = map[arbiter.Knob][]string{
+	arbiter.FenceByWorkerID:         {"stale"},
+	arbiter.UnconditionalWrites:     {"stale"},
+	arbiter.NoRequestID:             {"random"},
+	arbiter.LongFirstLease:          {"orphan"},
+	arbiter.NoGrace:                 {"outage"},
+	arbiter.ArbiterClock:            {"clock"},
+	arbiter.DuplicateIsError:        {"random"},
+	arbiter.NoUniqueHistory:         {"random"},
+	arbiter.CreditWithoutOnConflict: {"random"},
+	arbiter.ReclaimKeepsToken:       {"stale"},
+	arbiter.MemoryFacts:             {"dual"},
+	arbiter.WorkerNoDisk:            {"inflight"},
+	arbiter.NoBackoffCap:            {"dboutage"},
+	arbiter.NoLeaderLock:            {"dual", "random"},
+}
+
+// Judged plays a family's run and judges it: the properties and the
+// family's bounds.
+func (f Family) Judged(r sim.Rand, d arbiter.Design, ent sim.Entropy) (*Outcome, error) {
+	o := f.Options(r, d)
+	o.Entropy = ent
+	o.Filter = CheckerFilter
+	out, err := Play(o)
+	if err != nil {
+		return nil, err
+	}
+	out.Result.Verdicts = append(out.Result.Verdicts, f.Bounds(o.Design).Check(out.Result.Metrics)...)
+	return out, nil
+}
+
+// PerMinute is the most requests one retry stream sends in a minute when it
+// backs off as a design says (the ramp from the base delay to the cap).
+func PerMinute(d arbiter.Design) int {
+	n, t := 1, time.Duration(0)
+	for i := 0; ; i++ {
+		t += d.Backoff(i)
+		if t > time.Minute {
+			return n
+		}
+		n++
+	}
+}
