@@ -59,7 +59,9 @@ func Spec(d arbiter.Design, wl []judge.Arrival, f Faults) sim.GenSpec {
 	crashable := append([]string(nil), nodes...)
 	var points []sim.PointSpec
 	for _, a := range n.Arbiters {
-		points = append(points, sim.PointSpec{Node: a, Points: []string{arbiter.PointBeforeCommit, arbiter.PointAfterCommit, arbiter.PointAfterReply}})
+		// After COMMIT, before the reply is the moment A-S1 is about:
+		// drawn twice as often as the others.
+		points = append(points, sim.PointSpec{Node: a, Points: []string{arbiter.PointBeforeCommit, arbiter.PointAfterCommit, arbiter.PointAfterCommit, arbiter.PointAfterReply}})
 	}
 	points = append(points, sim.PointSpec{Node: n.DB, Points: []string{db.PointCommit}})
 	var ids []string
