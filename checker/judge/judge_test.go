@@ -2,7 +2,6 @@ package judge
 
 import (
 	"encoding/json"
-	"fmt"
 	"testing"
 	"time"
 
@@ -167,24 +166,24 @@ func TestInvariantsMustPassAndMustFail(t *testing.T) {
 			b := happy()
 			b.add("home-1", hist.KindResult, hist.Result{Worker: "home-1", Sub: 101, Token: "A", Verdict: "AC", Phase: hist.ResultSaved, Durable: true})
 			b.add("home-1", hist.KindResult, hist.Result{Worker: "home-1", Sub: 101, Token: "A", Verdict: "AC", Phase: hist.ResultAnswered, Code: 200})
-			b.at(b.t + 600*s).add("db", "state", hist.State{What: "idle"})
+			b.at(b.t+600*s).add("db", "state", hist.State{What: "idle"})
 			return b
 		}, func() *h {
 			b := happy()
 			b.add("home-1", hist.KindResult, hist.Result{Worker: "home-1", Sub: 101, Token: "A", Verdict: "AC", Phase: hist.ResultSaved})
-			b.at(b.t + 600*s).add("db", "state", hist.State{What: "idle"}) // never answered
+			b.at(b.t+600*s).add("db", "state", hist.State{What: "idle"}) // never answered
 			return b
 		}},
 		{PA8, func() *h {
 			b := happy()
 			b.add("", "fault", map[string]any{"kind": "heal-all"})
-			b.at(b.t + 2000*s).add("db", "state", hist.State{What: "idle"})
+			b.at(b.t+2000*s).add("db", "state", hist.State{What: "idle"})
 			return b
 		}, func() *h {
 			b := &h{}
 			b.commit(ins("submissions", sub(101, "pending", "", 0, "")))
 			b.add("", "fault", map[string]any{"kind": "heal-all"})
-			b.at(b.t + 2000*s).add("db", "state", hist.State{What: "idle"}) // never judged
+			b.at(b.t+2000*s).add("db", "state", hist.State{What: "idle"}) // never judged
 			return b
 		}},
 	}
@@ -242,5 +241,4 @@ func TestBoundsMustPassAndMustFail(t *testing.T) {
 func TestDecodeRejectsForeignDesign(t *testing.T) {
 	_, err := Decode(traces.Header{System: "x", Design: json.RawMessage(`{"participants":2}`)}, nil)
 	assert.ErrorContains(t, err, "not an arbiter design")
-	_ = fmt.Sprint
 }

@@ -10,7 +10,6 @@ import (
 	"github.com/fencesim/fencesim/model/arbiter"
 	"github.com/fencesim/fencesim/model/judge"
 	"github.com/fencesim/fencesim/model/judge/harness"
-	"github.com/fencesim/fencesim/sim"
 )
 
 const sec = time.Second
@@ -131,5 +130,3 @@ func verdictTexts(vs []checker.Verdict) []string {
 }
 
 func round(d time.Duration) time.Duration { return d.Round(100 * time.Millisecond) }
-
-var _ = sim.Schedule{}

@@ -9,7 +9,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/fencesim/fencesim/checker"
-	jc "github.com/fencesim/fencesim/checker/judge"
 	"github.com/fencesim/fencesim/model/arbiter"
 )
 
@@ -60,5 +59,3 @@ func TestTableA5(t *testing.T) {
 	require.NoError(t, err, "missing golden file: run go test -run TableA5 -rewrite")
 	assert.Equal(t, string(want), got, "the A.5 table changed; if that is intended, rerun with -rewrite")
 }
-
-var _ = jc.PA1
