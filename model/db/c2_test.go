@@ -34,7 +34,7 @@ func TestC2CostOfBlocking(t *testing.T) {
 		Seed:                    map[string][]db.Row{"stock": stock(2), "bloat": rows},
 	}
 	bump := db.Update("bloat", []db.Assign{db.Set("v", db.Plus(db.Col("v"), db.Const(int64(1))))})
-	r := runWorld(t, sc, cfg, nil, 20*sec,
+	r := runBoth(t, sc, cfg, nil, 20*sec,
 		cl("coordinator", send(0, db.Begin(), decr(1), db.Prepare("c2")),
 			send(0, db.PreparedXacts()), send(4*sec, db.PreparedXacts())),
 		cl("other", send(1*sec, decr(1)), send(5*sec, decr(2)),

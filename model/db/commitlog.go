@@ -267,6 +267,7 @@ func (n *Node) recover() {
 				lockRow(c, t)
 			}
 		}
+		n.assignHxid(t)
 		n.active = append(n.active, t)
 		n.prepared[r.GID] = t
 	}

@@ -6,49 +6,12 @@ package db_test
 // results must agree.
 
 import (
-	"fmt"
-	"sort"
-	"strings"
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
-
-	"github.com/fencesim/fencesim/clock"
 	"github.com/fencesim/fencesim/internal/pgtest"
 	"github.com/fencesim/fencesim/model/db"
 )
-
-// outcome is what a statement did, in a form both sides produce.
-type outcome struct {
-	Code string
-	Tag  string
-	Rows string // canonical rows, timestamps left out
-}
-
-func canonRows(rows []map[string]any) string {
-	var out []string
-	for _, r := range rows {
-		keys := make([]string, 0, len(r))
-		for k := range r {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		var parts []string
-		for _, k := range keys {
-			switch v := r[k].(type) {
-			case time.Time, clock.Time:
-				continue
-			default:
-				parts = append(parts, fmt.Sprintf("%s=%v", k, v))
-			}
-		}
-		out = append(out, "{"+strings.Join(parts, " ")+"}")
-	}
-	return strings.Join(out, " ")
-}
 
 func TestConformanceWithPostgres(t *testing.T) {
 	pgtest.Require(t)
@@ -138,110 +101,9 @@ func TestConformanceWithPostgres(t *testing.T) {
 
 	var seq []sstmt
 	for _, st := range stmts {
-		seq = append(seq, sstmt{0, st})
+		seq = append(seq, sstmt{session: 0, stmt: st})
 	}
 	conform(t, []db.Table{kv, pair}, nil, seq)
-}
-
-// sstmt is a statement of one of several sessions.
-type sstmt struct {
-	session int
-	stmt    db.Stmt
-}
-
-// conform runs the statements one after another, each on its session, on
-// the model and on the server, and compares their outcomes. Statements are
-// 500 ms apart in the model (longer than any lock_timeout they set), so
-// none overlaps another.
-func conform(t *testing.T, tables []db.Table, seed map[string][]db.Row, seq []sstmt) {
-	t.Helper()
-	sessions := 0
-	for _, s := range seq {
-		sessions = max(sessions, s.session+1)
-	}
-	steps := make([][]step, sessions)
-	index := make([]int, len(seq)) // the statement's step number in its session
-	for i, s := range seq {
-		index[i] = len(steps[s.session])
-		steps[s.session] = append(steps[s.session], send(time.Duration(i)*500*ms, s.stmt))
-	}
-	var clients []client
-	for i := range steps {
-		clients = append(clients, cl(fmt.Sprintf("s%d", i), steps[i]...))
-	}
-	r := runWorld(t, db.Schema{Tables: tables}, db.Config{MaxPreparedTransactions: 4, Seed: seed}, nil, time.Duration(len(seq)+2)*500*ms, clients...)
-	model := make([]outcome, len(seq))
-	for i, ss := range seq {
-		s := ss.stmt
-		res := r.ans(fmt.Sprintf("s%d", ss.session), index[i]).last()
-		o := outcome{Tag: res.Tag}
-		if res.Err != nil {
-			o = outcome{Code: res.Err.Code}
-		}
-		var rows []map[string]any
-		for _, row := range res.Rows {
-			rows = append(rows, row)
-		}
-		switch s.Kind {
-		case db.STryAdvisoryLock:
-			rows = []map[string]any{{"pg_try_advisory_lock": res.Locked}}
-		case db.SAdvisoryUnlock:
-			rows = []map[string]any{{"pg_advisory_unlock": res.Locked}}
-		case db.SPreparedXacts:
-			for _, row := range rows {
-				delete(row, "age")
-				delete(row, "transaction")
-			}
-		}
-		o.Rows = canonRows(rows)
-		model[i] = o
-	}
-
-	ctx := t.Context()
-	first := pgtest.Connect(t, ctx)
-	var ddl []string
-	for _, tb := range tables {
-		ddl = append(ddl, tb.SQL())
-	}
-	for _, tb := range tables {
-		for _, row := range seed[tb.Name] {
-			ddl = append(ddl, db.Insert(tb.Name, row).SQL())
-		}
-	}
-	schema := pgtest.Fresh(t, first, ddl...)
-	conns := []*pgx.Conn{first}
-	for len(conns) < sessions {
-		conns = append(conns, pgtest.ConnectSchema(t, ctx, schema))
-	}
-	for i, ss := range seq {
-		s := ss.stmt
-		rows, err := conns[ss.session].Query(ctx, s.SQL(), pgx.QueryExecModeSimpleProtocol)
-		var got []map[string]any
-		if err == nil {
-			for rows.Next() {
-				vals, verr := rows.Values()
-				require.NoError(t, verr)
-				m := map[string]any{}
-				for j, f := range rows.FieldDescriptions() {
-					if s.Kind == db.SPreparedXacts && (f.Name == "age" || f.Name == "transaction") {
-						continue
-					}
-					m[f.Name] = vals[j]
-				}
-				got = append(got, m)
-			}
-			rows.Close()
-			err = rows.Err()
-		}
-		o := outcome{Rows: canonRows(got)}
-		if err != nil {
-			o = outcome{Code: pgtest.Code(err)}
-			require.NotEmpty(t, o.Code, "statement %d %q failed without a SQLSTATE: %v", i, s.SQL(), err)
-		} else {
-			o.Tag = rows.CommandTag().String()
-		}
-		assert.Equal(t, o, model[i], "statement %d (session %d): %s\n(expected: PostgreSQL's outcome; actual: the model's)", i, ss.session, s.SQL())
-	}
 }
 
 // Two sessions, one statement at a time (no statement is still waiting
@@ -261,33 +123,33 @@ func TestConformanceTwoSessions(t *testing.T) {
 	}
 	A, B := 0, 1
 	conform(t, []db.Table{kv}, seed, []sstmt{
-		{A, db.Begin()},
-		{A, inc(1)},
-		{B, db.Select("kv").OrderedBy(db.Order{Col: "k"}).Limited(1).Locking(db.ForUpdateSkipLocked)},
-		{B, db.Select("kv", db.W("k", db.Eq, 1)).Locking(db.ForUpdateNoWait)},
-		{B, db.SetLockTimeout(200 * time.Millisecond)},
-		{B, inc(1)},
-		{B, inc(2)},
-		{B, db.Select("kv", db.W("k", db.Eq, 1))},
-		{A, db.Select("kv").OrderedBy(db.Order{Col: "v", Desc: true}, db.Order{Col: "k", Desc: true}).Limited(1).Locking(db.ForUpdate)},
-		{A, db.Prepare("conf-two")},
-		{B, db.PreparedXacts()},
-		{B, inc(1)},
-		{B, inc(3)},
-		{B, db.Insert("kv", db.Row{"k": 1})},
-		{B, db.InsertOrNothing("kv", db.Row{"k": 1})},
-		{B, db.Begin()},
-		{B, inc(1)},
-		{B, db.Select("kv")},
-		{B, db.Rollback()},
-		{A, db.TryAdvisoryLock(77)},
-		{B, db.TryAdvisoryLock(77)},
-		{B, db.AdvisoryUnlock(77)},
-		{A, db.AdvisoryUnlock(77)},
-		{B, db.TryAdvisoryLock(77)},
-		{A, db.CommitPrepared("conf-two")},
-		{B, inc(1)},
-		{B, db.AdvisoryUnlock(77)},
-		{A, db.Select("kv").OrderedBy(db.Order{Col: "k"})},
+		{session: A, stmt: db.Begin()},
+		{session: A, stmt: inc(1)},
+		{session: B, stmt: db.Select("kv").OrderedBy(db.Order{Col: "k"}).Limited(1).Locking(db.ForUpdateSkipLocked)},
+		{session: B, stmt: db.Select("kv", db.W("k", db.Eq, 1)).Locking(db.ForUpdateNoWait)},
+		{session: B, stmt: db.SetLockTimeout(200 * time.Millisecond)},
+		{session: B, stmt: inc(1)},
+		{session: B, stmt: inc(2)},
+		{session: B, stmt: db.Select("kv", db.W("k", db.Eq, 1))},
+		{session: A, stmt: db.Select("kv").OrderedBy(db.Order{Col: "v", Desc: true}, db.Order{Col: "k", Desc: true}).Limited(1).Locking(db.ForUpdate)},
+		{session: A, stmt: db.Prepare("conf-two")},
+		{session: B, stmt: db.PreparedXacts()},
+		{session: B, stmt: inc(1)},
+		{session: B, stmt: inc(3)},
+		{session: B, stmt: db.Insert("kv", db.Row{"k": 1})},
+		{session: B, stmt: db.InsertOrNothing("kv", db.Row{"k": 1})},
+		{session: B, stmt: db.Begin()},
+		{session: B, stmt: inc(1)},
+		{session: B, stmt: db.Select("kv")},
+		{session: B, stmt: db.Rollback()},
+		{session: A, stmt: db.TryAdvisoryLock(77)},
+		{session: B, stmt: db.TryAdvisoryLock(77)},
+		{session: B, stmt: db.AdvisoryUnlock(77)},
+		{session: A, stmt: db.AdvisoryUnlock(77)},
+		{session: B, stmt: db.TryAdvisoryLock(77)},
+		{session: A, stmt: db.CommitPrepared("conf-two")},
+		{session: B, stmt: inc(1)},
+		{session: B, stmt: db.AdvisoryUnlock(77)},
+		{session: A, stmt: db.Select("kv").OrderedBy(db.Order{Col: "k"})},
 	})
 }

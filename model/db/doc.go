@@ -71,6 +71,17 @@
 // Stmt.SQL renders real PostgreSQL SQL with literals, so the same
 // statements can be run against a server.
 //
+// # Held against PostgreSQL
+//
+// The tests run against a real server when one is running (internal/pgtest;
+// skipped otherwise, a failure when CI=true): every semantic test runs its
+// scenario on the server too (its subtest "postgres": the same timed
+// requests on as many sessions, a Crash as an immediate restart, a Break as
+// a closed socket) and compares each statement's outcome, each request's
+// latency, and the final rows; conformance_test.go compares scripted
+// statement sequences, and pgrandom_test.go random ones (rapid). Every
+// difference found is fixed or listed below.
+//
 // # What it must never do
 //
 // Read the wall clock, sleep, use global randomness, start goroutines, use
@@ -95,16 +106,47 @@
 //   - Isolation levels other than READ COMMITTED, savepoints, statement
 //     timeouts, subqueries, joins and aggregates are not modelled.
 //   - SET lock_timeout is session-level: a ROLLBACK does not undo it.
-//   - A transaction id is assigned at BEGIN (PostgreSQL assigns one at the
-//     first write); the VACUUM horizon is the oldest running or prepared
-//     transaction's id, or the oldest snapshot of a statement still waiting.
-//     There is no autovacuum and no page pruning: dead versions stay until
-//     VACUUM, which reports Removed / Remain / DeadNotRemovable.
+//   - A transaction id (in the trace, the commit log, pg_prepared_xacts) is
+//     assigned at BEGIN. VACUUM's horizon follows PostgreSQL's ids instead,
+//     which are given at a transaction's first write or row lock, or at
+//     PREPARE TRANSACTION: it is the oldest of those of the running and
+//     prepared transactions, or the oldest snapshot of a statement still
+//     waiting; a transaction that has only read holds nothing back. VACUUM
+//     reports Removed / Remain / DeadNotRemovable as VACUUM VERBOSE's
+//     "tuples:" line does (Remain leaves out the versions written by running
+//     or prepared transactions). As in PostgreSQL, an INSERT, or an UPDATE
+//     of an indexed key, that fails on a unique index (or while waiting on
+//     one) leaves a dead version behind.
+//   - There is no autovacuum and no page pruning: dead versions stay until
+//     VACUUM. PostgreSQL also prunes a nearly full page when a statement
+//     reads it; the versions it prunes so are not in VACUUM's Removed. The
+//     conformance tests create their tables WITH (autovacuum_enabled = off);
+//     the C.2 figures (2000 rows updated 3 times) then agree exactly: the
+//     prepared transaction keeps every version unprunable until VACUUM.
+//   - Rows without ORDER BY come in the order their rows were created.
+//     PostgreSQL returns them in physical order, where an updated row's new
+//     version usually comes later, or fills space VACUUM freed. So a SELECT,
+//     or an UPDATE or DELETE ... RETURNING, without ORDER BY may list rows
+//     in another order, and a statement over several rows that would fail
+//     for two different reasons (a lock it must wait for, a unique or NOT
+//     NULL violation) may report the other one. The conformance tests
+//     compare unordered rows as sets and do not generate such statements.
+//   - A session whose connection breaks ends at once, also while one of its
+//     statements waits for a lock. PostgreSQL notices a broken connection
+//     only when it next reads from it (unless client_connection_check_interval
+//     is set): a waiting statement keeps waiting, and its transaction keeps
+//     its locks, until the wait ends.
+//   - PREPARE TRANSACTION past max_prepared_transactions fails with 53400
+//     (CodeConfigLimitExceeded); PostgreSQL's SQLSTATE is 53200
+//     (out_of_memory, "maximum number of prepared transactions reached").
+//     Kept for now because model/twopc reports the 53400; the conformance
+//     tests accept this one difference.
 //   - Dead row versions are not durable: after a crash the tables hold only
 //     the committed rows (and the prepared transactions' versions).
 //   - Serial sequences are durable per nextval; after a crash a sequence
-//     also moves past the largest value present in its column. Seeded rows
-//     with explicit ids move the sequence past them (a setval).
+//     also moves past the largest value present in its column (PostgreSQL
+//     logs 32 values ahead: after a crash its sequence may skip up to 32).
+//     Seeded rows with explicit ids move the sequence past them (a setval).
 //   - pg_prepared_xacts returns transaction, gid, prepared and age, where
 //     age (now() - prepared) is int64 nanoseconds, not an interval.
 //   - Timestamps are simulated nanoseconds; rendered as SQL they are

@@ -38,6 +38,10 @@ type txn struct {
 	touched    []*chain // rows written or locked, in first-touch order
 	waiters    []waiter // sessions waiting for this transaction to end
 	waitingOn  *txn     // the transaction this one's statement waits for
+	// hxid is the xid PostgreSQL would give the transaction: at its first
+	// write or row lock (0: none yet). It orders VACUUM's horizon, which a
+	// transaction without one does not hold back.
+	hxid uint64
 }
 
 // active reports whether the transaction still holds its locks and hides its
@@ -280,9 +284,10 @@ func (t *table) uniqueCheck(i int, data []Value, self *chain, me *txn) (conflict
 }
 
 // vacuum removes the dead versions no transaction can see any more: created
-// by an aborted transaction, or deleted by a committed one whose xid is below
-// the horizon (the oldest running or prepared transaction, or the oldest
-// snapshot still in use).
+// by an aborted transaction, or deleted by a committed one whose xid (hxid)
+// is below the horizon (the oldest xid of a running or prepared transaction,
+// or the oldest snapshot still in use). Like VACUUM VERBOSE's "remain", Remain leaves out
+// the versions of running or prepared transactions' inserts and updates.
 func (t *table) vacuum(horizon uint64) VacuumStats {
 	var st VacuumStats
 	kept := t.chains[:0]
@@ -293,8 +298,12 @@ func (t *table) vacuum(horizon uint64) VacuumStats {
 			case v.xmin.status == aborted:
 				st.Removed++
 				continue
+			case v.xmin.active():
+				// Inserted by a running or prepared transaction: kept, but,
+				// as in PostgreSQL, not counted among the remaining rows.
+				st.Remain--
 			case v.xmax != nil && v.xmax.status == committed:
-				if v.xmax.xid < horizon {
+				if v.xmax.hxid < horizon {
 					st.Removed++
 					continue
 				}

@@ -46,6 +46,28 @@ type op struct {
 	res      Result
 	done     bool
 	err      *Error // set by a lock_timeout or deadlock check
+	// written: the version PostgreSQL has already put in the heap while
+	// the statement waits on a unique index (chain nil: a new row).
+	written *written
+}
+
+type written struct {
+	c    *chain
+	data []Value
+}
+
+// failWritten adds the version PostgreSQL writes to the heap before it
+// checks the unique indexes (an INSERT without ON CONFLICT, an UPDATE that
+// changes an indexed key): when the statement then fails, its transaction
+// aborts and the version is dead, for VACUUM to remove.
+func (o *op) failWritten(me *txn, c *chain, data []Value) {
+	v := &version{data: data, xmin: me, cmin: me.cid}
+	if c == nil {
+		o.p.t.newChain(v)
+	} else {
+		o.p.t.addVersion(c, v)
+	}
+	o.written = nil
 }
 
 func (n *Node) table(name string) (*table, *Error) {
@@ -305,6 +327,7 @@ func (n *Node) failStmt(s *session, implicit bool) {
 func (n *Node) resume(s *session) (Result, bool) {
 	o := s.op
 	wait, err := n.advance(s.tx, o)
+	n.assignHxid(s.tx)
 	if wait != nil {
 		n.block(s, wait)
 		return Result{}, true
@@ -469,6 +492,9 @@ func (o *op) finish() {
 // or to a row lock (or unique-index outcome) it must wait for.
 func (n *Node) advance(me *txn, o *op) (wait *txn, err *Error) {
 	if o.err != nil {
+		if w := o.written; w != nil {
+			o.failWritten(me, w.c, w.data)
+		}
 		return nil, o.err
 	}
 	if o.done {
@@ -544,15 +570,19 @@ func (n *Node) advance(me *txn, o *op) (wait *txn, err *Error) {
 				}
 				conflict, w := t.uniqueCheck(i, data, c, me)
 				if conflict {
+					o.failWritten(me, c, data)
 					return nil, uniqueErr(t, i, data)
 				}
-				if w != nil && waitFor == nil {
-					waitFor = w
+				if w != nil {
+					waitFor = w // the indexes are checked in order: wait before checking the next
+					break
 				}
 			}
 			if waitFor != nil {
+				o.written = &written{c: c, data: data}
 				return waitFor, nil
 			}
+			o.written = nil
 			target.xmax, target.cmax = me, me.cid
 			t.addVersion(c, &version{data: data, xmin: me, cmin: me.cid})
 			o.res.Affected++
@@ -575,13 +605,18 @@ func (n *Node) advanceInsert(me *txn, o *op) (*txn, *Error) {
 				o.finish()
 				return nil, nil
 			}
+			o.failWritten(me, nil, o.ins)
 			return nil, uniqueErr(t, i, o.ins)
 		}
-		if w != nil && waitFor == nil {
-			waitFor = w
+		if w != nil {
+			waitFor = w // PostgreSQL checks the indexes in order and waits before checking the next
+			break
 		}
 	}
 	if waitFor != nil {
+		if !o.st.OnConflictDoNothing { // ON CONFLICT checks before it writes
+			o.written = &written{data: o.ins}
+		}
 		return waitFor, nil
 	}
 	c := t.newChain(&version{data: o.ins, xmin: me, cmin: me.cid})

@@ -323,9 +323,10 @@ func (n *Node) oldestActive() uint64 {
 	return h
 }
 
-// assignHxid gives t its hxid once it has written or locked a row.
+// assignHxid gives t its hxid once it has written or locked a row, or is
+// prepared (PREPARE TRANSACTION assigns one).
 func (n *Node) assignHxid(t *txn) {
-	if t.hxid == 0 && len(t.touched) > 0 {
+	if t.hxid == 0 && (len(t.touched) > 0 || t.status == prepared) {
 		n.nextHxid++
 		t.hxid = n.nextHxid
 	}
@@ -378,6 +379,7 @@ func (n *Node) prepare(t *txn, gid string) {
 	t.gid = gid
 	t.preparedAt = n.env.Now()
 	t.status = prepared
+	n.assignHxid(t)
 	t.sess = nil
 	n.disk.Put(prepKey(gid), preparedRecord{GID: gid, Xid: t.xid, Start: t.start, PreparedAt: t.preparedAt, Changes: changes, Locked: locked})
 	n.disk.Sync()

@@ -40,7 +40,7 @@ func stock(n int) []db.Row {
 // selected rows that cannot be immediately locked are skipped."
 func TestSkipLockedTwoClaimers(t *testing.T) {
 	skip := claim.Locking(db.ForUpdateSkipLocked)
-	r := runWorld(t, schema, db.Config{Seed: map[string][]db.Row{"jobs": jobs(3)}}, nil, 5*sec,
+	r := runBoth(t, schema, db.Config{Seed: map[string][]db.Row{"jobs": jobs(3)}}, nil, 5*sec,
 		cl("a", send(0, db.Begin(), skip), send(100*ms, take(1, "a"), db.Commit())),
 		cl("b", send(10*ms, db.Begin(), skip), send(200*ms, take(2, "b"), db.Commit())),
 		cl("c", send(300*ms, skip)),
@@ -60,7 +60,7 @@ func TestSkipLockedTwoClaimers(t *testing.T) {
 // longer matches is not returned, the next one is.
 func TestForUpdateWaitsAndRechecks(t *testing.T) {
 	lock := claim.Locking(db.ForUpdate)
-	r := runWorld(t, schema, db.Config{Seed: map[string][]db.Row{"jobs": jobs(2)}}, nil, 5*sec,
+	r := runBoth(t, schema, db.Config{Seed: map[string][]db.Row{"jobs": jobs(2)}}, nil, 5*sec,
 		cl("a", send(0, db.Begin(), lock), send(1*sec, take(1, "a"), db.Commit())),
 		cl("b", send(10*ms, db.Begin(), lock), send(2*sec, db.Commit())),
 	)
@@ -75,7 +75,7 @@ func TestForUpdateWaitsAndRechecks(t *testing.T) {
 // block the error aborts the transaction (25P02 until ROLLBACK; COMMIT rolls
 // back).
 func TestLockTimeout(t *testing.T) {
-	r := runWorld(t, schema, db.Config{Seed: map[string][]db.Row{"stock": stock(2)}}, nil, 10*sec,
+	r := runBoth(t, schema, db.Config{Seed: map[string][]db.Row{"stock": stock(2)}}, nil, 10*sec,
 		cl("a", send(0, db.Begin(), decr(1)), send(5*sec, db.Commit())),
 		cl("b", send(100*ms, db.SetLockTimeout(500*ms), decr(1)), send(800*ms, decr(2))),
 		cl("c", send(100*ms, db.Begin(), db.SetLockTimeout(300*ms), decr(1)),
@@ -102,7 +102,7 @@ func TestNoWait(t *testing.T) {
 	nowait := func(id int64) db.Stmt {
 		return db.Select("stock", db.W("id", db.Eq, id)).Locking(db.ForUpdateNoWait)
 	}
-	r := runWorld(t, schema, db.Config{Seed: map[string][]db.Row{"stock": stock(2)}}, nil, 5*sec,
+	r := runBoth(t, schema, db.Config{Seed: map[string][]db.Row{"stock": stock(2)}}, nil, 5*sec,
 		cl("a", send(0, db.Begin(), nowait(1)), send(3*sec, db.Commit())),
 		cl("b", send(100*ms, nowait(1)), send(200*ms, nowait(2)), send(4*sec, nowait(1))),
 	)
@@ -125,7 +125,7 @@ func TestReadCommittedRecheck(t *testing.T) {
 	inc := db.Update("jobs", []db.Assign{db.Set("hits", db.Plus(db.Col("hits"), db.Const(int64(1))))})
 	del := db.Delete("jobs", db.W("hits", db.Eq, 10))
 	t.Run("committed: the row no longer matches", func(t *testing.T) {
-		r := runWorld(t, schema, db.Config{Seed: map[string][]db.Row{"jobs": hits}}, nil, 5*sec,
+		r := runBoth(t, schema, db.Config{Seed: map[string][]db.Row{"jobs": hits}}, nil, 5*sec,
 			cl("a", send(0, db.Begin(), inc), send(1*sec, db.Commit())),
 			cl("b", send(100*ms, del)),
 		)
@@ -135,7 +135,7 @@ func TestReadCommittedRecheck(t *testing.T) {
 		assert.Len(t, r.node().Rows("jobs"), 2)
 	})
 	t.Run("rolled back: the original version is used", func(t *testing.T) {
-		r := runWorld(t, schema, db.Config{Seed: map[string][]db.Row{"jobs": hits}}, nil, 5*sec,
+		r := runBoth(t, schema, db.Config{Seed: map[string][]db.Row{"jobs": hits}}, nil, 5*sec,
 			cl("a", send(0, db.Begin(), inc), send(1*sec, db.Rollback())),
 			cl("b", send(100*ms, del)),
 		)
@@ -145,7 +145,7 @@ func TestReadCommittedRecheck(t *testing.T) {
 		assert.Equal(t, int64(9), rows[0]["hits"])
 	})
 	t.Run("rows committed after the statement began are not seen", func(t *testing.T) {
-		r := runWorld(t, schema, db.Config{Seed: map[string][]db.Row{"jobs": jobs(2)}}, nil, 5*sec,
+		r := runBoth(t, schema, db.Config{Seed: map[string][]db.Row{"jobs": jobs(2)}}, nil, 5*sec,
 			cl("a", send(0, db.Begin(), inc), send(1*sec, db.Commit())),
 			cl("b", send(100*ms, db.Update("jobs", []db.Assign{db.Set("owner", "b")}, pending))),
 			cl("c", send(200*ms, db.Insert("jobs", db.Row{"id": 3, "status": "pending"}))),
@@ -164,7 +164,7 @@ func TestReadCommittedRecheck(t *testing.T) {
 // connection breaks (and rolls back its open transaction).
 func TestAdvisoryLockReleasedOnBrokenConnection(t *testing.T) {
 	sched := sim.Schedule{{At: at(1 * sec), Kind: sim.Break, Node: "a", Peer: "db"}}
-	r := runWorld(t, schema, db.Config{Seed: map[string][]db.Row{"stock": stock(1)}}, sched, 5*sec,
+	r := runBoth(t, schema, db.Config{Seed: map[string][]db.Row{"stock": stock(1)}}, sched, 5*sec,
 		cl("a", send(0, db.TryAdvisoryLock(42)), send(10*ms, db.TryAdvisoryLock(42)),
 			send(500*ms, db.Begin(), decr(1)), send(sec-hop/2, db.Select("stock")),
 			send(3*sec, db.TryAdvisoryLock(42))),
@@ -194,7 +194,7 @@ func TestAdvisoryLockReleasedOnBrokenConnection(t *testing.T) {
 func TestPreparedSurvivesCrash(t *testing.T) {
 	sched := sim.Schedule{{At: at(1 * sec), Kind: sim.Crash, Node: "db"}, {At: at(2 * sec), Kind: sim.Restart, Node: "db"}}
 	one := db.Select("stock", db.W("id", db.Eq, 1))
-	r := runWorld(t, schema, db.Config{MaxPreparedTransactions: 2, Seed: map[string][]db.Row{"stock": stock(2)}}, sched, 10*sec,
+	r := runBoth(t, schema, db.Config{MaxPreparedTransactions: 2, Seed: map[string][]db.Row{"stock": stock(2)}}, sched, 10*sec,
 		cl("a", send(0, db.Begin(), decr(1), db.Prepare("g1")), send(10*ms, one), send(20*ms, db.Begin())),
 		cl("b", send(3*sec, db.PreparedXacts()),
 			send(3100*ms, db.SetLockTimeout(sec), decr(1)),
@@ -233,7 +233,7 @@ func TestPreparedSurvivesCrash(t *testing.T) {
 // (25001).
 func TestPreparedErrors(t *testing.T) {
 	t.Run("disabled", func(t *testing.T) {
-		r := runWorld(t, schema, db.Config{Seed: map[string][]db.Row{"stock": stock(1)}}, nil, 5*sec,
+		r := runBoth(t, schema, db.Config{Seed: map[string][]db.Row{"stock": stock(1)}}, nil, 5*sec,
 			cl("a", send(0, db.Begin(), decr(1), db.Prepare("g")), send(10*ms, db.Select("stock"))))
 		assert.Equal(t, db.CodeObjectNotInState, r.ans("a", 0).err())
 		assert.Contains(t, r.ans("a", 0).resp.Err().Msg, "prepared transactions are disabled")
@@ -241,7 +241,7 @@ func TestPreparedErrors(t *testing.T) {
 		assert.Equal(t, int64(100), r.ans("a", 1).last().Rows[0]["n"], "its change is gone")
 	})
 	t.Run("full, in use, unknown", func(t *testing.T) {
-		r := runWorld(t, schema, db.Config{MaxPreparedTransactions: 1, Seed: map[string][]db.Row{"stock": stock(3)}}, nil, 5*sec,
+		r := runBoth(t, schema, db.Config{MaxPreparedTransactions: 1, Seed: map[string][]db.Row{"stock": stock(3)}}, nil, 5*sec,
 			cl("a", send(0, db.Begin(), decr(1), db.Prepare("g")),
 				send(10*ms, db.Begin(), decr(2), db.Prepare("g")),
 				send(20*ms, db.Begin(), decr(3), db.Prepare("h")),
@@ -266,7 +266,7 @@ func TestPreparedErrors(t *testing.T) {
 // checks for a deadlock after deadlock_timeout; the one whose check finds
 // the cycle is aborted with 40P01 and the other proceeds.
 func TestDeadlock(t *testing.T) {
-	r := runWorld(t, schema, db.Config{Seed: map[string][]db.Row{"stock": stock(2)}}, nil, 5*sec,
+	r := runBoth(t, schema, db.Config{Seed: map[string][]db.Row{"stock": stock(2)}}, nil, 5*sec,
 		cl("a", send(0, db.Begin(), decr(1)), send(1*sec, decr(2)), send(3*sec, db.Commit())),
 		cl("b", send(500*ms, db.Begin(), decr(2)), send(1500*ms, decr(1)), send(3*sec, db.Commit())),
 	)
@@ -287,7 +287,7 @@ func TestDeadlock(t *testing.T) {
 // NOTHING, inserts nothing); if it rolls back, the second succeeds.
 func TestConcurrentUniqueInsert(t *testing.T) {
 	row := func(sub int64, tok string) db.Row { return db.Row{"submission_id": sub, "lease_token": tok} }
-	r := runWorld(t, schema, db.Config{}, nil, 5*sec,
+	r := runBoth(t, schema, db.Config{}, nil, 5*sec,
 		cl("a", send(0, db.Begin(), db.Insert("judgings", row(101, "A"))), send(1*sec, db.Commit())),
 		cl("b", send(100*ms, db.Insert("judgings", row(101, "A")))),
 		cl("c", send(200*ms, db.InsertOrNothing("judgings", row(101, "A")))),
@@ -313,7 +313,7 @@ func TestNowConstantInTransaction(t *testing.T) {
 	setAt := func(e db.Expr) db.Stmt {
 		return db.Update("jobs", []db.Assign{db.Set("at", e)}, db.W("id", db.Eq, 1)).WithReturning()
 	}
-	r := runWorld(t, schema, db.Config{Seed: map[string][]db.Row{"jobs": jobs(1)}}, nil, 10*sec,
+	r := runBoth(t, schema, db.Config{Seed: map[string][]db.Row{"jobs": jobs(1)}}, nil, 10*sec,
 		cl("a", send(1*sec, db.Begin()),
 			send(3*sec, setAt(db.Now())),
 			send(5*sec, db.Insert("jobs", db.Row{"at": db.Now()}).WithReturning()),
@@ -331,7 +331,7 @@ func TestNowConstantInTransaction(t *testing.T) {
 // open ones do not, and their clients see the connection break.
 func TestCrashKeepsCommittedOnly(t *testing.T) {
 	sched := sim.Schedule{{At: at(1 * sec), Kind: sim.Crash, Node: "db"}, {At: at(2 * sec), Kind: sim.Restart, Node: "db"}}
-	r := runWorld(t, schema, db.Config{}, sched, 5*sec,
+	r := runBoth(t, schema, db.Config{}, sched, 5*sec,
 		cl("a", atomic(0, db.Insert("stock", db.Row{"id": 1, "n": 5}), db.Insert("stock", db.Row{"id": 2, "n": 5})),
 			send(100*ms, db.Begin(), decr(1)), send(sec-hop/2, decr(2)),
 			send(3*sec, db.Select("stock").OrderedBy(db.Order{Col: "id"}))),
@@ -346,7 +346,7 @@ func TestCrashKeepsCommittedOnly(t *testing.T) {
 
 // An atomic batch is one transaction: an error rolls all of it back.
 func TestAtomicBatch(t *testing.T) {
-	r := runWorld(t, schema, db.Config{}, nil, 5*sec,
+	r := runBoth(t, schema, db.Config{}, nil, 5*sec,
 		cl("a", atomic(0, db.Insert("stock", db.Row{"id": 1, "n": 5}), db.Insert("stock", db.Row{"id": 1, "n": 6})),
 			atomic(10*ms, db.Insert("stock", db.Row{"id": 2, "n": 5})),
 			send(20*ms, db.Begin()), atomic(30*ms, db.Select("stock")), send(40*ms, db.Rollback())),
@@ -362,7 +362,7 @@ func TestAtomicBatch(t *testing.T) {
 
 // The commit log's JSON shape, as the checkers read it from the trace.
 func TestCommitLogShape(t *testing.T) {
-	r := runWorld(t, schema, db.Config{Seed: map[string][]db.Row{"stock": stock(1)}}, nil, 5*sec,
+	r := runBoth(t, schema, db.Config{Seed: map[string][]db.Row{"stock": stock(1)}}, nil, 5*sec,
 		cl("a", atomic(0, decr(1), db.Insert("stock", db.Row{"id": 2, "n": 1}), db.Delete("stock", db.W("id", db.Eq, 2)))),
 	)
 	var commits []string
