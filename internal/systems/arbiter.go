@@ -1,0 +1,218 @@
+package systems
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/anishathalye/porcupine"
+
+	"github.com/fencesim/fencesim/checker"
+	jc "github.com/fencesim/fencesim/checker/judge"
+	"github.com/fencesim/fencesim/model/arbiter"
+	"github.com/fencesim/fencesim/model/judge"
+	"github.com/fencesim/fencesim/model/judge/harness"
+	"github.com/fencesim/fencesim/model/judge/scenario"
+	"github.com/fencesim/fencesim/sim"
+	"github.com/fencesim/fencesim/traces"
+)
+
+// Arbiter is system A: the judge arbiter with leases and fencing tokens
+// (model/arbiter, model/judge, model/judge/harness, checker/judge).
+type Arbiter struct{}
+
+var _ System = Arbiter{}
+
+// Name implements System.
+func (Arbiter) Name() string { return judge.System }
+
+// Title implements System.
+func (Arbiter) Title() string { return "A: judge arbiter (leases, fencing tokens)" }
+
+// Knobs implements System.
+func (Arbiter) Knobs() []Knob {
+	var out []Knob
+	for _, k := range arbiter.Knobs {
+		out = append(out, Knob{Name: string(k.Knob), Removes: k.Removes, Harmful: k.Harmful, CaughtBy: k.CaughtBy, Scenarios: k.Scenarios})
+	}
+	return out
+}
+
+// Params implements System.
+func (Arbiter) Params() []string { return arbiter.ParamNames() }
+
+// Probes implements System: system A has none.
+func (Arbiter) Probes() []string { return nil }
+
+func (Arbiter) wrap(d arbiter.Design) Design {
+	return Design{System: judge.System, Knobs: knobNames(d.Knobs), JSON: d.JSON(), v: d}
+}
+
+// Default implements System.
+func (a Arbiter) Default() Design { return a.wrap(arbiter.Default()) }
+
+// NewDesign implements System.
+func (a Arbiter) NewDesign(knobs, sets []string, file []byte) (Design, error) {
+	d := arbiter.Default()
+	if file != nil {
+		var err error
+		if d, err = arbiter.ParseDesign(file); err != nil {
+			return Design{}, err
+		}
+	}
+	for _, k := range knobs {
+		var err error
+		if d, err = d.With(arbiter.Knob(k)); err != nil {
+			return Design{}, err
+		}
+	}
+	for _, s := range sets {
+		name, value, err := splitSet(s)
+		if err != nil {
+			return Design{}, err
+		}
+		if err := d.Set(name, value); err != nil {
+			return Design{}, err
+		}
+	}
+	return a.wrap(d), nil
+}
+
+// Run implements System. The fast path records only the checker's event
+// kinds (harness.CheckerFilter); Options.Full records everything. It plays
+// what harness.RunSeed plays, timing the checker apart from the run.
+func (a Arbiter) Run(dd Design, seed uint64, f Faults, o Options) *Result {
+	d := dd.v.(arbiter.Design)
+	hf, err := harness.Intensity(string(f))
+	if err != nil {
+		panic(err) // the command line parses intensities first
+	}
+	wl := judge.DefaultWorkload()
+	ent := sim.NewPCG(seed)
+	arr := wl.Plan(ent.Stream("workload"))
+	s, prof := harness.Schedule(ent.Stream("faults"), d, arr, hf)
+	profile := prof.String()
+	if o.Given {
+		s, profile = o.Schedule, "given"
+	}
+	opts := judge.Options{Design: d, Workload: wl, Schedule: s, Seed: seed, Entropy: ent, Until: harness.Until(d, len(arr), hf)}
+	if !o.Full {
+		opts.Filter = harness.CheckerFilter
+	}
+	mem := &traces.Memory{}
+	opts.Recorder = mem
+	r := &Result{System: judge.System, Seed: seed, Schedule: s, Profile: profile, Nodes: judge.NamesOf(d).All()}
+	w, err := judge.Simulate(opts)
+	r.Header, r.Events = opts.Header(w), mem.Events
+	if err != nil {
+		r.Verdicts = []checker.Verdict{runFailed(err)}
+		hashIf(r, o)
+		return r
+	}
+	hashIf(r, o)
+	t0 := time.Now()
+	run, err := jc.Decode(r.Header, mem.Events)
+	t1 := time.Now()
+	if err != nil {
+		r.Verdicts = []checker.Verdict{runFailed(err)}
+		return r
+	}
+	a.judged(r, jc.Check(run))
+	r.Timings = []Timing{{"decode", t1.Sub(t0)}, {"invariants, porcupine, metrics", time.Since(t1)}}
+	return r
+}
+
+func (Arbiter) judged(r *Result, res jc.Result) {
+	r.Verdicts = res.Verdicts
+	m := res.Metrics
+	var lat []float64
+	for _, k := range checker.SortedKeys(m.ExtraLatency) {
+		lat = append(lat, m.ExtraLatency[k].Seconds())
+	}
+	r.Metrics = []Metric{
+		{"extra_latency (MA1)", "s", lat},
+		{"wasted_judgings (MA2)", "", count(m.Wasted)},
+		{"system_errors", "", count(m.SystemErrors)},
+		{"false_system_errors (MA3)", "", count(m.FalseSystemErrors)},
+		{"stuck_detect_time (MA4)", "s", durs(m.DetectTimes...)},
+		{"false_alerts (MA4)", "", count(m.FalseAlerts)},
+		{"outage_retry_load (MA5)", "", count(m.OutageLoad)},
+		{"home_first_misses (MA6)", "", count(m.HomeFirstMisses)},
+	}
+	if res.Info != nil {
+		info := *res.Info
+		r.Visualize = func(w io.Writer) error { return porcupine.Visualize(jc.LeaseModel(), info, w) }
+	}
+}
+
+// Replay implements System.
+func (a Arbiter) Replay(h traces.Header) (*Result, error) {
+	o, err := harness.Replay(h)
+	if err != nil {
+		return nil, err
+	}
+	r := &Result{System: judge.System, Seed: h.Seed, Schedule: o.Options.Schedule, Header: o.Header, Events: o.Events,
+		Nodes: judge.NamesOf(o.Options.Design).All()}
+	a.judged(r, o.Result)
+	r.Hash = traces.HashOf(r.Header, r.Events)
+	return r, nil
+}
+
+// Scenarios implements System: A-S1..A-S9, SYSTEMS.md A.5 with the
+// measured costs.
+func (Arbiter) Scenarios() (string, bool, error) {
+	costs := map[string]scenario.Cost{}
+	ok := true
+	for _, s := range scenario.All() {
+		_, c, err := s.Measured()
+		if err != nil {
+			return "", false, err
+		}
+		costs[s.ID] = c
+		ok = ok && c.OK()
+	}
+	return scenario.Table(scenario.All(), costs), ok, nil
+}
+
+// KnobScenario implements System.
+func (Arbiter) KnobScenario(knob string) (bool, string, bool, error) {
+	info, ok := arbiter.Info(arbiter.Knob(knob))
+	if !ok {
+		return false, "", false, fmt.Errorf("unknown knob %q for the arbiter", knob)
+	}
+	for _, id := range info.Scenarios {
+		s, ok := scenario.ByID(id)
+		if !ok {
+			continue
+		}
+		_, c, err := s.Measured(info.Knob)
+		if err != nil {
+			return false, "", true, err
+		}
+		if !c.OK() {
+			why := append(append([]string(nil), c.Broken...), verdictTexts(c.Verdict)...)
+			return true, id + ": " + firstLine(why), true, nil
+		}
+	}
+	return false, "", len(info.Scenarios) > 0, nil
+}
+
+func verdictTexts(vs []checker.Verdict) []string {
+	var out []string
+	for _, v := range checker.Failed(vs) {
+		out = append(out, v.Property)
+	}
+	return out
+}
+
+func firstLine(xs []string) string {
+	if len(xs) == 0 {
+		return ""
+	}
+	s := xs[0]
+	if len(xs) > 1 {
+		s += fmt.Sprintf(" (+%d more)", len(xs)-1)
+	}
+	return strings.TrimSpace(s)
+}

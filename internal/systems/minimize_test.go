@@ -1,0 +1,47 @@
+package systems
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// fenceSeed is a seed whose moderate random faults (8 actions) make the
+// fence-by-worker-id knob (A-S5's damage) fail: a late result of a lease
+// that was reclaimed and granted to the same worker again.
+const fenceSeed = 64
+
+// TestMinimizeFenceByWorkerID: minimizing a failing fence-by-worker-id run
+// leaves a schedule whose every fault is needed: removing any one of them
+// alone makes the failure disappear.
+func TestMinimizeFenceByWorkerID(t *testing.T) {
+	sys := Arbiter{}
+	d, err := sys.NewDesign([]string{"fence-by-worker-id"}, nil, nil)
+	require.NoError(t, err)
+	r := sys.Run(d, fenceSeed, Moderate, Options{})
+	require.NotEmpty(t, r.Failed(), "seed %d must fail with fence-by-worker-id", fenceSeed)
+	start := time.Now()
+	m, err := Minimize(sys, d, fenceSeed, Moderate, r, 300)
+	require.NoError(t, err)
+	t.Logf("seed %d: %s kept failing; %d actions -> %d in %d runs (%v):\n%s", fenceSeed, m.Property, len(m.Original), len(m.Schedule), m.Runs, time.Since(start).Round(time.Millisecond), m.Schedule)
+	require.True(t, m.Complete, "the search must finish within its budget")
+	require.NotNil(t, m.Result)
+	assert.True(t, m.Result.Fails(m.Property))
+	assert.Less(t, len(m.Schedule), len(m.Original))
+	assert.Len(t, m.Needed, len(m.Schedule))
+	for i, a := range m.Schedule {
+		if !Removable(a) {
+			continue
+		}
+		assert.True(t, m.Needed[i], "action %s is kept but not needed", a)
+		// Check it directly, not through the attribution's own bookkeeping.
+		rest := append(m.Schedule[:i:i], m.Schedule[i+1:]...)
+		again := sys.Run(d, fenceSeed, Moderate, Options{Schedule: rest, Given: true})
+		assert.False(t, again.Fails(m.Property), "without %s the failure must disappear", a)
+	}
+	// The same schedule on the default design passes: the knob is the bug.
+	ok := sys.Run(sys.Default(), fenceSeed, Moderate, Options{Schedule: m.Schedule, Given: true})
+	assert.Empty(t, ok.Failed(), "the default design must pass the minimized schedule")
+}

@@ -1,0 +1,175 @@
+package systems
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+
+	ct "github.com/fencesim/fencesim/checker/twopc"
+	"github.com/fencesim/fencesim/clock"
+	"github.com/fencesim/fencesim/model/twopc"
+	"github.com/fencesim/fencesim/sim"
+	"github.com/fencesim/fencesim/traces"
+)
+
+// TwoPC is system C: two-phase commit under coordinator crashes
+// (model/twopc, checker/twopc).
+type TwoPC struct{}
+
+var _ System = TwoPC{}
+
+// Name implements System.
+func (TwoPC) Name() string { return twopc.System }
+
+// Title implements System.
+func (TwoPC) Title() string { return "C: two-phase commit under coordinator crashes" }
+
+// Knobs implements System.
+func (TwoPC) Knobs() []Knob {
+	var out []Knob
+	for _, k := range twopc.Knobs {
+		out = append(out, Knob{Name: string(k.Knob), Removes: k.Removes, Harmful: k.Harmful, CaughtBy: k.CaughtBy, Scenarios: k.Scenarios})
+	}
+	return out
+}
+
+// Params implements System.
+func (TwoPC) Params() []string { return twopc.ParamNames() }
+
+// Probes implements System: system C has none.
+func (TwoPC) Probes() []string { return nil }
+
+func (TwoPC) wrap(d twopc.Design) Design {
+	return Design{System: twopc.System, Knobs: knobNames(d.Knobs), JSON: d.JSON(), v: d}
+}
+
+// Default implements System.
+func (c TwoPC) Default() Design { return c.wrap(twopc.Default()) }
+
+// NewDesign implements System.
+func (c TwoPC) NewDesign(knobs, sets []string, file []byte) (Design, error) {
+	d := twopc.Default()
+	if file != nil {
+		var err error
+		if d, err = twopc.ParseDesign(file); err != nil {
+			return Design{}, err
+		}
+	}
+	for _, k := range knobs {
+		var err error
+		if d, err = d.With(twopc.Knob(k)); err != nil {
+			return Design{}, err
+		}
+	}
+	for _, s := range sets {
+		name, value, err := splitSet(s)
+		if err != nil {
+			return Design{}, err
+		}
+		if err := d.Set(name, value); err != nil {
+			return Design{}, err
+		}
+	}
+	return c.wrap(d), nil
+}
+
+// draw draws the faults of an intensity the way Harness.Draw does:
+// moderate is the model's spec (at most 3 actions); heavy allows twice as
+// many; none draws nothing.
+func (TwoPC) draw(h twopc.Harness, d twopc.Design, f Faults, r sim.Rand) (sim.Schedule, string) {
+	g := twopc.Spec(d, h.Horizon, h.MaxDown)
+	switch f {
+	case Heavy:
+		g.MaxActions *= 2
+	case None:
+		return nil, "no faults"
+	}
+	s, p := sim.Generate(r, g)
+	return s, p.String()
+}
+
+// Run implements System: what twopc.RunSeed plays (the model records every
+// event), with the faults of the intensity or the ones given.
+func (c TwoPC) Run(dd Design, seed uint64, f Faults, o Options) *Result {
+	d := dd.v.(twopc.Design)
+	h := twopc.DefaultHarness()
+	ent := sim.NewPCG(seed)
+	s, profile := c.draw(h, d, f, ent.Stream("faults"))
+	if o.Given {
+		s, profile = o.Schedule, "given"
+	}
+	out := h.Run(d, s, ent)
+	r := c.result(d, h, seed, out)
+	r.Profile = profile
+	hashIf(r, o)
+	return r
+}
+
+func (TwoPC) result(d twopc.Design, h twopc.Harness, seed uint64, out *twopc.Outcome) *Result {
+	r := &Result{System: twopc.System, Seed: seed, Schedule: out.Schedule, Events: out.Events, Nodes: twopc.NamesOf(d).All()}
+	lim, _ := json.Marshal(sim.Limits{MaxTime: clock.Time(h.HealAt + h.Settle), MaxEvents: 2_000_000})
+	pol, _ := json.Marshal(h.Network)
+	r.Header = traces.Header{Format: traces.Format, System: twopc.System, Design: d.JSON(), Seed: seed, Entropy: "pcg",
+		Schedule: out.Schedule.JSON(), Limits: lim, Network: pol}
+	if out.Err != nil {
+		r.Verdicts = append(r.Verdicts, runFailed(out.Err))
+	}
+	if len(out.Events) == 0 {
+		return r
+	}
+	// The harness judged the run already; the checker is run again on the
+	// same trace to time it (the report is the same).
+	t0 := time.Now()
+	rep, err := ct.Check(out.Events)
+	r.Timings = []Timing{{"PC1-PC5, metrics", time.Since(t0)}}
+	if err != nil {
+		if out.Err == nil {
+			r.Verdicts = append(r.Verdicts, runFailed(err))
+		}
+		return r
+	}
+	r.Verdicts = append(rep.Verdicts, r.Verdicts...)
+	m := rep.Metrics
+	r.Metrics = []Metric{
+		{"blocked_max", "s", durs(m.BlockedMax)},
+		{"blocked_total", "s", durs(m.BlockedTotal)},
+		{"rows_locked", "", count(m.RowsLocked)},
+		{"lock_timeouts", "", count(m.LockTimeouts)},
+		{"vacuum_horizon_held", "s", durs(m.HorizonHeld)},
+		{"agents_blocked", "", count(m.Blocked)},
+		{"still_prepared", "", count(m.StillPrep)},
+	}
+	return r
+}
+
+// Replay implements System.
+func (c TwoPC) Replay(hd traces.Header) (*Result, error) {
+	if hd.Entropy != "pcg" {
+		return nil, fmt.Errorf("a twopc trace replays from a pcg seed, not from entropy %q", hd.Entropy)
+	}
+	d, err := twopc.ParseDesign(hd.Design)
+	if err != nil {
+		return nil, err
+	}
+	s, err := sim.ParseSchedule(hd.Schedule, twopc.NamesOf(d).All())
+	if err != nil {
+		return nil, err
+	}
+	h := twopc.DefaultHarness()
+	r := c.result(d, h, hd.Seed, h.Run(d, s, sim.NewPCG(hd.Seed)))
+	r.Hash = traces.HashOf(r.Header, r.Events)
+	return r, nil
+}
+
+// Scenarios implements System: C.1-C.8 with the source's numbers.
+func (TwoPC) Scenarios() (string, bool, error) {
+	ts, err := twopc.Scenarios()
+	if err != nil {
+		return "", false, err
+	}
+	return twopc.Render(ts), true, nil
+}
+
+// KnobScenario implements System: the source's C tables are reproductions,
+// not pass/fail checks, so knobs are judged by exploration only.
+func (TwoPC) KnobScenario(string) (bool, string, bool, error) { return false, "", false, nil }
