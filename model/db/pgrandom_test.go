@@ -21,6 +21,7 @@ import (
 	"flag"
 	"fmt"
 	"strings"
+	syncatomic "sync/atomic"
 	"testing"
 	"time"
 
@@ -35,6 +36,9 @@ import (
 const randChecks = 500
 
 const randLockTimeout = 20 * time.Millisecond
+
+// Totals over the process, for TestMain's summary.
+var randSequences, randStatements syncatomic.Int64
 
 var randTables = []db.Table{
 	{
@@ -258,6 +262,8 @@ func TestConformanceRandomPostgres(t *testing.T) {
 		sequences++
 		statements += len(seq)
 	})
+	randSequences.Add(int64(sequences))
+	randStatements.Add(int64(statements))
 	t.Logf("random conformance with PostgreSQL: %d sequences, %d statements, no divergence, in %v",
 		sequences, statements, time.Since(start).Round(time.Millisecond))
 }

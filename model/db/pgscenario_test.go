@@ -15,6 +15,7 @@ package db_test
 import (
 	"context"
 	"fmt"
+	"os"
 	"sort"
 	"strings"
 	"sync"
@@ -52,6 +53,17 @@ func runBoth(t *testing.T, schema db.Schema, cfg db.Config, sched sim.Schedule, 
 	r := runWorld(t, schema, cfg, sched, until, clients...)
 	t.Run("postgres", func(t *testing.T) { pgScenario(t, r, schema, cfg, sched, clients) })
 	return r
+}
+
+// TestMain prints, after the tests, how much was compared with PostgreSQL
+// (shown with go test -v, or when a test failed).
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if n, r := scriptedScenarios.Load(), randSequences.Load(); n > 0 || r > 0 {
+		fmt.Printf("postgres conformance: %d scripted cases (%d requests, %d statements) and %d random sequences (%d statements) compared with the model\n",
+			n, scriptedRequests.Load(), scriptedStatements.Load(), r, randStatements.Load())
+	}
+	os.Exit(code)
 }
 
 func parallelSafe(sched sim.Schedule, clients []client) bool {
