@@ -3,8 +3,7 @@ package arbiter
 import (
 	"encoding/json"
 	"fmt"
-	"sort"
-	"strconv"
+	"github.com/fencesim/fencesim/model/design"
 	"strings"
 	"time"
 )
@@ -59,12 +58,13 @@ var Knobs = []KnobInfo{
 }
 
 // KnobNames lists the knob names, sorted.
-func KnobNames() []string {
-	out := make([]string, len(Knobs))
+func KnobNames() []string { return design.KnobNames(knobs()) }
+
+func knobs() []Knob {
+	out := make([]Knob, len(Knobs))
 	for i, k := range Knobs {
-		out[i] = string(k.Knob)
+		out[i] = k.Knob
 	}
-	sort.Strings(out)
 	return out
 }
 
@@ -154,19 +154,13 @@ func (d Design) Has(k Knob) bool {
 }
 
 // With returns the design with more knobs on.
-func (d Design) With(knobs ...Knob) (Design, error) {
-	out := d
-	out.Knobs = append([]Knob(nil), d.Knobs...)
-	for _, k := range knobs {
-		if _, ok := Info(k); !ok {
-			return d, fmt.Errorf("unknown knob %q for the arbiter (knobs: %s)", k, strings.Join(KnobNames(), ", "))
-		}
-		if !out.Has(k) {
-			out.Knobs = append(out.Knobs, k)
-		}
+func (d Design) With(add ...Knob) (Design, error) {
+	ks, err := design.With("the arbiter", knobs(), d.Knobs, add...)
+	if err != nil {
+		return d, err
 	}
-	sort.Slice(out.Knobs, func(i, j int) bool { return out.Knobs[i] < out.Knobs[j] })
-	return out, nil
+	d.Knobs = ks
+	return d, nil
 }
 
 // MustWith is With for tests and tables whose knobs are constants.
@@ -178,95 +172,55 @@ func (d Design) MustWith(knobs ...Knob) Design {
 	return out
 }
 
-type param struct {
-	name string
-	dur  *time.Duration
-	num  *int
-	flag *bool
-	min  int64
-}
-
-func (d *Design) params() []param {
+func (d *Design) params() []design.Param {
 	p := &d.Params
-	return []param{
-		{name: "unconfirmed_lease", dur: &p.UnconfirmedLease, min: int64(time.Millisecond)},
-		{name: "lease", dur: &p.Lease, min: int64(time.Millisecond)},
-		{name: "heartbeat", dur: &p.Heartbeat, min: int64(time.Millisecond)},
-		{name: "backoff_base", dur: &p.BackoffBase, min: int64(time.Millisecond)},
-		{name: "backoff_cap", dur: &p.BackoffCap, min: int64(time.Millisecond)},
-		{name: "grace", dur: &p.Grace, min: 0},
-		{name: "max_attempts", num: &p.MaxAttempts, min: 1},
-		{name: "sweep_every", dur: &p.SweepEvery, min: int64(time.Millisecond)},
-		{name: "leader_retry", dur: &p.LeaderRetry, min: int64(time.Millisecond)},
-		{name: "probe_threshold", dur: &p.ProbeThreshold, min: int64(time.Millisecond)},
-		{name: "probe_every", dur: &p.ProbeEvery, min: int64(time.Millisecond)},
-		{name: "dispatch_every", dur: &p.DispatchEvery, min: int64(time.Millisecond)},
-		{name: "claim_hold", dur: &p.ClaimHold, min: int64(time.Millisecond)},
-		{name: "request_timeout", dur: &p.RequestTimeout, min: int64(time.Millisecond)},
-		{name: "judge_min", dur: &p.JudgeMin, min: int64(time.Millisecond)},
-		{name: "judge_max", dur: &p.JudgeMax, min: int64(time.Millisecond)},
-		{name: "pool", num: &p.Pool, min: 1},
-		{name: "home_workers", num: &p.HomeWorkers, min: 0},
-		{name: "prod_workers", num: &p.ProdWorkers, min: 0},
-		{name: "legacy_workers", num: &p.LegacyWorkers, min: 0},
-		{name: "arbiters", num: &p.Arbiters, min: 1},
-		{name: "standby_arbiters", num: &p.StandbyArbiters, min: 0},
-		{name: "legacy_rules", flag: &p.LegacyRules},
-		{name: "confirm_aware_grace", flag: &p.ConfirmAwareGrace},
+	return []design.Param{
+		design.Dur("unconfirmed_lease", &p.UnconfirmedLease, time.Millisecond),
+		design.Dur("lease", &p.Lease, time.Millisecond),
+		design.Dur("heartbeat", &p.Heartbeat, time.Millisecond),
+		design.Dur("backoff_base", &p.BackoffBase, time.Millisecond),
+		design.Dur("backoff_cap", &p.BackoffCap, time.Millisecond),
+		design.Dur("grace", &p.Grace, 0),
+		design.Int("max_attempts", &p.MaxAttempts, 1),
+		design.Dur("sweep_every", &p.SweepEvery, time.Millisecond),
+		design.Dur("leader_retry", &p.LeaderRetry, time.Millisecond),
+		design.Dur("probe_threshold", &p.ProbeThreshold, time.Millisecond),
+		design.Dur("probe_every", &p.ProbeEvery, time.Millisecond),
+		design.Dur("dispatch_every", &p.DispatchEvery, time.Millisecond),
+		design.Dur("claim_hold", &p.ClaimHold, time.Millisecond),
+		design.Dur("request_timeout", &p.RequestTimeout, time.Millisecond),
+		design.Dur("judge_min", &p.JudgeMin, time.Millisecond),
+		design.Dur("judge_max", &p.JudgeMax, time.Millisecond),
+		design.Int("pool", &p.Pool, 1),
+		design.Int("home_workers", &p.HomeWorkers, 0),
+		design.Int("prod_workers", &p.ProdWorkers, 0),
+		design.Int("legacy_workers", &p.LegacyWorkers, 0),
+		design.Int("arbiters", &p.Arbiters, 1),
+		design.Int("standby_arbiters", &p.StandbyArbiters, 0),
+		design.Flag("legacy_rules", &p.LegacyRules),
+		design.Flag("confirm_aware_grace", &p.ConfirmAwareGrace),
 	}
 }
 
 // ParamNames lists the settable parameters.
 func ParamNames() []string {
 	var d Design
-	var out []string
-	for _, p := range d.params() {
-		out = append(out, p.name)
-	}
-	return out
+	return design.Names(d.params())
 }
 
 // Set sets one parameter from text ("lease", "90s"). Durations take Go's
-// syntax; counts are integers.
+// syntax; counts are integers; switches true or false.
 func (d *Design) Set(name, value string) error {
-	for _, p := range d.params() {
-		if p.name != name {
-			continue
-		}
-		switch {
-		case p.dur != nil:
-			v, err := time.ParseDuration(value)
-			if err != nil {
-				return fmt.Errorf("parameter %s: %q is not a duration (write e.g. 10s, 1m30s)", name, value)
-			}
-			*p.dur = v
-		case p.num != nil:
-			v, err := strconv.Atoi(value)
-			if err != nil {
-				return fmt.Errorf("parameter %s: %q is not an integer", name, value)
-			}
-			*p.num = v
-		case p.flag != nil:
-			v, err := strconv.ParseBool(value)
-			if err != nil {
-				return fmt.Errorf("parameter %s: %q is not true or false", name, value)
-			}
-			*p.flag = v
-		}
-		return d.Validate()
+	if err := design.Set("the arbiter", d.params(), name, value); err != nil {
+		return err
 	}
-	return fmt.Errorf("unknown parameter %q for the arbiter (parameters: %s)", name, strings.Join(ParamNames(), ", "))
+	return d.Validate()
 }
 
 // Validate reports the first invalid parameter or unknown knob.
 func (d Design) Validate() error {
-	for _, p := range d.params() {
-		switch {
-		case p.dur != nil && int64(*p.dur) < p.min:
-			return fmt.Errorf("parameter %s = %v is below its minimum %v", p.name, *p.dur, time.Duration(p.min))
-		case p.num != nil && int64(*p.num) < p.min:
-			return fmt.Errorf("parameter %s = %d is below its minimum %d", p.name, *p.num, p.min)
-		}
+	if err := design.CheckMins(d.params()); err != nil {
+		return err
 	}
 	switch {
 	case d.JudgeMax < d.JudgeMin:
@@ -282,10 +236,8 @@ func (d Design) Validate() error {
 	case d.Heartbeat >= d.Lease:
 		return fmt.Errorf("parameter heartbeat = %v must be shorter than lease = %v", d.Heartbeat, d.Lease)
 	}
-	for _, k := range d.Knobs {
-		if _, ok := Info(k); !ok {
-			return fmt.Errorf("unknown knob %q for the arbiter (knobs: %s)", k, strings.Join(KnobNames(), ", "))
-		}
+	if _, err := design.With("the arbiter", knobs(), nil, d.Knobs...); err != nil {
+		return err
 	}
 	return nil
 }

@@ -3,8 +3,7 @@ package outbox
 import (
 	"encoding/json"
 	"fmt"
-	"sort"
-	"strconv"
+	"github.com/fencesim/fencesim/model/design"
 	"strings"
 	"time"
 )
@@ -45,12 +44,13 @@ var Knobs = []KnobInfo{
 }
 
 // KnobNames lists the knob names, sorted.
-func KnobNames() []string {
-	out := make([]string, len(Knobs))
+func KnobNames() []string { return design.KnobNames(knobs()) }
+
+func knobs() []Knob {
+	out := make([]Knob, len(Knobs))
 	for i, k := range Knobs {
-		out[i] = string(k.Knob)
+		out[i] = k.Knob
 	}
-	sort.Strings(out)
 	return out
 }
 
@@ -122,19 +122,13 @@ func (d Design) Has(k Knob) bool {
 }
 
 // With returns the design with more knobs on.
-func (d Design) With(knobs ...Knob) (Design, error) {
-	out := d
-	out.Knobs = append([]Knob(nil), d.Knobs...)
-	for _, k := range knobs {
-		if _, ok := Info(k); !ok {
-			return d, fmt.Errorf("unknown knob %q for the outbox (knobs: %s)", k, strings.Join(KnobNames(), ", "))
-		}
-		if !out.Has(k) {
-			out.Knobs = append(out.Knobs, k)
-		}
+func (d Design) With(add ...Knob) (Design, error) {
+	ks, err := design.With("the outbox", knobs(), d.Knobs, add...)
+	if err != nil {
+		return d, err
 	}
-	sort.Slice(out.Knobs, func(i, j int) bool { return out.Knobs[i] < out.Knobs[j] })
-	return out, nil
+	d.Knobs = ks
+	return d, nil
 }
 
 // MustWith is With for tests and tables whose knobs are constants.
@@ -146,38 +140,27 @@ func (d Design) MustWith(knobs ...Knob) Design {
 	return out
 }
 
-type param struct {
-	name string
-	dur  *time.Duration
-	num  *int
-	min  int64
-}
-
-func (d *Design) params() []param {
+func (d *Design) params() []design.Param {
 	p := &d.Params
-	return []param{
-		{name: "handlers", num: &p.Handlers, min: 1},
-		{name: "request_timeout", dur: &p.RequestTimeout, min: int64(time.Millisecond)},
-		{name: "retry_base", dur: &p.RetryBase, min: int64(time.Millisecond)},
-		{name: "retry_cap", dur: &p.RetryCap, min: int64(time.Millisecond)},
-		{name: "max_attempts", num: &p.MaxAttempts, min: 1},
-		{name: "poll_every", dur: &p.PollEvery, min: int64(time.Millisecond)},
-		{name: "batch", num: &p.Batch, min: 1},
-		{name: "publish_timeout", dur: &p.PublishTimeout, min: int64(time.Millisecond)},
-		{name: "redeliver_after", dur: &p.RedeliverAfter, min: int64(time.Millisecond)},
-		{name: "lock_timeout", dur: &p.LockTimeout, min: 0},
-		{name: "db_timeout", dur: &p.DBTimeout, min: int64(time.Millisecond)},
+	return []design.Param{
+		design.Int("handlers", &p.Handlers, 1),
+		design.Dur("request_timeout", &p.RequestTimeout, time.Millisecond),
+		design.Dur("retry_base", &p.RetryBase, time.Millisecond),
+		design.Dur("retry_cap", &p.RetryCap, time.Millisecond),
+		design.Int("max_attempts", &p.MaxAttempts, 1),
+		design.Dur("poll_every", &p.PollEvery, time.Millisecond),
+		design.Int("batch", &p.Batch, 1),
+		design.Dur("publish_timeout", &p.PublishTimeout, time.Millisecond),
+		design.Dur("redeliver_after", &p.RedeliverAfter, time.Millisecond),
+		design.Dur("lock_timeout", &p.LockTimeout, 0),
+		design.Dur("db_timeout", &p.DBTimeout, time.Millisecond),
 	}
 }
 
 // ParamNames lists the settable parameters.
 func ParamNames() []string {
 	var d Design
-	var out []string
-	for _, p := range d.params() {
-		out = append(out, p.name)
-	}
-	return out
+	return design.Names(d.params())
 }
 
 // Set sets one parameter from text ("max_attempts", "5"; "retry_cap",
@@ -198,46 +181,22 @@ func (d *Design) Set(name, value string) error {
 		*d = out
 		return nil
 	}
-	for _, p := range d.params() {
-		if p.name != name {
-			continue
-		}
-		switch {
-		case p.dur != nil:
-			v, err := time.ParseDuration(value)
-			if err != nil {
-				return fmt.Errorf("parameter %s: %q is not a duration (write e.g. 500ms, 8s)", name, value)
-			}
-			*p.dur = v
-		case p.num != nil:
-			v, err := strconv.Atoi(value)
-			if err != nil {
-				return fmt.Errorf("parameter %s: %q is not an integer", name, value)
-			}
-			*p.num = v
-		}
-		return d.Validate()
+	if err := design.Set("the outbox", d.params(), name, value); err != nil {
+		return err
 	}
-	return fmt.Errorf("unknown parameter %q for the outbox (parameters: %s, or knob)", name, strings.Join(ParamNames(), ", "))
+	return d.Validate()
 }
 
 // Validate reports the first invalid parameter or unknown knob.
 func (d Design) Validate() error {
-	for _, p := range d.params() {
-		switch {
-		case p.dur != nil && int64(*p.dur) < p.min:
-			return fmt.Errorf("parameter %s = %v is below its minimum %v", p.name, *p.dur, time.Duration(p.min))
-		case p.num != nil && int64(*p.num) < p.min:
-			return fmt.Errorf("parameter %s = %d is below its minimum %d", p.name, *p.num, p.min)
-		}
+	if err := design.CheckMins(d.params()); err != nil {
+		return err
 	}
 	if d.RetryCap < d.RetryBase {
 		return fmt.Errorf("parameter retry_cap = %v is below retry_base = %v", d.RetryCap, d.RetryBase)
 	}
-	for _, k := range d.Knobs {
-		if _, ok := Info(k); !ok {
-			return fmt.Errorf("unknown knob %q for the outbox (knobs: %s)", k, strings.Join(KnobNames(), ", "))
-		}
+	if _, err := design.With("the outbox", knobs(), nil, d.Knobs...); err != nil {
+		return err
 	}
 	return nil
 }

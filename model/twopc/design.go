@@ -3,8 +3,7 @@ package twopc
 import (
 	"encoding/json"
 	"fmt"
-	"sort"
-	"strconv"
+	"github.com/fencesim/fencesim/model/design"
 	"strings"
 	"time"
 )
@@ -46,12 +45,13 @@ var Knobs = []KnobInfo{
 }
 
 // KnobNames lists the knob names, sorted.
-func KnobNames() []string {
-	out := make([]string, len(Knobs))
+func KnobNames() []string { return design.KnobNames(knobs()) }
+
+func knobs() []Knob {
+	out := make([]Knob, len(Knobs))
 	for i, k := range Knobs {
-		out[i] = string(k.Knob)
+		out[i] = k.Knob
 	}
-	sort.Strings(out)
 	return out
 }
 
@@ -135,19 +135,13 @@ func (d Design) Has(k Knob) bool {
 }
 
 // With returns the design with more knobs on.
-func (d Design) With(knobs ...Knob) (Design, error) {
-	out := d
-	out.Knobs = append([]Knob(nil), d.Knobs...)
-	for _, k := range knobs {
-		if _, ok := Info(k); !ok {
-			return d, fmt.Errorf("unknown knob %q for two-phase commit (knobs: %s)", k, strings.Join(KnobNames(), ", "))
-		}
-		if !out.Has(k) {
-			out.Knobs = append(out.Knobs, k)
-		}
+func (d Design) With(add ...Knob) (Design, error) {
+	ks, err := design.With("two-phase commit", knobs(), d.Knobs, add...)
+	if err != nil {
+		return d, err
 	}
-	sort.Slice(out.Knobs, func(i, j int) bool { return out.Knobs[i] < out.Knobs[j] })
-	return out, nil
+	d.Knobs = ks
+	return d, nil
 }
 
 // MustWith is With for tests and tables whose knobs are constants.
@@ -159,90 +153,49 @@ func (d Design) MustWith(knobs ...Knob) Design {
 	return out
 }
 
-type param struct {
-	name string
-	dur  *time.Duration
-	num  *int
-	flag *bool
-	min  int64
-}
-
-func (d *Design) params() []param {
+func (d *Design) params() []design.Param {
 	p := &d.Params
-	ms := int64(time.Millisecond)
-	return []param{
-		{name: "participants", num: &p.Participants, min: 2},
-		{name: "coordinators", num: &p.Coordinators, min: 1},
-		{name: "standby", num: &p.Standby, min: 0},
-		{name: "txns", num: &p.Txns, min: 0},
-		{name: "first_txn", dur: &p.FirstTxn, min: 0},
-		{name: "txn_every", dur: &p.TxnEvery, min: ms},
-		{name: "lock_timeout", dur: &p.LockTimeout, min: 0},
-		{name: "max_prepared", num: &p.MaxPrepared, min: 0},
-		{name: "vote_timeout", dur: &p.VoteTimeout, min: ms},
-		{name: "request_timeout", dur: &p.ReqTimeout, min: ms},
-		{name: "retry_base", dur: &p.RetryBase, min: ms},
-		{name: "retry_cap", dur: &p.RetryCap, min: ms},
-		{name: "cooperative", flag: &p.Cooperative},
-		{name: "ask_after", dur: &p.AskAfter, min: 0},
-		{name: "abort_after", dur: &p.AbortAfter, min: 0},
-		{name: "agent_poll", dur: &p.AgentPoll, min: ms},
-		{name: "stock", num: &p.Stock, min: 1},
-		{name: "churn_rows", num: &p.ChurnRows, min: 0},
+	return []design.Param{
+		design.Int("participants", &p.Participants, 2),
+		design.Int("coordinators", &p.Coordinators, 1),
+		design.Int("standby", &p.Standby, 0),
+		design.Int("txns", &p.Txns, 0),
+		design.Dur("first_txn", &p.FirstTxn, 0),
+		design.Dur("txn_every", &p.TxnEvery, time.Millisecond),
+		design.Dur("lock_timeout", &p.LockTimeout, 0),
+		design.Int("max_prepared", &p.MaxPrepared, 0),
+		design.Dur("vote_timeout", &p.VoteTimeout, time.Millisecond),
+		design.Dur("request_timeout", &p.ReqTimeout, time.Millisecond),
+		design.Dur("retry_base", &p.RetryBase, time.Millisecond),
+		design.Dur("retry_cap", &p.RetryCap, time.Millisecond),
+		design.Flag("cooperative", &p.Cooperative),
+		design.Dur("ask_after", &p.AskAfter, 0),
+		design.Dur("abort_after", &p.AbortAfter, 0),
+		design.Dur("agent_poll", &p.AgentPoll, time.Millisecond),
+		design.Int("stock", &p.Stock, 1),
+		design.Int("churn_rows", &p.ChurnRows, 0),
 	}
 }
 
 // ParamNames lists the settable parameters.
 func ParamNames() []string {
 	var d Design
-	var out []string
-	for _, p := range d.params() {
-		out = append(out, p.name)
-	}
-	return out
+	return design.Names(d.params())
 }
 
 // Set sets one parameter from text ("participants", "3"; "lock_timeout",
 // "3s"). Durations take Go's syntax; counts are integers.
 func (d *Design) Set(name, value string) error {
-	for _, p := range d.params() {
-		if p.name != name {
-			continue
-		}
-		switch {
-		case p.dur != nil:
-			v, err := time.ParseDuration(value)
-			if err != nil {
-				return fmt.Errorf("parameter %s: %q is not a duration (write e.g. 3s, 500ms)", name, value)
-			}
-			*p.dur = v
-		case p.num != nil:
-			v, err := strconv.Atoi(value)
-			if err != nil {
-				return fmt.Errorf("parameter %s: %q is not an integer", name, value)
-			}
-			*p.num = v
-		case p.flag != nil:
-			v, err := strconv.ParseBool(value)
-			if err != nil {
-				return fmt.Errorf("parameter %s: %q is not true or false", name, value)
-			}
-			*p.flag = v
-		}
-		return d.Validate()
+	if err := design.Set("two-phase commit", d.params(), name, value); err != nil {
+		return err
 	}
-	return fmt.Errorf("unknown parameter %q for two-phase commit (parameters: %s)", name, strings.Join(ParamNames(), ", "))
+	return d.Validate()
 }
 
 // Validate reports the first invalid parameter or unknown knob.
 func (d Design) Validate() error {
-	for _, p := range d.params() {
-		switch {
-		case p.dur != nil && int64(*p.dur) < p.min:
-			return fmt.Errorf("parameter %s = %v is below its minimum %v", p.name, *p.dur, time.Duration(p.min))
-		case p.num != nil && int64(*p.num) < p.min:
-			return fmt.Errorf("parameter %s = %d is below its minimum %d", p.name, *p.num, p.min)
-		}
+	if err := design.CheckMins(d.params()); err != nil {
+		return err
 	}
 	switch {
 	case d.RetryCap < d.RetryBase:
@@ -266,10 +219,8 @@ func (d Design) Validate() error {
 			return fmt.Errorf("schedule entry %d: %q is not a coordinator (coordinators: %s)", i+1, t.Coordinator, strings.Join(names.Coordinators(), ", "))
 		}
 	}
-	for _, k := range d.Knobs {
-		if _, ok := Info(k); !ok {
-			return fmt.Errorf("unknown knob %q for two-phase commit (knobs: %s)", k, strings.Join(KnobNames(), ", "))
-		}
+	if _, err := design.With("two-phase commit", knobs(), nil, d.Knobs...); err != nil {
+		return err
 	}
 	return nil
 }

@@ -1,0 +1,125 @@
+// Package design holds what every system's Design shares: a table of
+// settable parameters (durations, counts, switches, each with a minimum),
+// setting one from text with a clear error, listing them, checking their
+// minimums, and turning knobs on with an unknown knob refused. Each system
+// keeps its own parameters, knob registry and cross-parameter rules.
+//
+// Pure code: no clock, no I/O. Driven by the models' Design types and, via
+// them, by the command line.
+package design
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Param is one settable parameter: exactly one of Dur, Int, Flag is set.
+type Param struct {
+	Name string
+	Dur  *time.Duration
+	Int  *int
+	Flag *bool
+	Min  int64 // the smallest allowed value (nanoseconds for durations)
+}
+
+// Dur is a duration parameter.
+func Dur(name string, p *time.Duration, min time.Duration) Param {
+	return Param{Name: name, Dur: p, Min: int64(min)}
+}
+
+// Int is a count parameter.
+func Int(name string, p *int, min int) Param { return Param{Name: name, Int: p, Min: int64(min)} }
+
+// Flag is a true/false parameter.
+func Flag(name string, p *bool) Param { return Param{Name: name, Flag: p} }
+
+// Names lists the parameters' names, in table order.
+func Names(ps []Param) []string {
+	out := make([]string, len(ps))
+	for i, p := range ps {
+		out[i] = p.Name
+	}
+	return out
+}
+
+// Set sets the parameter called name from text. system names the design in
+// the error for an unknown parameter.
+func Set(system string, ps []Param, name, value string) error {
+	for _, p := range ps {
+		if p.Name != name {
+			continue
+		}
+		switch {
+		case p.Dur != nil:
+			v, err := time.ParseDuration(value)
+			if err != nil {
+				return fmt.Errorf("parameter %s: %q is not a duration (write e.g. 500ms, 10s, 1m30s)", name, value)
+			}
+			*p.Dur = v
+		case p.Int != nil:
+			v, err := strconv.Atoi(value)
+			if err != nil {
+				return fmt.Errorf("parameter %s: %q is not an integer", name, value)
+			}
+			*p.Int = v
+		case p.Flag != nil:
+			v, err := strconv.ParseBool(value)
+			if err != nil {
+				return fmt.Errorf("parameter %s: %q is not true or false", name, value)
+			}
+			*p.Flag = v
+		}
+		return nil
+	}
+	return fmt.Errorf("unknown parameter %q for %s (parameters: %s)", name, system, strings.Join(Names(ps), ", "))
+}
+
+// CheckMins reports the first parameter below its minimum.
+func CheckMins(ps []Param) error {
+	for _, p := range ps {
+		switch {
+		case p.Dur != nil && int64(*p.Dur) < p.Min:
+			return fmt.Errorf("parameter %s = %v is below its minimum %v", p.Name, *p.Dur, time.Duration(p.Min))
+		case p.Int != nil && int64(*p.Int) < p.Min:
+			return fmt.Errorf("parameter %s = %d is below its minimum %d", p.Name, *p.Int, p.Min)
+		}
+	}
+	return nil
+}
+
+// KnobNames returns knob names, sorted.
+func KnobNames[K ~string](all []K) []string {
+	out := make([]string, len(all))
+	for i, k := range all {
+		out[i] = string(k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// With returns have plus add, sorted and without repeats; a knob not in all
+// is refused with an error that lists the known ones.
+func With[K ~string](system string, all, have []K, add ...K) ([]K, error) {
+	known := map[K]bool{}
+	for _, k := range all {
+		known[k] = true
+	}
+	out := append([]K(nil), have...)
+	for _, k := range add {
+		if !known[k] {
+			return have, fmt.Errorf("unknown knob %q for %s (knobs: %s)", k, system, strings.Join(KnobNames(all), ", "))
+		}
+		dup := false
+		for _, x := range out {
+			dup = dup || x == k
+		}
+		if !dup {
+			out = append(out, k)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
+	return out, nil
+}

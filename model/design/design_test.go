@@ -1,0 +1,39 @@
+package design
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestSetAndCheck(t *testing.T) {
+	var d time.Duration
+	var n int
+	var f bool
+	ps := []Param{Dur("lease", &d, time.Millisecond), Int("pool", &n, 1), Flag("grace", &f)}
+	require.NoError(t, Set("the arbiter", ps, "lease", "90s"))
+	require.NoError(t, Set("the arbiter", ps, "pool", "3"))
+	require.NoError(t, Set("the arbiter", ps, "grace", "true"))
+	assert.Equal(t, 90*time.Second, d)
+	assert.Equal(t, 3, n)
+	assert.True(t, f)
+	assert.EqualError(t, Set("the arbiter", ps, "lease", "soon"), `parameter lease: "soon" is not a duration (write e.g. 500ms, 10s, 1m30s)`)
+	assert.EqualError(t, Set("the arbiter", ps, "pool", "x"), `parameter pool: "x" is not an integer`)
+	assert.EqualError(t, Set("the arbiter", ps, "grace", "maybe"), `parameter grace: "maybe" is not true or false`)
+	assert.EqualError(t, Set("the arbiter", ps, "color", "red"), `unknown parameter "color" for the arbiter (parameters: lease, pool, grace)`)
+	n = 0
+	assert.EqualError(t, CheckMins(ps), "parameter pool = 0 is below its minimum 1")
+}
+
+type knob string
+
+func TestWith(t *testing.T) {
+	all := []knob{"b", "a"}
+	got, err := With("x", all, []knob{"b"}, "a", "b")
+	require.NoError(t, err)
+	assert.Equal(t, []knob{"a", "b"}, got)
+	_, err = With("x", all, nil, "zz")
+	assert.EqualError(t, err, `unknown knob "zz" for x (knobs: a, b)`)
+}
