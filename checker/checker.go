@@ -21,6 +21,13 @@ type Verdict struct {
 	Detail   string   `json:"detail,omitempty"` // longer explanation (e.g. a failed linearization)
 }
 
+// Invariant is a named check over a decoded run of some system (R is the
+// system's run or history type).
+type Invariant[R any] struct {
+	Name  string
+	Check func(r R) Verdict
+}
+
 // Pass returns a passing verdict.
 func Pass(property string) Verdict { return Verdict{Property: property, OK: true} }
 

@@ -20,22 +20,19 @@ const (
 	PA8 = "PA8 liveness-after-healing"
 )
 
-// Invariant is a named check over a decoded run.
-type Invariant struct {
-	Name  string
-	Check func(r *Run) checker.Verdict
-}
+// Invariant is a named check over a decoded run of system A.
+type Invariant = checker.Invariant[*Run]
 
 // Invariants are the invariant checks of system A, in property order. PA3
 // (and the porcupine half of PA1) are in Linearizable.
 var Invariants = []Invariant{
-	{PA1, AtMostOneOwner},
-	{PA2, NoRegression},
-	{PA4, IdempotentClaim},
-	{PA5, IdempotentSubmit},
-	{PA6, ExactlyOnceCredit},
-	{PA7, NothingLost},
-	{PA8, LivenessAfterHealing},
+	{Name: PA1, Check: AtMostOneOwner},
+	{Name: PA2, Check: NoRegression},
+	{Name: PA4, Check: IdempotentClaim},
+	{Name: PA5, Check: IdempotentSubmit},
+	{Name: PA6, Check: ExactlyOnceCredit},
+	{Name: PA7, Check: NothingLost},
+	{Name: PA8, Check: LivenessAfterHealing},
 }
 
 // AtMostOneOwner (PA1, on the commit log): every accepted result carries the

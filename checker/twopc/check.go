@@ -20,19 +20,16 @@ const (
 	PC5 = "PC5 abort-before-yes-is-clean"
 )
 
-// Invariant is a named check over a decoded run.
-type Invariant struct {
-	Name  string
-	Check func(h *History) checker.Verdict
-}
+// Invariant is a named check over a decoded run of system C.
+type Invariant = checker.Invariant[*History]
 
 // Invariants are the checks of system C, in property order.
 var Invariants = []Invariant{
-	{PC1, Atomicity},
-	{PC2, DecisionDurability},
-	{PC3, NoUnilateralDecision},
-	{PC4, RecoveryCompletes},
-	{PC5, AbortBeforeYesIsClean},
+	{Name: PC1, Check: Atomicity},
+	{Name: PC2, Check: DecisionDurability},
+	{Name: PC3, Check: NoUnilateralDecision},
+	{Name: PC4, Check: RecoveryCompletes},
+	{Name: PC5, Check: AbortBeforeYesIsClean},
 }
 
 // Participant states of one transaction at one database.
