@@ -267,7 +267,6 @@ func (n *Node) recover() {
 				lockRow(c, t)
 			}
 		}
-		n.assignHxid(t)
 		n.active = append(n.active, t)
 		n.prepared[r.GID] = t
 	}

@@ -127,6 +127,9 @@ func New(schema Schema, cfg Config) sim.Factory {
 			n.seed()
 		}
 		n.recover()
+		for _, t := range n.active { // the recovered prepared transactions, in xid order
+			n.assignHxid(t)
+		}
 		return n
 	}
 }
