@@ -242,3 +242,23 @@ func TestDecodeRejectsForeignDesign(t *testing.T) {
 	_, err := Decode(traces.Header{System: "x", Design: json.RawMessage(`{"participants":2}`)}, nil)
 	assert.ErrorContains(t, err, "not an arbiter design")
 }
+
+// Found by the soak (seeds 958 and 9421): an attempt answered 503 long
+// before a later retry's commit recorded the result must not be settled as
+// the one that applied it.
+func TestOracleSettlesOnlyWithinTheAttempt(t *testing.T) {
+	b := &h{}
+	b.commit(ins("submissions", sub(101, "pending", "", 0, "")))
+	b.commit(upd("submissions", sub(101, "pending", "", 0, ""), sub(101, "judging", "A", 1, "home-1")))
+	b.call("s1", "home-1", "submit", 101, "A", 1, "")
+	b.ret("s1", "home-1", 503, 101, "A", 0) // the database was down
+	b.call("h1", "home-1", "heartbeat", 101, "A", 0, "")
+	b.ret("h1", "home-1", 200, 101, "A", 0) // still judging: the 503 did not apply
+	b.call("s2", "home-1", "submit", 101, "A", 1, "")
+	b.commit(ins("submission_judgings", judging(101, "A", 1, "home-1", "WA", 1)), upd("submissions", sub(101, "judging", "A", 1, "home-1"), sub(101, "WA", "A", 1, "home-1")))
+	b.ret("s2", "home-1", 200, 101, "A", 0)
+	for _, view := range []View{ClientView, OracleView} {
+		v, _ := Linearizable(b.run(t), view)
+		assert.True(t, v.OK, "view %d: %s", view, v)
+	}
+}

@@ -215,9 +215,16 @@ func (r *Run) History(view View) map[int64][]porcupine.Operation {
 		clients[name] = len(clients)
 		return clients[name]
 	}
-	decided := map[string]bool{}
+	decidedAt := map[string]int64{}
 	for _, a := range r.Accepted {
-		decided[fmt.Sprintf("%d/%s", a.Sub, a.Token)] = true
+		decidedAt[fmt.Sprintf("%d/%s", a.Sub, a.Token)] = a.T
+	}
+	// An attempt whose outcome the client did not learn (no reply, or a 503)
+	// applied its result only if the commit that recorded it happened
+	// within the attempt's own interval; otherwise a later attempt did.
+	appliedWithin := func(sub int64, token string, from, to int64) bool {
+		t, ok := decidedAt[fmt.Sprintf("%d/%s", sub, token)]
+		return ok && t >= from && t <= to
 	}
 	for _, op := range r.Ops {
 		c := op.Call
@@ -242,7 +249,7 @@ func (r *Run) History(view View) map[int64][]porcupine.Operation {
 		}
 		if view == OracleView && (code == 0 || code == 503) {
 			switch {
-			case c.Op == "submit" && decided[fmt.Sprintf("%d/%s", sub, c.Token)]:
+			case c.Op == "submit" && appliedWithin(sub, c.Token, op.Invoke, ret):
 				code = 200
 			case c.Op == "rejudge" && r.rejudgedWithin(sub, op.Invoke, ret):
 				code = 200

@@ -8,8 +8,6 @@ package db
 import (
 	"fmt"
 	"time"
-
-	"github.com/fencesim/fencesim/clock"
 )
 
 // Value is a column value: nil (SQL NULL), int64, string, bool or clock.Time
@@ -246,22 +244,22 @@ func (s Stmt) WithReturning() Stmt       { s.Returning = true; return s }
 
 // SQLSTATE codes the model produces, as PostgreSQL does.
 const (
-	CodeUniqueViolation     = "23505"
-	CodeLockNotAvailable    = "55P03"
-	CodeDeadlock            = "40P01"
-	CodeInFailedTx          = "25P02"
-	CodeUndefinedObject     = "42704" // e.g. COMMIT PREPARED of an unknown gid
-	CodeDuplicateObject     = "42710" // PREPARE TRANSACTION with a gid in use
-	CodeObjectNotInState    = "55000" // prepared transactions are disabled (max = 0)
-	CodeConfigLimitExceeded = "53400" // maximum number of prepared transactions reached
-	CodeNoActiveTx          = "25P01" // a warning, never an error: reported in Result.Notice
-	CodeActiveTx            = "25001" // COMMIT PREPARED, ROLLBACK PREPARED or VACUUM inside a transaction block; an atomic batch on a session with an open transaction
-	CodeNotNullViolation    = "23502"
-	CodeUndefinedTable      = "42P01"
-	CodeUndefinedColumn     = "42703"
-	CodeDatatypeMismatch    = "42804" // a value or expression of the wrong type for its column or operator
-	CodeInvalidText         = "22P02" // a string value for a column of another type (PostgreSQL would parse the literal; the model refuses it)
-	CodeConnectionFailure   = "08006" // the client's view of a broken connection: outcome unknown
+	CodeUniqueViolation   = "23505"
+	CodeLockNotAvailable  = "55P03"
+	CodeDeadlock          = "40P01"
+	CodeInFailedTx        = "25P02"
+	CodeUndefinedObject   = "42704" // e.g. COMMIT PREPARED of an unknown gid
+	CodeDuplicateObject   = "42710" // PREPARE TRANSACTION with a gid in use
+	CodeObjectNotInState  = "55000" // prepared transactions are disabled (max = 0)
+	CodeTooManyPrepared   = "53200" // maximum number of prepared transactions reached (PostgreSQL raises it as out_of_memory)
+	CodeNoActiveTx        = "25P01" // a warning, never an error: reported in Result.Notice
+	CodeActiveTx          = "25001" // COMMIT PREPARED, ROLLBACK PREPARED or VACUUM inside a transaction block; an atomic batch on a session with an open transaction
+	CodeNotNullViolation  = "23502"
+	CodeUndefinedTable    = "42P01"
+	CodeUndefinedColumn   = "42703"
+	CodeDatatypeMismatch  = "42804" // a value or expression of the wrong type for its column or operator
+	CodeInvalidText       = "22P02" // a string value for a column of another type (PostgreSQL would parse the literal; the model refuses it)
+	CodeConnectionFailure = "08006" // the client's view of a broken connection: outcome unknown
 )
 
 // Error is a database error with its SQLSTATE.
@@ -334,5 +332,3 @@ type Config struct {
 	DeadlockTimeout         time.Duration    // how long a waiter waits before checking for a deadlock; 0 means PostgreSQL's default, 1s
 	Seed                    map[string][]Row // initial rows per table, committed (as transaction 0) when the node first starts on an empty disk
 }
-
-var _ = clock.Time(0)

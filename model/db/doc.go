@@ -22,7 +22,7 @@
 //   - now() from the node's own clock, fixed at transaction start;
 //   - session-level advisory locks, released when the session ends;
 //   - PREPARE TRANSACTION / COMMIT PREPARED / ROLLBACK PREPARED,
-//     pg_prepared_xacts, max_prepared_transactions (55000, 53400, 42710,
+//     pg_prepared_xacts, max_prepared_transactions (55000, 53200, 42710,
 //     42704);
 //   - durability: committed changes (a WAL of CommitRecords) and prepared
 //     transactions live on the node's sim.Disk and survive a crash;
@@ -136,11 +136,6 @@
 //     only when it next reads from it (unless client_connection_check_interval
 //     is set): a waiting statement keeps waiting, and its transaction keeps
 //     its locks, until the wait ends.
-//   - PREPARE TRANSACTION past max_prepared_transactions fails with 53400
-//     (CodeConfigLimitExceeded); PostgreSQL's SQLSTATE is 53200
-//     (out_of_memory, "maximum number of prepared transactions reached").
-//     Kept for now because model/twopc reports the 53400; the conformance
-//     tests accept this one difference.
 //   - Dead row versions are not durable: after a crash the tables hold only
 //     the committed rows (and the prepared transactions' versions).
 //   - Serial sequences are durable per nextval; after a crash a sequence

@@ -363,7 +363,7 @@ func (n *Node) execPrepare(s *session, gid string) Result {
 	case n.prepared[gid] != nil:
 		err = errf(CodeDuplicateObject, "transaction identifier %s is already in use", quoteLit(gid))
 	case len(n.prepared) >= n.cfg.MaxPreparedTransactions:
-		err = errf(CodeConfigLimitExceeded, "maximum number of prepared transactions reached (increase max_prepared_transactions, currently %d)", n.cfg.MaxPreparedTransactions)
+		err = errf(CodeTooManyPrepared, "maximum number of prepared transactions reached (increase max_prepared_transactions, currently %d)", n.cfg.MaxPreparedTransactions)
 	}
 	s.tx = nil
 	if err != nil {

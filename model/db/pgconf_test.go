@@ -368,9 +368,6 @@ func diffOut(st db.Stmt, server, model pgOut, o cmpOpts) string {
 	if server.Lost {
 		return "the server's connection broke: " + server.Note
 	}
-	if knownDivergence(st, server, model) {
-		return ""
-	}
 	if server.Code != model.Code || server.Constraint != model.Constraint {
 		return "error differs"
 	}
@@ -384,15 +381,6 @@ func diffOut(st db.Stmt, server, model pgOut, o cmpOpts) string {
 		return "VACUUM figures differ"
 	}
 	return diffRows(server.Rows, model.Rows, ordered(st), o)
-}
-
-// knownDivergence accepts the differences doc.go lists among the deliberate
-// simplifications.
-func knownDivergence(st db.Stmt, server, model pgOut) bool {
-	// PREPARE TRANSACTION past max_prepared_transactions: PostgreSQL's
-	// SQLSTATE is 53200 (out_of_memory), the model's 53400
-	// (CodeConfigLimitExceeded), which model/twopc quotes.
-	return st.Kind == db.SPrepare && server.Code == "53200" && model.Code == db.CodeConfigLimitExceeded
 }
 
 // diffRows compares row lists (as multisets when !inOrder).

@@ -227,7 +227,7 @@ func TestPreparedSurvivesCrash(t *testing.T) {
 
 // PREPARE TRANSACTION and 20.4.1 max_prepared_transactions: 0 disables
 // prepared transactions ("prepared transactions are disabled", 55000); a
-// full table fails with 53400; a gid in use fails with 42710; an unknown gid
+// full table fails with 53200; a gid in use fails with 42710; an unknown gid
 // with 42704. "If the PREPARE TRANSACTION command fails for any reason, it
 // becomes a ROLLBACK." COMMIT PREPARED cannot run inside a transaction block
 // (25001).
@@ -250,7 +250,7 @@ func TestPreparedErrors(t *testing.T) {
 				send(50*ms, db.Rollback(), db.RollbackPrepared("g"), db.PreparedXacts())))
 		assert.Equal(t, "", r.ans("a", 0).err())
 		assert.Equal(t, db.CodeDuplicateObject, r.ans("a", 1).err())
-		assert.Equal(t, db.CodeConfigLimitExceeded, r.ans("a", 2).err())
+		assert.Equal(t, db.CodeTooManyPrepared, r.ans("a", 2).err())
 		assert.Equal(t, db.CodeUndefinedObject, r.ans("a", 3).err())
 		assert.Equal(t, db.CodeActiveTx, r.ans("a", 4).err())
 		a5 := r.ans("a", 5)

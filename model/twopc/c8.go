@@ -266,6 +266,6 @@ func TableC8MaxPrepared(r MaxPrepResult) Table {
 		t.Rows = append(t.Rows, []string{x.GID, x.Coordinator, x.At, x.Votes, x.Outcome})
 	}
 	t.Notes = []string{fmt.Sprintf("final: orders=%d stock=%s prepared=%s; properties: %s", r.After.Orders, r.After.stockText(), prepText(r.After), r.Verdicts),
-		"53400: every new global transaction through the full participant votes NO and aborts until recovery frees the slot: unavailability, not inconsistency"}
+		"53200: every new global transaction through the full participant votes NO and aborts until recovery frees the slot: unavailability, not inconsistency"}
 	return t
 }

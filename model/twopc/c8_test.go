@@ -67,13 +67,13 @@ func TestC8Cooperative(t *testing.T) {
 }
 
 // TestC8MaxPrepared: a full max_prepared_transactions makes new global
-// transactions vote NO (53400) and abort; nothing is inconsistent, and
+// transactions vote NO (53200) and abort; nothing is inconsistent, and
 // after recovery frees the slot the next one commits.
 func TestC8MaxPrepared(t *testing.T) {
 	r, err := C8MaxPrepared()
 	require.NoError(t, err)
 	require.Len(t, r.Rows, 3)
-	assert.Contains(t, r.Rows[1].Votes, "53400")
+	assert.Contains(t, r.Rows[1].Votes, "53200")
 	assert.Contains(t, r.Rows[1].Outcome, "ABORT")
 	assert.Contains(t, r.Rows[0].Outcome, "ABORT by coordinator's recovery")
 	assert.Contains(t, r.Rows[2].Outcome, "COMMIT")
