@@ -249,7 +249,9 @@ func TestDecodeRejectsForeignDesign(t *testing.T) {
 func TestOracleSettlesOnlyWithinTheAttempt(t *testing.T) {
 	b := &h{}
 	b.commit(ins("submissions", sub(101, "pending", "", 0, "")))
+	b.call("c1", "home-1", "claim", 0, "", 0, "r1")
 	b.commit(upd("submissions", sub(101, "pending", "", 0, ""), sub(101, "judging", "A", 1, "home-1")))
+	b.ret("c1", "home-1", 200, 101, "A", 1)
 	b.call("s1", "home-1", "submit", 101, "A", 1, "")
 	b.ret("s1", "home-1", 503, 101, "A", 0) // the database was down
 	b.call("h1", "home-1", "heartbeat", 101, "A", 0, "")
