@@ -54,3 +54,10 @@ pg:
 ## pg-stop: stop that PostgreSQL and delete its data
 pg-stop:
 	@bash scripts/pg.sh stop
+
+## sim: build bin/fencesim and explore every system on its default design (about a minute on two cores)
+SIM_RUNS ?= 2000
+.PHONY: sim
+sim:
+	$(GO) build -o bin/fencesim ./cmd/fencesim
+	./bin/fencesim explore --runs $(SIM_RUNS)

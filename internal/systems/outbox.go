@@ -140,7 +140,7 @@ func (Outbox) result(d outbox.Design, wl outbox.Workload, events []outbox.Event,
 	r.Timings = []Timing{{"decode", t1.Sub(t0)}, {"PB1-PB6", t2.Sub(t1)}, {"probes", time.Since(t2)}}
 	names := map[string]string{}
 	for _, p := range check.Properties {
-		names[p.ID] = p.ID + " " + strings.ReplaceAll(p.Name, " ", "-")
+		names[p.ID] = p.ID + " " + strings.Join(strings.Fields(strings.ReplaceAll(p.Name, ",", "")), "-")
 	}
 	for _, v := range vs {
 		name := names[v.Property]

@@ -1,0 +1,388 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/fencesim/fencesim/internal/systems"
+)
+
+// multi is a repeatable string flag.
+type multi []string
+
+func (m *multi) String() string     { return strings.Join(*m, ",") }
+func (m *multi) Set(v string) error { *m = append(*m, v); return nil }
+
+// newFlags returns a flag set that reports errors to its caller only.
+func newFlags(name string) *flag.FlagSet {
+	fs := flag.NewFlagSet("fencesim "+name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
+	return fs
+}
+
+// parse parses flags and positional arguments in any order. done is true
+// when the command must stop (help printed, or a bad flag), with code.
+func parse(e *env, fs *flag.FlagSet, c command, args []string) (pos []string, code int, done bool) {
+	for {
+		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				help(e.stdout, fs, c)
+				return nil, exitOK, true
+			}
+			fmt.Fprintf(e.stderr, "fencesim %s: %s (fencesim %s -h for help)\n", c.name, err, c.name)
+			return nil, exitUsage, true
+		}
+		rest := fs.Args()
+		if len(rest) == 0 {
+			return pos, 0, false
+		}
+		if rest[0] == "--" {
+			return append(pos, rest[1:]...), 0, false
+		}
+		pos, args = append(pos, rest[0]), rest[1:]
+	}
+}
+
+func help(w io.Writer, fs *flag.FlagSet, c command) {
+	fmt.Fprintf(w, "Usage: fencesim %s %s\n\n%s.\n\nFlags (-flag and --flag are the same):\n", c.name, c.args, upperFirst(c.summary))
+	fs.SetOutput(w)
+	fs.PrintDefaults()
+	fs.SetOutput(io.Discard)
+	fmt.Fprintf(w, "\nExit status: 0 every property held, 1 a property failed, 2 bad usage or input.\n")
+}
+
+func upperFirst(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
+}
+
+func commandByName(name string) command {
+	for _, c := range commands() {
+		if c.name == name {
+			return c
+		}
+	}
+	panic("no command " + name)
+}
+
+// ---- systems and designs ----
+
+// selection is the --system, --knob, --set and --design flags.
+type selection struct {
+	system string
+	knobs  multi
+	sets   multi
+	design string
+}
+
+func (s *selection) register(fs *flag.FlagSet, def string) {
+	s.system = def
+	fs.StringVar(&s.system, "system", def, "the system: arbiter, outbox, twopc, or all (a comma-separated list works too)")
+	fs.Var(&s.knobs, "knob", "turn a design knob on (repeatable); see fencesim mutants for the registry")
+	fs.Var(&s.sets, "set", "set a design parameter, `name=value` (repeatable), e.g. --set lease=90s")
+	fs.StringVar(&s.design, "design", "", "a design `FILE` (JSON, as in a trace header); --knob and --set apply on top")
+}
+
+// changed reports whether the design differs from the default.
+func (s *selection) changed() bool { return len(s.knobs) > 0 || len(s.sets) > 0 || s.design != "" }
+
+// systems resolves --system. With a design change and no --system, the
+// knobs name the system.
+func (s *selection) systems(explicit bool) ([]systems.System, error) {
+	name := strings.TrimSpace(s.system)
+	if s.changed() && (name == "" || name == "all") && !explicit {
+		owner := ""
+		for _, k := range s.knobs {
+			sys, ok := systems.OwnerOf(k)
+			if !ok {
+				return nil, usagef("unknown knob %q (fencesim mutants lists the knobs of every system)", k)
+			}
+			if owner != "" && owner != sys.Name() {
+				return nil, usagef("knobs %q of %s and of %s: pick one system with --system", s.knobs.String(), owner, sys.Name())
+			}
+			owner = sys.Name()
+		}
+		if owner == "" {
+			return nil, usagef("--set and --design need --system (one of %s)", strings.Join(systems.Names(), ", "))
+		}
+		name = owner
+	}
+	var out []systems.System
+	if name == "" || name == "all" {
+		out = systems.All()
+	} else {
+		for _, n := range strings.Split(name, ",") {
+			sys, err := systems.ByName(strings.TrimSpace(n))
+			if err != nil {
+				return nil, &usageError{err.Error()}
+			}
+			out = append(out, sys)
+		}
+	}
+	if s.changed() && len(out) > 1 {
+		return nil, usagef("--knob, --set and --design change one system's design: pick it with --system (one of %s)", strings.Join(systems.Names(), ", "))
+	}
+	return out, nil
+}
+
+// designOf builds the design of a system from the flags (the default when
+// there are none).
+func (s *selection) designOf(sys systems.System) (systems.Design, error) {
+	var file []byte
+	if s.design != "" {
+		b, err := os.ReadFile(s.design)
+		if err != nil {
+			return systems.Design{}, usagef("--design: %v", err)
+		}
+		file = b
+	}
+	d, err := sys.NewDesign(s.knobs, s.sets, file)
+	if err != nil {
+		msg := err.Error()
+		for _, k := range s.knobs {
+			if owner, ok := systems.OwnerOf(k); ok && owner.Name() != sys.Name() && strings.Contains(msg, strconv.Quote(k)) {
+				msg += fmt.Sprintf(" (%s is a knob of %s)", k, owner.Name())
+			}
+		}
+		if s.design != "" && strings.Contains(msg, "design:") {
+			msg = "--design " + s.design + ": " + msg
+		}
+		return systems.Design{}, &usageError{msg}
+	}
+	return d, nil
+}
+
+// describe renders a design for tables: its knobs and set parameters.
+func (s *selection) describe(d systems.Design) string {
+	var parts []string
+	if s.design != "" {
+		parts = append(parts, "file "+s.design)
+	}
+	if len(d.Knobs) > 0 {
+		parts = append(parts, "knobs "+strings.Join(d.Knobs, ", "))
+	}
+	if len(s.sets) > 0 {
+		parts = append(parts, "set "+strings.Join(s.sets, ", "))
+	}
+	if len(parts) == 0 {
+		return "default"
+	}
+	return strings.Join(parts, "; ")
+}
+
+// ---- seeds and shards ----
+
+// shard is --shard i/n: seed s belongs to shard s mod n.
+type shard struct {
+	I, N uint64
+}
+
+func (s shard) has(seed uint64) bool { return s.N <= 1 || seed%s.N == s.I }
+
+func (s shard) String() string { return fmt.Sprintf("%d/%d", s.I, s.N) }
+
+func parseShard(v string) (shard, error) {
+	if v == "" {
+		return shard{0, 1}, nil
+	}
+	a, b, ok := strings.Cut(v, "/")
+	i, err1 := strconv.ParseUint(strings.TrimSpace(a), 10, 64)
+	n, err2 := strconv.ParseUint(strings.TrimSpace(b), 10, 64)
+	if !ok || err1 != nil || err2 != nil || n == 0 || i >= n {
+		return shard{}, usagef("--shard %q: want i/n with 0 <= i < n, e.g. --shard 0/4 (seed s belongs to shard s mod n)", v)
+	}
+	return shard{i, n}, nil
+}
+
+// seedFlags are --seeds, --runs, --first, --time and --shard.
+type seedFlags struct {
+	seeds  string
+	runs   int
+	first  uint64
+	budget time.Duration
+	shard  string
+}
+
+func (s *seedFlags) register(fs *flag.FlagSet, defRuns int, timed bool) {
+	fs.StringVar(&s.seeds, "seeds", "", "a seed range `A-B` (or one seed)")
+	fs.IntVar(&s.runs, "runs", defRuns, "how many seeds to run, from --first")
+	fs.Uint64Var(&s.first, "first", 1, "the first seed")
+	if timed {
+		fs.DurationVar(&s.budget, "time", 0, "a time budget instead of a seed count (e.g. 60s), split evenly over the systems; seeds from --first on")
+	}
+	fs.StringVar(&s.shard, "shard", "", "run only shard `i/n` of the seeds (seed s belongs to shard s mod n; i from 0)")
+}
+
+// plan is the seeds a command runs.
+type plan struct {
+	first, last uint64        // inclusive; last is unbounded with a time budget
+	budget      time.Duration // 0: run first..last
+	shard       shard
+}
+
+func (s *seedFlags) plan(fs *flag.FlagSet) (plan, error) {
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	sh, err := parseShard(s.shard)
+	if err != nil {
+		return plan{}, err
+	}
+	p := plan{shard: sh}
+	if set["seeds"] {
+		if set["runs"] || set["first"] || set["time"] {
+			return plan{}, usagef("--seeds is a range: do not combine it with --runs, --first or --time")
+		}
+		a, b, isRange := strings.Cut(s.seeds, "-")
+		lo, err1 := strconv.ParseUint(strings.TrimSpace(a), 10, 64)
+		hi, err2 := lo, error(nil)
+		if isRange {
+			hi, err2 = strconv.ParseUint(strings.TrimSpace(b), 10, 64)
+		}
+		if err1 != nil || err2 != nil || hi < lo {
+			return plan{}, usagef("--seeds %q: want a range A-B with A <= B (e.g. --seeds 1-1000) or one seed", s.seeds)
+		}
+		p.first, p.last = lo, hi
+		return p, nil
+	}
+	if set["time"] {
+		if set["runs"] {
+			return plan{}, usagef("--time is a budget: do not combine it with --runs")
+		}
+		if s.budget <= 0 {
+			return plan{}, usagef("--time %v: want a positive duration, e.g. --time 60s", s.budget)
+		}
+		p.first, p.last, p.budget = s.first, ^uint64(0), s.budget
+		return p, nil
+	}
+	if s.runs < 1 {
+		return plan{}, usagef("--runs %d: want at least 1", s.runs)
+	}
+	p.first, p.last = s.first, s.first+uint64(s.runs)-1
+	return p, nil
+}
+
+// text renders the seeds for summaries (the same in every shard).
+func (p plan) text() string {
+	if p.budget > 0 {
+		return fmt.Sprintf("%d- for %v", p.first, p.budget)
+	}
+	if p.first == p.last {
+		return strconv.FormatUint(p.first, 10)
+	}
+	return fmt.Sprintf("%d-%d", p.first, p.last)
+}
+
+// seeds lists the seeds of a bounded plan in this shard.
+func (p plan) seeds() []uint64 {
+	var out []uint64
+	for s := p.first; ; s++ {
+		if p.shard.has(s) {
+			out = append(out, s)
+		}
+		if s == p.last {
+			return out
+		}
+	}
+}
+
+// workersFlag registers --workers.
+func workersFlag(fs *flag.FlagSet) *int {
+	return fs.Int("workers", runtime.GOMAXPROCS(0), "parallel runs (one run per goroutine)")
+}
+
+func checkWorkers(n int) error {
+	if n < 1 {
+		return usagef("--workers %d: want at least 1", n)
+	}
+	return nil
+}
+
+func parseFaults(v string) (systems.Faults, error) {
+	f, err := systems.ParseFaults(v)
+	if err != nil {
+		return "", usagef("--faults: %v", err)
+	}
+	return f, nil
+}
+
+// ---- output places ----
+
+// checkOutDir checks that artifacts can be written under dir without
+// writing anything that stays: an existing directory must take a file; a
+// missing one must be creatable under its nearest existing parent.
+func checkOutDir(dir string) error {
+	if dir == "" {
+		return usagef("--out is empty")
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return usagef("--out %s: %v", dir, err)
+	}
+	p := abs
+	for {
+		st, err := os.Stat(p)
+		if err == nil {
+			if !st.IsDir() {
+				return usagef("--out %s: %s is not a directory", dir, p)
+			}
+			break
+		}
+		if !errors.Is(err, os.ErrNotExist) {
+			return usagef("--out %s: %v", dir, unwrapPath(err))
+		}
+		parent := filepath.Dir(p)
+		if parent == p {
+			return usagef("--out %s: no existing parent directory", dir)
+		}
+		p = parent
+	}
+	probe, err := os.MkdirTemp(p, ".fencesim-probe-*")
+	if err != nil {
+		return usagef("--out %s: cannot write in %s: %v", dir, p, unwrapPath(err))
+	}
+	return os.Remove(probe)
+}
+
+// checkOutFile checks that a file can be written (its directory exists and
+// takes a file), without creating it.
+func checkOutFile(flagName, path string) error {
+	if path == "" {
+		return nil
+	}
+	if st, err := os.Stat(path); err == nil && st.IsDir() {
+		return usagef("--%s %s: is a directory", flagName, path)
+	}
+	dir := filepath.Dir(path)
+	st, err := os.Stat(dir)
+	if err != nil {
+		return usagef("--%s %s: %v", flagName, path, unwrapPath(err))
+	}
+	if !st.IsDir() {
+		return usagef("--%s %s: %s is not a directory", flagName, path, dir)
+	}
+	probe, err := os.CreateTemp(dir, ".fencesim-probe-*")
+	if err != nil {
+		return usagef("--%s %s: cannot write in %s: %v", flagName, path, dir, unwrapPath(err))
+	}
+	probe.Close()
+	return os.Remove(probe.Name())
+}
+
+func unwrapPath(err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}

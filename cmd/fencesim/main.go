@@ -1,0 +1,105 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+)
+
+// Exit codes.
+const (
+	exitOK    = 0 // every property held
+	exitFail  = 1 // a property failed (or a run was not deterministic)
+	exitUsage = 2 // bad usage or input
+)
+
+func main() { os.Exit(Main(os.Args[1:], os.Stdout, os.Stderr)) }
+
+// command is one subcommand.
+type command struct {
+	name    string
+	args    string // the positional arguments, for the usage line
+	summary string
+	run     func(env *env, args []string) int
+}
+
+func commands() []command {
+	return []command{
+		{"explore", "[flags]", "run many seeds in parallel and print a table per system", runExplore},
+		{"replay", "[flags] FILE", "re-run a trace from its header: \"identical\" or the first difference", runReplay},
+		{"mutants", "[flags]", "the design-knob matrix: caught or not, by which property, after how many runs", runMutants},
+		{"scenarios", "[flags]", "run the named scenarios (A-S1..A-S9, C.1..C.8) and print their tables", runScenarios},
+		{"compare", "[flags]", "a baseline design and a changed one on the same seeds, metrics side by side", runCompare},
+		{"merge", "[flags] FILE...", "combine shard summaries (--summary-out) into one summary", runMerge},
+	}
+}
+
+// env is what a command writes to.
+type env struct {
+	stdout, stderr io.Writer
+}
+
+// usageError is bad usage or input: one line, exit 2.
+type usageError struct{ msg string }
+
+func (e *usageError) Error() string { return e.msg }
+
+func usagef(format string, args ...any) error { return &usageError{fmt.Sprintf(format, args...)} }
+
+// Main runs the command line with args (without the program name) and
+// returns the exit code.
+func Main(args []string, stdout, stderr io.Writer) int {
+	e := &env{stdout: stdout, stderr: stderr}
+	if len(args) == 0 {
+		mainUsage(stderr)
+		return exitUsage
+	}
+	switch args[0] {
+	case "-h", "-help", "--help", "help":
+		if len(args) > 1 && args[0] == "help" {
+			return Main([]string{args[1], "-h"}, stdout, stderr)
+		}
+		mainUsage(stdout)
+		return exitOK
+	}
+	for _, c := range commands() {
+		if c.name == args[0] {
+			return c.run(e, args[1:])
+		}
+	}
+	var names []string
+	for _, c := range commands() {
+		names = append(names, c.name)
+	}
+	fmt.Fprintf(stderr, "fencesim: unknown command %q (commands: %s; fencesim -h for help)\n", args[0], strings.Join(names, ", "))
+	return exitUsage
+}
+
+func mainUsage(w io.Writer) {
+	fmt.Fprintf(w, "fencesim: deterministic simulation of three distributed designs (arbiter, outbox, twopc)\n\n")
+	fmt.Fprintf(w, "Usage: fencesim <command> [flags]\n\nCommands:\n")
+	for _, c := range commands() {
+		fmt.Fprintf(w, "  %-10s %s\n", c.name, c.summary)
+	}
+	fmt.Fprintf(w, "\nExit status: 0 every property held, 1 a property failed, 2 bad usage or input.\n")
+	fmt.Fprintf(w, "Run \"fencesim <command> -h\" for a command's flags.\n")
+}
+
+// fail reports an error of a command and returns its exit code: usage
+// errors exit 2, anything else exits 2 too (the run could not be made).
+func (e *env) fail(cmd string, err error) int {
+	var ue *usageError
+	if errors.As(err, &ue) {
+		fmt.Fprintf(e.stderr, "fencesim %s: %s\n", cmd, oneLine(ue.msg))
+		return exitUsage
+	}
+	fmt.Fprintf(e.stderr, "fencesim %s: %s\n", cmd, oneLine(err.Error()))
+	return exitUsage
+}
+
+func oneLine(s string) string {
+	s = strings.TrimSpace(s)
+	return strings.ReplaceAll(s, "\n", "; ")
+}

@@ -1,0 +1,260 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// run runs the command line in-process.
+func run(t *testing.T, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var o, e bytes.Buffer
+	code = Main(args, &o, &e)
+	return code, o.String(), e.String()
+}
+
+// listing lists every file under dir, for "nothing was written" checks.
+func listing(t *testing.T, dir string) []string {
+	t.Helper()
+	var out []string
+	require.NoError(t, filepath.Walk(dir, func(p string, info os.FileInfo, err error) error {
+		if err != nil {
+			return err
+		}
+		out = append(out, p)
+		return nil
+	}))
+	sort.Strings(out)
+	return out
+}
+
+// TestBadInput: each bad usage or input gives one line on stderr naming the
+// problem, nothing on stdout, exit 2, and writes nothing.
+func TestBadInput(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "out")
+	file := filepath.Join(dir, "a-file")
+	require.NoError(t, os.WriteFile(file, []byte("x"), 0o644))
+
+	// A good trace to break.
+	good := filepath.Join(dir, "good.jsonl")
+	code, _, stderr := run(t, "explore", "--system", "twopc", "--knob", "timeout-abort", "--seeds", "40", "--artifacts", "1", "--out", dir, "--json")
+	require.Equal(t, exitFail, code, stderr)
+	require.NoError(t, os.Rename(filepath.Join(dir, "twopc-seed-40.jsonl"), good))
+	for _, f := range []string{"twopc-seed-40-minimized.jsonl", "twopc-seed-40-schedule.txt", "twopc-seed-40-report.html"} {
+		require.NoError(t, os.Remove(filepath.Join(dir, f)))
+	}
+	lines := strings.SplitAfter(readFile(t, good), "\n")
+	require.Greater(t, len(lines), 20)
+	write := func(name, content string) string {
+		p := filepath.Join(dir, name)
+		require.NoError(t, os.WriteFile(p, []byte(content), 0o644))
+		return p
+	}
+	corrupt := write("corrupt.jsonl", strings.Join(lines[:3], "")+"{not json\n"+strings.Join(lines[4:], ""))
+	cut := write("cut.jsonl", strings.Join(lines[:10], "")+lines[10][:len(lines[10])/2])
+	short := write("short.jsonl", strings.Join(lines[:10], ""))
+	empty := write("empty.jsonl", "")
+	notTrace := write("header.jsonl", `{"format":"something-else/1","system":"twopc","seed":1,"entropy":"pcg"}`+"\n")
+	otherSystem := write("system.jsonl", strings.Replace(lines[0], `"system":"twopc"`, `"system":"nosuch"`, 1))
+	summary := write("summary.json", `{"format":"fencesim-summary/1","command":"explore","faults":"moderate","seeds":"1-10","shard":"0/2"}`)
+	summary2 := write("summary2.json", `{"format":"fencesim-summary/1","command":"explore","faults":"heavy","seeds":"1-10","shard":"1/2"}`)
+
+	cases := []struct {
+		name string
+		args []string
+		want string // in the one line on stderr
+	}{
+		{"no command", nil, "Usage"},
+		{"unknown command", []string{"frobnicate"}, `unknown command "frobnicate"`},
+		{"unknown flag", []string{"explore", "--bogus"}, "flag provided but not defined: -bogus"},
+		{"unknown system", []string{"explore", "--system", "nosuch"}, `unknown system "nosuch"`},
+		{"unknown knob", []string{"explore", "--system", "arbiter", "--knob", "no-such-knob", "--out", out}, `unknown knob "no-such-knob"`},
+		{"unknown knob, no system", []string{"explore", "--knob", "no-such-knob", "--out", out}, `unknown knob "no-such-knob"`},
+		{"knob of another system", []string{"explore", "--system", "outbox", "--knob", "fence-by-worker-id", "--out", out}, "fence-by-worker-id is a knob of arbiter"},
+		{"unknown parameter", []string{"explore", "--system", "arbiter", "--set", "leese=90s", "--out", out}, `unknown parameter "leese"`},
+		{"bad value", []string{"explore", "--system", "arbiter", "--set", "lease=ninety", "--out", out}, `"ninety" is not a duration`},
+		{"malformed set", []string{"explore", "--system", "arbiter", "--set", "lease", "--out", out}, "want name=value"},
+		{"set without system", []string{"explore", "--set", "lease=90s", "--out", out}, "need --system"},
+		{"malformed shard", []string{"explore", "--shard", "4/4", "--out", out}, `--shard "4/4"`},
+		{"malformed shard text", []string{"explore", "--shard", "x", "--out", out}, `--shard "x"`},
+		{"zero shards", []string{"explore", "--shard", "0/0", "--out", out}, `--shard "0/0"`},
+		{"bad seeds", []string{"explore", "--seeds", "9-3", "--out", out}, `--seeds "9-3"`},
+		{"seeds and runs", []string{"explore", "--seeds", "1-3", "--runs", "5", "--out", out}, "--seeds is a range"},
+		{"bad faults", []string{"explore", "--faults", "extreme", "--out", out}, `unknown fault intensity "extreme"`},
+		{"unwritable out", []string{"explore", "--system", "twopc", "--out", filepath.Join(file, "out")}, "not a directory"},
+		{"out is a file", []string{"explore", "--system", "twopc", "--out", file}, "is not a directory"},
+		{"unwritable summary", []string{"explore", "--system", "twopc", "--out", out, "--summary-out", filepath.Join(dir, "missing", "s.json")}, "--summary-out"},
+		{"missing design file", []string{"explore", "--system", "arbiter", "--design", filepath.Join(dir, "missing.json"), "--out", out}, "--design"},
+		{"bad design file", []string{"explore", "--system", "arbiter", "--design", file, "--out", out}, "--design"},
+		{"replay without file", []string{"replay"}, "want one trace FILE"},
+		{"replay missing file", []string{"replay", filepath.Join(dir, "missing.jsonl")}, "no such file"},
+		{"corrupt trace", []string{"replay", corrupt}, "trace line 4: expected a JSON event object"},
+		{"truncated trace", []string{"replay", cut}, "trace line 11: expected a JSON event object"},
+		{"trace cut at a line", []string{"replay", short}, "trace line 11: expected event #10"},
+		{"empty trace", []string{"replay", empty}, "trace line 1: file is empty"},
+		{"not a trace", []string{"replay", notTrace}, "trace line 1: format"},
+		{"trace of no system", []string{"replay", otherSystem}, `trace line 1: unknown system "nosuch"`},
+		{"mutants bad budget", []string{"mutants", "--budget", "-3"}, "--budget -3"},
+		{"mutants unknown knob", []string{"mutants", "--knob", "nope"}, `unknown knob "nope"`},
+		{"compare without change", []string{"compare", "--system", "arbiter"}, "nothing to compare"},
+		{"scenarios unknown system", []string{"scenarios", "--system", "nosuch"}, `unknown system "nosuch"`},
+		{"merge nothing", []string{"merge"}, "want one or more summary FILEs"},
+		{"merge not a summary", []string{"merge", file}, "not a fencesim summary"},
+		{"merge mismatched", []string{"merge", summary, summary2}, "not shards of one run"},
+		{"merge twice", []string{"merge", summary, summary}, "shard 0/2 is given twice"},
+	}
+	before := listing(t, dir)
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			code, stdout, stderr := run(t, c.args...)
+			assert.Equal(t, exitUsage, code, "exit code; stderr: %s", stderr)
+			assert.Contains(t, stderr, c.want)
+			if c.args != nil {
+				assert.Empty(t, stdout, "nothing on stdout")
+				assert.Equal(t, 1, strings.Count(stderr, "\n"), "one line on stderr, got %q", stderr)
+			}
+			assert.Equal(t, before, listing(t, dir), "nothing written")
+		})
+	}
+}
+
+func readFile(t *testing.T, p string) string {
+	t.Helper()
+	b, err := os.ReadFile(p)
+	require.NoError(t, err)
+	return string(b)
+}
+
+// TestHelp: -h and --help on every command print its usage and exit 0.
+func TestHelp(t *testing.T) {
+	for _, c := range commands() {
+		for _, h := range []string{"-h", "--help"} {
+			code, stdout, _ := run(t, c.name, h)
+			assert.Equal(t, exitOK, code)
+			assert.Contains(t, stdout, "Usage: fencesim "+c.name)
+		}
+	}
+	code, stdout, _ := run(t, "--help")
+	assert.Equal(t, exitOK, code)
+	for _, c := range commands() {
+		assert.Contains(t, stdout, c.name)
+	}
+	code, stdout, _ = run(t, "help", "explore")
+	assert.Equal(t, exitOK, code)
+	assert.Contains(t, stdout, "-shard i/n")
+}
+
+// TestExploreKnobArtifacts: fence-by-worker-id (A-S5's damage) fails,
+// explore exits 1 and leaves a trace that replays identical, a minimized
+// schedule as Go, porcupine's visualization and a self-contained report.
+func TestExploreKnobArtifacts(t *testing.T) {
+	out := t.TempDir()
+	code, stdout, stderr := run(t, "explore", "--system", "arbiter", "--knob", "fence-by-worker-id", "--seeds", "60-65", "--artifacts", "1", "--out", out)
+	require.Equal(t, exitFail, code, "stdout:\n%s\nstderr:\n%s", stdout, stderr)
+	assert.Contains(t, stdout, "failing seeds: 64")
+	assert.Regexp(t, `PA1 at-most-one-owner\s+1  <-- FAILED`, stdout)
+	assert.Contains(t, stdout, "artifacts: seed 64 (PA1): 7 -> 4 fault actions, each one needed")
+	base := filepath.Join(out, "arbiter-seed-64")
+	for _, suffix := range []string{".jsonl", "-minimized.jsonl", "-schedule.txt", "-porcupine.html", "-report.html"} {
+		assert.FileExists(t, base+suffix)
+	}
+	for _, trace := range []string{base + ".jsonl", base + "-minimized.jsonl"} {
+		code, stdout, stderr = run(t, "replay", trace)
+		assert.Equal(t, exitOK, code, stderr)
+		assert.Equal(t, "identical\n", stdout)
+	}
+	sched := readFile(t, base+"-schedule.txt")
+	assert.Contains(t, sched, "schedule := sim.Schedule{\n")
+	assert.Contains(t, sched, `{At: clock.Time(4238 * time.Millisecond), Kind: sim.Break, Node: "arbiter-1", Peer: "home-1"},`)
+	assert.Equal(t, 4, strings.Count(sched, "//   needed "), sched)
+	page := readFile(t, base+"-report.html")
+	assert.Contains(t, page, "PA1 at-most-one-owner")
+	assert.Contains(t, page, "fencesim replay "+base+".jsonl")
+	assert.Contains(t, page, "break arbiter-1-&gt;home-1")
+	assert.NotRegexp(t, regexp.MustCompile(`(src|href)\s*=\s*["']?(https?:)?//`), page, "the report must not load anything from elsewhere")
+
+	// A changed event: replay prints the first difference and exits 1.
+	lines := strings.SplitAfter(readFile(t, base+".jsonl"), "\n")
+	lines[5] = strings.Replace(lines[5], `"t":`, `"t":1`, 1)
+	changed := filepath.Join(out, "changed.jsonl")
+	require.NoError(t, os.WriteFile(changed, []byte(strings.Join(lines, "")), 0o644))
+	code, stdout, _ = run(t, "replay", changed)
+	assert.Equal(t, exitFail, code)
+	assert.Contains(t, stdout, "first difference at event 5:")
+	assert.Contains(t, stdout, "recorded: #5 ")
+	assert.Contains(t, stdout, "replayed: #5 ")
+}
+
+var timingLine = regexp.MustCompile(`(?m)^(timing|artifacts): .*\n`)
+
+// TestShardMerge: four shards merged print the same summary as one run
+// over every seed (timings aside), as text and as JSON.
+func TestShardMerge(t *testing.T) {
+	dir := t.TempDir()
+	for _, args := range [][]string{
+		{"--runs", "24"},
+		{"--system", "outbox", "--knob", "conflict-is-500", "--seeds", "30-70", "--artifacts", "0"},
+	} {
+		base := append([]string{"explore", "--out", dir, "--workers", "2", "--audit", "0.2"}, args...)
+		whole := filepath.Join(dir, "whole.json")
+		code, want, stderr := run(t, append(base, "--summary-out", whole)...)
+		require.Contains(t, []int{exitOK, exitFail}, code, stderr)
+		var files []string
+		for i := 0; i < 4; i++ {
+			f := filepath.Join(dir, "shard-"+string(rune('0'+i))+".json")
+			c, _, stderr := run(t, append(base, "--shard", string(rune('0'+i))+"/4", "--summary-out", f)...)
+			require.Contains(t, []int{exitOK, exitFail}, c, stderr)
+			files = append(files, f)
+		}
+		c, got, stderr := run(t, append([]string{"merge"}, files...)...)
+		assert.Equal(t, code, c, "merge exits as the whole run did; %s", stderr)
+		assert.Equal(t, timingLine.ReplaceAllString(want, ""), timingLine.ReplaceAllString(got, ""))
+		merged := filepath.Join(dir, "merged.json")
+		_, _, _ = run(t, append([]string{"merge", "--summary-out", merged}, files...)...)
+		assert.Equal(t, comparable(t, whole), comparable(t, merged))
+	}
+}
+
+// comparable reads a summary without its timings and artifacts.
+func comparable(t *testing.T, path string) Summary {
+	var s Summary
+	require.NoError(t, json.Unmarshal([]byte(readFile(t, path)), &s))
+	for i := range s.Systems {
+		s.Systems[i].Timing = Timing{}
+		s.Systems[i].Artifacts = nil
+	}
+	return s
+}
+
+// TestMutantsAndScenarios: the knob matrix of system C and its scenario
+// tables.
+func TestMutantsAndScenarios(t *testing.T) {
+	code, stdout, stderr := run(t, "mutants", "--system", "twopc", "--knob", "timeout-abort", "--knob", "presume-commit-on-no-record", "--budget", "100")
+	assert.Equal(t, exitOK, code, stderr)
+	assert.Regexp(t, `twopc\s+timeout-abort\s+harmful \(PC1,PC3\)\s+yes\s+PC1,PC2,PC3 \(seed 40\)\s+40 `, stdout)
+	assert.Contains(t, stdout, "2 knobs, 2 as expected")
+
+	code, stdout, stderr = run(t, "scenarios", "--system", "twopc")
+	assert.Equal(t, exitOK, code, stderr)
+	assert.Contains(t, stdout, "C.1")
+	assert.Contains(t, stdout, "C.8")
+}
+
+// TestCompare: a design change on the same seeds, metrics side by side.
+func TestCompare(t *testing.T) {
+	code, stdout, stderr := run(t, "compare", "--system", "arbiter", "--set", "confirm_aware_grace=true", "--runs", "6")
+	assert.Equal(t, exitOK, code, stderr)
+	assert.Contains(t, stdout, "baseline default vs changed set confirm_aware_grace=true")
+	assert.Contains(t, stdout, "extra_latency (MA1)")
+	assert.Contains(t, stdout, "delta mean")
+}

@@ -1,0 +1,278 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"sync/atomic"
+	"text/tabwriter"
+	"time"
+
+	"github.com/fencesim/fencesim/internal/systems"
+)
+
+// MutantRow is one knob of the matrix.
+type MutantRow struct {
+	System   string   `json:"system"`
+	Knob     string   `json:"knob"`
+	Harmful  bool     `json:"harmful"`
+	Expected []string `json:"expected,omitempty"` // the properties the registry expects to catch it
+	First    uint64   `json:"first"`              // the budget's first seed
+	Budget   int      `json:"budget"`             // seeds in the budget (every shard's)
+	Runs     int      `json:"runs"`               // runs made (fewer than the budget once caught)
+	Seed     uint64   `json:"seed,omitempty"`     // the first failing seed, 0 when none failed
+	Failed   []string `json:"failed,omitempty"`   // the properties that seed failed
+	Scenario string   `json:"scenario,omitempty"` // caught by a named scenario instead of the exploration
+	Faults   int      `json:"faults,omitempty"`   // fault actions of the failing seed's schedule
+	Kept     int      `json:"kept,omitempty"`     // after minimization
+	Needed   int      `json:"needed,omitempty"`   // of those, the ones the failure needs
+	RunNS    int64    `json:"run_ns"`             // time of the runs made (one core each)
+}
+
+func (m MutantRow) caught() bool { return m.Seed != 0 || m.Scenario != "" }
+
+func (m MutantRow) asExpected() bool { return m.caught() == m.Harmful }
+
+// runsToDetect is the position of the first failing seed in the budget:
+// the runs one machine going through the seeds in order makes.
+func (m MutantRow) runsToDetect() int {
+	if m.Seed == 0 {
+		return 0
+	}
+	return int(m.Seed - m.First + 1)
+}
+
+func (s *Summary) mergeMutant(m MutantRow) {
+	for i := range s.Mutants {
+		y := &s.Mutants[i]
+		if y.System != m.System || y.Knob != m.Knob {
+			continue
+		}
+		y.Runs += m.Runs
+		y.RunNS += m.RunNS
+		if m.Seed != 0 && (y.Seed == 0 || m.Seed < y.Seed) {
+			y.Seed, y.Failed, y.Faults, y.Kept, y.Needed = m.Seed, m.Failed, m.Faults, m.Kept, m.Needed
+		}
+		if y.Scenario == "" {
+			y.Scenario = m.Scenario
+		}
+		return
+	}
+	s.Mutants = append(s.Mutants, m)
+}
+
+func runMutants(e *env, args []string) int {
+	c := commandByName("mutants")
+	fs := newFlags(c.name)
+	var sel selection
+	fs.StringVar(&sel.system, "system", "all", "the system: arbiter, outbox, twopc, or all")
+	var only multi
+	fs.Var(&only, "knob", "only this knob (repeatable; default every knob of the systems)")
+	budget := fs.Int("budget", 0, "seeds per knob: a harmful knob must fail one, a harmless one must pass them all (0: per system, "+budgetText()+")")
+	first := fs.Uint64("first", 1, "the first seed of the budget")
+	shardFlag := fs.String("shard", "", "run only shard `i/n` of the seeds (seed s belongs to shard s mod n)")
+	faults := fs.String("faults", "moderate", "fault intensity: none, moderate or heavy")
+	workers := workersFlag(fs)
+	minBudget := fs.Int("minimize-budget", 300, "runs the minimization of a knob's first failure may make")
+	asJSON := fs.Bool("json", false, "print the matrix as JSON (no progress display)")
+	summaryOut := fs.String("summary-out", "", "also write the JSON summary to `FILE` (for fencesim merge)")
+	pos, code, done := parse(e, fs, c, args)
+	if done {
+		return code
+	}
+	if len(pos) > 0 {
+		return e.fail(c.name, usagef("unexpected argument %q (mutants takes flags only)", pos[0]))
+	}
+	type knobOf struct {
+		sys systems.System
+		k   systems.Knob
+	}
+	var knobs []knobOf
+	var f systems.Faults
+	var sh shard
+	err := func() error {
+		list, err := sel.systems(true)
+		if err != nil {
+			return err
+		}
+		if *budget < 0 {
+			return usagef("--budget %d: want at least 1 (or 0 for each system's default)", *budget)
+		}
+		if *minBudget < 1 {
+			return usagef("--minimize-budget %d: want at least 1", *minBudget)
+		}
+		if f, err = parseFaults(*faults); err != nil {
+			return err
+		}
+		if sh, err = parseShard(*shardFlag); err != nil {
+			return err
+		}
+		if err := checkWorkers(*workers); err != nil {
+			return err
+		}
+		want := map[string]bool{}
+		for _, k := range only {
+			if _, ok := systems.OwnerOf(k); !ok {
+				return usagef("unknown knob %q", k)
+			}
+			want[k] = true
+		}
+		for _, sys := range list {
+			for _, k := range sys.Knobs() {
+				if len(want) == 0 || want[k.Name] {
+					knobs = append(knobs, knobOf{sys, k})
+				}
+			}
+		}
+		if len(knobs) == 0 {
+			return usagef("no knob of %s matches --knob %s", sel.system, only.String())
+		}
+		return checkOutFile("summary-out", *summaryOut)
+	}()
+	if err != nil {
+		return e.fail(c.name, err)
+	}
+	planOf := func(sys systems.System) plan {
+		n := *budget
+		if n == 0 {
+			n = defaultBudget[sys.Name()]
+		}
+		return plan{first: *first, last: *first + uint64(n) - 1, shard: sh}
+	}
+	s := &Summary{Format: summaryFormat, Command: "mutants", Faults: string(f), Seeds: fmt.Sprintf("from %d", *first), Budget: *budget}
+	if sh.N > 1 {
+		s.Shard = sh.String()
+	}
+	total := 0
+	for _, ko := range knobs {
+		total += len(planOf(ko.sys).seeds())
+	}
+	prog := newProgress(e.stderr, !*asJSON, int64(total), "mutants")
+	for _, ko := range knobs {
+		prog.describe(ko.k.Name)
+		p := planOf(ko.sys)
+		row := huntKnob(ko.sys, ko.k, p.seeds(), f, *workers, *minBudget, prog)
+		row.First, row.Budget = p.first, int(p.last-p.first+1)
+		s.Mutants = append(s.Mutants, row)
+	}
+	prog.done()
+	return finish(e, c.name, s, *asJSON, *summaryOut)
+}
+
+// huntKnob runs the seeds of the budget on a design with one knob on, in
+// parallel, until the first failure (seeds after a failing one are not
+// started; every seed before it runs, so the first failing seed is the
+// same as one machine going in order would find). A harmful knob the
+// exploration misses is played in the scenarios where the source shows
+// its damage.
+func huntKnob(sys systems.System, k systems.Knob, seeds []uint64, f systems.Faults, workers, minBudget int, prog *progress) MutantRow {
+	row := MutantRow{System: sys.Name(), Knob: k.Name, Harmful: k.Harmful, Expected: k.CaughtBy}
+	d, err := sys.NewDesign([]string{k.Name}, nil, nil)
+	if err != nil {
+		panic(err) // the registry's own knob
+	}
+	var stop atomic.Uint64
+	in := make(chan task)
+	go func() {
+		defer close(in)
+		for _, seed := range seeds {
+			if st := stop.Load(); st != 0 && seed > st {
+				return
+			}
+			in <- task{sys: sys, d: d, seed: seed}
+		}
+	}()
+	var best *systems.Result
+	for x := range runPool(workers, f, in) {
+		row.Runs++
+		row.RunNS += int64(x.dur)
+		prog.add(1)
+		if len(x.r.Failed()) > 0 && (best == nil || x.seed < best.Seed) {
+			best = x.r
+			stop.Store(x.seed)
+		}
+	}
+	prog.add(len(seeds) - row.Runs)
+	if best != nil {
+		row.Seed, row.Failed = best.Seed, best.FailedIDs()
+		if m, err := systems.Minimize(sys, d, best.Seed, f, best, minBudget); err == nil {
+			for i, a := range m.Schedule {
+				if systems.Removable(a) {
+					row.Kept++
+					if m.Needed[i] {
+						row.Needed++
+					}
+				}
+			}
+			for _, a := range m.Original {
+				if systems.Removable(a) {
+					row.Faults++
+				}
+			}
+		}
+		return row
+	}
+	if k.Harmful {
+		if caught, by, ok, err := sys.KnobScenario(k.Name); ok && err == nil && caught {
+			row.Scenario = by
+		}
+	}
+	return row
+}
+
+// defaultBudget is each system's seeds per knob: enough for its harmful
+// knobs under moderate faults, about 10 s of runs per knob on one core.
+var defaultBudget = map[string]int{"arbiter": 200, "outbox": 300, "twopc": 1000}
+
+func budgetText() string {
+	var parts []string
+	for _, sys := range systems.All() {
+		parts = append(parts, fmt.Sprintf("%s %d", sys.Name(), defaultBudget[sys.Name()]))
+	}
+	return strings.Join(parts, ", ")
+}
+
+func writeMutants(w io.Writer, s *Summary) {
+	fmt.Fprintf(w, "== design knobs: faults %s, seeds %s ==\n", s.Faults, s.Seeds)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "system\tknob\texpected\tcaught\tby\truns to detect\tseconds to detect\tminimized schedule\tverdict\t\n")
+	missed := 0
+	for _, m := range s.Mutants {
+		exp := "harmless"
+		if m.Harmful {
+			exp = "harmful (" + strings.Join(m.Expected, ",") + ")"
+		}
+		caught, by, runs, secs, sched := "no", "-", "-", "-", "-"
+		perRun := time.Duration(0)
+		if m.Runs > 0 {
+			perRun = time.Duration(m.RunNS / int64(m.Runs))
+		}
+		switch {
+		case m.Seed != 0:
+			caught, by = "yes", strings.Join(m.Failed, ",")+fmt.Sprintf(" (seed %d)", m.Seed)
+			runs = fmt.Sprint(m.runsToDetect())
+			secs = fmt.Sprintf("%.2f", (time.Duration(m.runsToDetect()) * perRun).Seconds())
+			sched = fmt.Sprintf("%d -> %d faults, %d needed", m.Faults, m.Kept, m.Needed)
+		case m.Scenario != "":
+			caught, by = "scenario", clip(m.Scenario, 70)
+		default:
+			runs = fmt.Sprintf("none in %d", m.Budget)
+		}
+		verdict := "ok"
+		if !m.asExpected() {
+			missed++
+			verdict = "MISSED"
+			if !m.Harmful {
+				verdict = "FALSE ALARM"
+			}
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", m.System, m.Knob, exp, caught, by, runs, secs, sched, verdict)
+	}
+	tw.Flush()
+	fmt.Fprintf(w, "\n%d knobs, %d as expected", len(s.Mutants), len(s.Mutants)-missed)
+	if missed > 0 {
+		fmt.Fprintf(w, ", %d NOT (a harmful knob no run and no scenario caught, or a harmless knob a property failed on)", missed)
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "seconds to detect: runs to detect times the knob's mean run time on one core; \"scenario\": only the named scenario of the source caught it")
+}
