@@ -12,6 +12,9 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/fencesim/fencesim/internal/systems"
+	"github.com/fencesim/fencesim/traces"
 )
 
 // run runs the command line in-process.
@@ -53,6 +56,9 @@ func TestBadInput(t *testing.T) {
 	for _, f := range []string{"twopc-seed-40-minimized.jsonl", "twopc-seed-40-schedule.txt", "twopc-seed-40-report.html"} {
 		require.NoError(t, os.Remove(filepath.Join(dir, f)))
 	}
+	code, stdout, stderr := run(t, "replay", good)
+	require.Equal(t, exitOK, code, stderr)
+	require.Equal(t, "identical\n", stdout)
 	lines := strings.SplitAfter(readFile(t, good), "\n")
 	require.Greater(t, len(lines), 20)
 	write := func(name, content string) string {
@@ -257,4 +263,39 @@ func TestCompare(t *testing.T) {
 	assert.Contains(t, stdout, "baseline default vs changed set confirm_aware_grace=true")
 	assert.Contains(t, stdout, "extra_latency (MA1)")
 	assert.Contains(t, stdout, "delta mean")
+}
+
+// TestAuditMismatch: two runs of a seed that differ are reported with the
+// first differing event of each.
+func TestAuditMismatch(t *testing.T) {
+	sys := systems.TwoPC{}
+	a := sys.Run(sys.Default(), 7, systems.Moderate, systems.Options{Hash: true})
+	b := sys.Run(sys.Default(), 7, systems.Moderate, systems.Options{Hash: true})
+	_, same := compareRuns(7, a, b, true)
+	require.True(t, same)
+	b.Events = append([]traces.Event(nil), b.Events...)
+	b.Events[3].Text += " (changed)"
+	b.Hash = traces.HashOf(b.Header, b.Events)
+	m, same := compareRuns(7, a, b, true)
+	require.False(t, same)
+	assert.Equal(t, 4, m.Index)
+	assert.Equal(t, a.Events[3].String(), m.First)
+	assert.Contains(t, m.Second, "(changed)")
+	s := Summary{Faults: "moderate", Seeds: "7", Systems: []SystemSummary{{System: "twopc", Runs: 1, Audit: Audit{Runs: 1, Mismatches: []Mismatch{m}}}}}
+	var out bytes.Buffer
+	s.writeText(&out)
+	assert.Contains(t, out.String(), "determinism audit: 1 seeds run twice, 1 NOT IDENTICAL")
+	assert.Contains(t, out.String(), "seed 7: first difference at event 4:")
+	assert.Equal(t, exitFail, s.exitCode())
+}
+
+// TestTimeBudget: --time runs seeds until the budget is spent.
+func TestTimeBudget(t *testing.T) {
+	code, stdout, stderr := run(t, "explore", "--system", "twopc", "--time", "300ms", "--json")
+	require.Equal(t, exitOK, code, stderr)
+	var s Summary
+	require.NoError(t, json.Unmarshal([]byte(stdout), &s))
+	require.Len(t, s.Systems, 1)
+	assert.Greater(t, s.Systems[0].Runs, 10)
+	assert.Equal(t, "1- for 300ms", s.Seeds)
 }
