@@ -1,0 +1,19 @@
+// Command fencesim is the command line of the suite: explore (many seeds in
+// parallel, a table per system, a determinism audit, minimized failures
+// written as traces, Go schedules and HTML reports), replay (a trace
+// re-run from its header: "identical" or the first difference), mutants
+// (the design-knob matrix), scenarios (A-S1..A-S9, C.1..C.8), compare (a
+// design change on the same seeds) and merge (shard summaries into one).
+// docs/README.md is the reference.
+//
+// It owns the flags, the pool of runs (one run per goroutine, GOMAXPROCS
+// goroutines: parallelism only across runs), the progress display (only on
+// a terminal), the summary (text and JSON, and its merge) and the failure
+// artifacts. It drives the systems only through internal/systems and never
+// decides a verdict itself: the checkers do.
+//
+// Exit status: 0 every property held, 1 a property failed (or a run was not
+// deterministic, or a knob was not judged as expected), 2 bad usage or
+// input (one line on stderr, nothing written). Main runs it in-process for
+// the tests.
+package main
