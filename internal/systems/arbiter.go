@@ -195,8 +195,31 @@ func (Arbiter) KnobScenario(knob string) (bool, string, bool, error) {
 			return true, id + ": " + firstLine(why), true, nil
 		}
 	}
-	return false, "", len(info.Scenarios) > 0, nil
+	// Then the knob's fault families: its scenario with drawn parameters,
+	// judged with the family's promised bounds (the same hunt as
+	// TestDesignKnobs, here with seeds).
+	d := arbiter.Default().MustWith(info.Knob)
+	for _, name := range harness.KnobFamilies[info.Knob] {
+		f, err := harness.FamilyByName(name)
+		if err != nil {
+			return false, "", true, err
+		}
+		for seed := uint64(1); seed <= familySeeds; seed++ {
+			ent := sim.NewPCG(seed)
+			o, err := f.Judged(ent.Stream("family"), d, ent)
+			if err != nil {
+				return false, "", true, err
+			}
+			if bad := o.Failed(); len(bad) > 0 {
+				return true, fmt.Sprintf("family %s seed %d: %s", name, seed, bad[0].Property), true, nil
+			}
+		}
+	}
+	return false, "", len(info.Scenarios) > 0 || len(harness.KnobFamilies[info.Knob]) > 0, nil
 }
+
+// familySeeds is how many seeds of each fault family a knob is hunted in.
+const familySeeds = 60
 
 func verdictTexts(vs []checker.Verdict) []string {
 	var out []string

@@ -46,7 +46,7 @@ var Knobs = []KnobInfo{
 	{NoRequestID, "claim retries are not idempotent", true, []string{"PA4", "MA1"}, []string{"A-S1"}},
 	{LongFirstLease, "new leases start at the full lease, no unconfirmed phase", true, []string{"MA1"}, []string{"A-S1"}},
 	{NoGrace, "no start-up grace", true, []string{"MA2", "MA3"}, []string{"A-S2"}},
-	{ArbiterClock, "lease expiry judged by the arbiter's clock", true, []string{"MA2", "MA3"}, []string{"A-S6"}},
+	{ArbiterClock, "lease expiry judged by the arbiter's clock", true, []string{"MA2", "MA3"}, []string{"A-S7"}},
 	{DuplicateIsError, "a duplicate submit gets a failure answer", true, []string{"PA5", "PA7"}, []string{"A-S4"}},
 	{NoUniqueHistory, "no UNIQUE (submission_id, lease_token)", true, []string{"PA5"}, []string{"A-S4"}},
 	{CreditWithoutOnConflict, "first-AC/XP inserted without ON CONFLICT DO NOTHING", true, []string{"PA6"}, []string{"A-S4"}},

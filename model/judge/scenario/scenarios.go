@@ -6,6 +6,7 @@ import (
 
 	"github.com/fencesim/fencesim/model/arbiter"
 	"github.com/fencesim/fencesim/model/judge"
+	"github.com/fencesim/fencesim/model/judge/harness"
 	"github.com/fencesim/fencesim/model/worker"
 	"github.com/fencesim/fencesim/sim"
 )
@@ -406,7 +407,8 @@ func S7() Scenario {
 			_, late := m.MaxExtra()
 			bound := 180*sec + d.BackoffCap + d.RequestTimeout + d.SweepEvery
 			c.expect(late <= bound, "verdicts %v late, beyond the outage + backoff cap", round(late))
-			maxLoad := 2*int(time.Minute/d.BackoffCap)*2 + 2
+			maxLoad := 2 * harness.PerMinute(d) // two retry streams per worker, each backing off
+
 			c.expect(m.OutageLoad <= maxLoad, "a worker sent %d requests in a minute of the outage (bound %d: backoff capped at %v)", m.OutageLoad, maxLoad, d.BackoffCap)
 			c.Worst = late
 			c.Text = fmt.Sprintf("verdicts late by %v (outage 3m0s); at most %d requests per worker per minute during the outage; no reclaim during it", round(late), m.OutageLoad)
