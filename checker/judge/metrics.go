@@ -128,7 +128,11 @@ func Measure(r *Run) Metrics {
 			if end == 0 {
 				end = r.End
 			}
-			if j.End == 0 || r.FailedDuring(j.Worker, j.Start, end) || netFaulted(j.Worker, j.Start, end) {
+			// A judging that never ended without being abandoned lost its
+			// worker; one abandoned on a 410 was cut short by a reclaim,
+			// which is the arbiter's doing, not a worker failure.
+			died := j.End == 0 && j.Abandoned == 0
+			if died || r.FailedDuring(j.Worker, j.Start, end) || netFaulted(j.Worker, j.Start, end) {
 				genuine++
 			}
 		}

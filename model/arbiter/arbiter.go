@@ -700,6 +700,7 @@ func (a *Arbiter) grace(env *sim.Env) {
 	}
 	if a.d.Has(NoGrace) {
 		a.needGrace = false
+		a.sweep(env) // A-S7: on recovery, grace first, then sweep
 		a.dispatch(env)
 		return
 	}
@@ -718,6 +719,7 @@ func (a *Arbiter) grace(env *sim.Env) {
 				n += r.Affected
 			}
 			a.state(env, "grace", n)
+			a.sweep(env) // A-S7: on recovery, grace first, then sweep
 			a.dispatch(env)
 		})
 	}})

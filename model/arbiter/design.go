@@ -163,6 +163,13 @@ func (d Design) With(add ...Knob) (Design, error) {
 	return d, nil
 }
 
+// Promised returns the design with every knob off: the design whose
+// promises (the bounds of the source's worst costs) a run is held to.
+func (d Design) Promised() Design {
+	d.Knobs = nil
+	return d
+}
+
 // MustWith is With for tests and tables whose knobs are constants.
 func (d Design) MustWith(knobs ...Knob) Design {
 	out, err := d.With(knobs...)

@@ -32,6 +32,7 @@ type (
 	judgeDone    struct{ token string }
 	heartbeat    struct{ token string }
 	submitRetry  struct{ key string }
+	beatWait     struct{ no uint64 }
 	submitWait   struct {
 		key string
 		no  uint64
@@ -43,6 +44,7 @@ func (t claimTimeout) String() string { return fmt.Sprintf("claim-timeout no=%d"
 func (t judgeDone) String() string    { return "judge-done token=" + t.token }
 func (t heartbeat) String() string    { return "heartbeat token=" + t.token }
 func (t submitRetry) String() string  { return "submit-retry " + t.key }
+func (t beatWait) String() string     { return fmt.Sprintf("heartbeat-timeout no=%d", t.no) }
 func (t submitWait) String() string   { return fmt.Sprintf("submit-timeout %s no=%d", t.key, t.no) }
 
 // client is one HTTP client: the arbiter it talks to and its connection.
@@ -226,6 +228,10 @@ func (w *Worker) timer(env *sim.Env, in sim.Input) {
 			w.beat(env)
 			w.job.hb = env.After(w.cfg.Design.Heartbeat, heartbeat{t.token})
 		}
+	case beatWait:
+		if _, waiting := w.out[t.no]; waiting && w.job != nil {
+			w.drop(env, &w.jobs)
+		}
 	case submitRetry:
 		if _, ok := w.results[t.key]; ok {
 			w.submit(env, t.key)
@@ -369,9 +375,14 @@ func (w *Worker) start(env *sim.Env, l arbiter.Lease) {
 	w.job.hb = env.After(d.Heartbeat, heartbeat{l.Token})
 }
 
+// beat sends a heartbeat. One that gets no reply within the request
+// timeout gives up on the connection, so the next heartbeat goes to another
+// arbiter: a stalled arbiter must not cost a worker its lease while another
+// one serves.
 func (w *Worker) beat(env *sim.Env) {
 	l := w.job.lease
-	w.send(env, &w.jobs, arbiter.Request{Op: arbiter.OpHeartbeat, Sub: l.Sub, Token: l.Token}, "")
+	no := w.send(env, &w.jobs, arbiter.Request{Op: arbiter.OpHeartbeat, Sub: l.Sub, Token: l.Token}, "")
+	env.After(w.cfg.Design.RequestTimeout, beatWait{no})
 }
 
 func (w *Worker) abandon(env *sim.Env) {

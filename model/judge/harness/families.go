@@ -153,11 +153,11 @@ var Families = []Family{
 		Bounds: func(d arbiter.Design) jc.Bounds {
 			// Each worker has at most two retry streams (a claim, a result
 			// upload), each backing off as the design says.
-			return jc.Bounds{OutageLoad: 2 * PerMinute(arbiter.Default())}
+			return jc.Bounds{OutageLoad: 2 * PerMinute(d.Promised())}
 		},
 	},
 	{
-		Name: "dual", About: "A-S6: a second arbiter comes up, the leader stalls and loses its connections, comes back with requests queued up",
+		Name: "dual", About: "A-S6: a second arbiter comes up, the leader stalls and loses its connections, the home workers cannot reach the new one, the old one comes back with requests queued up",
 		Options: func(r sim.Rand, d arbiter.Design) judge.Options {
 			d = fleet(d, 2, 1)
 			d.StandbyArbiters = 1
@@ -165,13 +165,20 @@ var Families = []Family{
 			up := between(r, "standby-start", sec, 9*sec)
 			p := between(r, "pause-at", 10*sec, 30*sec)
 			back := p + between(r, "paused-for", 100*sec, 200*sec)
-			return judge.Options{Design: d, Workload: judge.Workload{Arrivals: subs(8, 10*sec)},
-				Schedule: sim.Schedule{
-					{At: at(up), Kind: sim.Restart, Node: "arbiter-2"},
-					{At: at(p), Kind: sim.Pause, Node: "arbiter-1"},
-					{At: at(p + sec), Kind: sim.Break, Node: "arbiter-1", Peer: "db"},
-					{At: at(back), Kind: sim.Resume, Node: "arbiter-1"},
-				}.Sorted(), Until: 900 * sec}
+			// The home workers cannot reach the new arbiter meanwhile: their
+			// leases expire there and are granted again, while their results
+			// wait for the old leader.
+			s := sim.Schedule{
+				{At: at(up), Kind: sim.Restart, Node: "arbiter-2"},
+				{At: at(p), Kind: sim.Pause, Node: "arbiter-1"},
+				{At: at(p + sec), Kind: sim.Break, Node: "arbiter-1", Peer: "db"},
+				{At: at(back), Kind: sim.Resume, Node: "arbiter-1"},
+			}
+			for _, w := range []string{"home-1", "home-2"} {
+				s = append(s, sim.Action{At: at(p), Kind: sim.Cut, Node: w, Peer: "arbiter-2"}, sim.Action{At: at(p), Kind: sim.Cut, Node: "arbiter-2", Peer: w})
+			}
+			s = append(s, sim.Action{At: at(back + 30*sec), Kind: sim.Heal})
+			return judge.Options{Design: d, Workload: judge.Workload{Arrivals: subs(8, 10*sec)}, Schedule: s.Sorted(), Until: 900 * sec}
 		},
 		Bounds: func(arbiter.Design) jc.Bounds { return jc.Bounds{} },
 	},

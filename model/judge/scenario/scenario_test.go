@@ -10,6 +10,8 @@ import (
 
 	"github.com/fencesim/fencesim/checker"
 	"github.com/fencesim/fencesim/model/arbiter"
+	"github.com/fencesim/fencesim/model/judge/harness"
+	"github.com/fencesim/fencesim/sim"
 )
 
 var rewrite = flag.Bool("rewrite", false, "rewrite golden files under testdata/")
@@ -58,4 +60,83 @@ func TestTableA5(t *testing.T) {
 	want, err := os.ReadFile(path)
 	require.NoError(t, err, "missing golden file: run go test -run TableA5 -rewrite")
 	assert.Equal(t, string(want), got, "the A.5 table changed; if that is intended, rerun with -rewrite")
+}
+
+// TestKnobDamage: the scenarios' own schedules with the matching knob on
+// show the damage the source warns of: each breaks its promise.
+func TestKnobDamage(t *testing.T) {
+	for _, k := range arbiter.Knobs {
+		for _, id := range k.Scenarios {
+			s, ok := ByID(id)
+			require.True(t, ok, "knob %s names scenario %s", k.Knob, id)
+			t.Run(string(k.Knob)+"/"+id, func(t *testing.T) {
+				_, c, err := s.Measured(k.Knob)
+				require.NoError(t, err)
+				if !k.Harmful {
+					assert.True(t, c.OK(), "%s is harmless: %s must keep its promise: %v %v", k.Knob, id, c.Broken, checker.Failed(c.Verdict))
+					return
+				}
+				if c.OK() {
+					// The fixed schedule does not reach the damage: the
+					// knob's fault families (the scenario with drawn
+					// parameters) must.
+					fam, seed, prop := huntFamilies(t, k.Knob)
+					require.NotEmpty(t, fam, "%s keeps %s's promise and no seed of its families catches it", k.Knob, id)
+					t.Logf("%s's fixed schedule does not reach %s's damage; family %s does at seed %d: %s", id, k.Knob, fam, seed, prop)
+					return
+				}
+				why := append(append([]string(nil), c.Broken...), func() (out []string) {
+					for _, v := range checker.Failed(c.Verdict) {
+						out = append(out, v.String())
+					}
+					return
+				}()...)
+				if len(why) > 3 {
+					why = why[:3]
+				}
+				t.Logf("%s with %s: promised %q; measured %s; broken: %v", id, k.Knob, s.Promise, c.Text, why)
+			})
+		}
+	}
+}
+
+// The two damages the issue names, checked in detail.
+func TestKnobDamageDetails(t *testing.T) {
+	t.Run("A-S5 with fence-by-worker-id: the stale result is accepted", func(t *testing.T) {
+		o, err := Play(S5Options(arbiter.FenceByWorkerID))
+		require.NoError(t, err)
+		grants := o.Transitions(101, "pending", "judging")
+		require.Len(t, grants, 2)
+		require.NotEmpty(t, o.Run.Accepted)
+		assert.Equal(t, grants[0].Token, o.Run.Accepted[0].Token, "the token-A result was accepted")
+		assert.Equal(t, grants[1].Token, o.Run.Accepted[0].Before.Token, "while token B held the lease")
+		assert.NotEmpty(t, o.Failed())
+	})
+	t.Run("A-S2 with no-grace: double judging, then system_error", func(t *testing.T) {
+		os, c, err := S2().Measured(arbiter.NoGrace)
+		require.NoError(t, err)
+		assert.False(t, c.OK())
+		assert.Greater(t, os[0].Result.Metrics.Wasted, 0, "double judging after one long outage")
+		assert.Equal(t, "system_error", os[1].Run.Final(101).Status, "three outages during one judging use up the attempts")
+		assert.Equal(t, 1, os[1].Result.Metrics.FalseSystemErrors, "without a single genuine worker failure")
+	})
+}
+
+// huntFamilies runs a knob's fault families for up to 60 seeds each and
+// returns the first catch.
+func huntFamilies(t *testing.T, k arbiter.Knob) (string, uint64, string) {
+	d := arbiter.Default().MustWith(k)
+	for _, name := range harness.KnobFamilies[k] {
+		f, err := harness.FamilyByName(name)
+		require.NoError(t, err)
+		for seed := uint64(1); seed <= 60; seed++ {
+			ent := sim.NewPCG(seed)
+			o, err := f.Judged(ent.Stream("family"), d, ent)
+			require.NoError(t, err)
+			if bad := o.Failed(); len(bad) > 0 {
+				return name, seed, bad[0].String()
+			}
+		}
+	}
+	return "", 0, ""
 }

@@ -407,7 +407,7 @@ func S7() Scenario {
 			_, late := m.MaxExtra()
 			bound := 180*sec + d.BackoffCap + d.RequestTimeout + d.SweepEvery
 			c.expect(late <= bound, "verdicts %v late, beyond the outage + backoff cap", round(late))
-			maxLoad := 2 * harness.PerMinute(d) // two retry streams per worker, each backing off
+			maxLoad := 2 * harness.PerMinute(d.Promised()) // two retry streams per worker, each backing off as promised
 
 			c.expect(m.OutageLoad <= maxLoad, "a worker sent %d requests in a minute of the outage (bound %d: backoff capped at %v)", m.OutageLoad, maxLoad, d.BackoffCap)
 			c.Worst = late
