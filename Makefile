@@ -56,7 +56,7 @@ pg-stop:
 	@bash scripts/pg.sh stop
 
 ## sim: build bin/fencesim and explore every system on its default design (about a minute on two cores)
-SIM_RUNS ?= 1500
+SIM_RUNS ?= 3000
 .PHONY: sim
 sim:
 	$(GO) build -o bin/fencesim ./cmd/fencesim

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"github.com/fencesim/fencesim/model/design"
-	"strings"
 	"time"
 )
 
@@ -250,22 +249,14 @@ func (d Design) Validate() error {
 }
 
 // JSON encodes the design for a trace header.
-func (d Design) JSON() json.RawMessage {
-	b, err := json.Marshal(d)
-	if err != nil {
-		panic(err)
-	}
-	return b
-}
+func (d Design) JSON() json.RawMessage { return design.Encode(d) }
 
 // ParseDesign decodes and validates a design (a trace header, a design file).
 // Fields not given keep the defaults.
 func ParseDesign(data []byte) (Design, error) {
 	d := Default()
-	dec := json.NewDecoder(strings.NewReader(string(data)))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&d); err != nil {
-		return d, fmt.Errorf("arbiter design: %w", err)
+	if err := design.Decode(data, &d, "arbiter design"); err != nil {
+		return d, err
 	}
 	return d, d.Validate()
 }
@@ -277,14 +268,7 @@ func (d Design) Backoff(n int) time.Duration {
 	if d.Has(NoBackoffCap) {
 		return d.BackoffBase
 	}
-	b := d.BackoffBase
-	for i := 0; i < n && b < d.BackoffCap; i++ {
-		b *= 2
-	}
-	if b > d.BackoffCap {
-		b = d.BackoffCap
-	}
-	return b
+	return design.Backoff(d.BackoffBase, d.BackoffCap, n)
 }
 
 // Terminal reports whether a status is terminal (a verdict or system_error).

@@ -9,6 +9,8 @@
 package design
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"sort"
 	"strconv"
@@ -122,4 +124,39 @@ func With[K ~string](system string, all, have []K, add ...K) ([]K, error) {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
 	return out, nil
+}
+
+// Encode encodes a design as JSON (for a trace header); a design that does
+// not encode is a bug.
+func Encode(v any) json.RawMessage {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(fmt.Sprintf("design: %T does not encode: %v", v, err))
+	}
+	return b
+}
+
+// Decode decodes a JSON design into v, which holds the defaults: fields not
+// given keep them; an unknown field is an error naming what (e.g. "arbiter
+// design") could not be read.
+func Decode(data []byte, v any, what string) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	return nil
+}
+
+// Backoff returns the n-th retry delay (n from 0) of an exponential backoff:
+// base, 2*base, 4*base, ... capped at max.
+func Backoff(base, max time.Duration, n int) time.Duration {
+	b := base
+	for i := 0; i < n && b < max; i++ {
+		b *= 2
+	}
+	if b > max {
+		b = max
+	}
+	return b
 }

@@ -37,3 +37,20 @@ func TestWith(t *testing.T) {
 	_, err = With("x", all, nil, "zz")
 	assert.EqualError(t, err, `unknown knob "zz" for x (knobs: a, b)`)
 }
+
+func TestBackoffEncodeDecode(t *testing.T) {
+	var got []time.Duration
+	for n := 0; n < 7; n++ {
+		got = append(got, Backoff(time.Second, 30*time.Second, n))
+	}
+	assert.Equal(t, []time.Duration{1e9, 2e9, 4e9, 8e9, 16e9, 30e9, 30e9}, got)
+	type d struct {
+		A int `json:"a"`
+		B int `json:"b"`
+	}
+	v := d{A: 1, B: 2}
+	require.NoError(t, Decode([]byte(`{"b":5}`), &v, "x design"))
+	assert.Equal(t, d{A: 1, B: 5}, v, "fields not given keep their defaults")
+	assert.EqualError(t, Decode([]byte(`{"c":1}`), &v, "x design"), `x design: json: unknown field "c"`)
+	assert.JSONEq(t, `{"a":1,"b":5}`, string(Encode(v)))
+}

@@ -202,22 +202,14 @@ func (d Design) Validate() error {
 }
 
 // JSON encodes the design for a trace header.
-func (d Design) JSON() json.RawMessage {
-	b, err := json.Marshal(d)
-	if err != nil {
-		panic(err)
-	}
-	return b
-}
+func (d Design) JSON() json.RawMessage { return design.Encode(d) }
 
 // ParseDesign decodes and validates a design (a trace header, a design
 // file). Fields not given keep the defaults.
 func ParseDesign(data []byte) (Design, error) {
 	d := Default()
-	dec := json.NewDecoder(strings.NewReader(string(data)))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&d); err != nil {
-		return d, fmt.Errorf("outbox design: %w", err)
+	if err := design.Decode(data, &d, "outbox design"); err != nil {
+		return d, err
 	}
 	return d, d.Validate()
 }
@@ -225,14 +217,7 @@ func ParseDesign(data []byte) (Design, error) {
 // Backoff returns the sender's n-th redelivery delay (n from 0): base,
 // 2*base, ... capped.
 func (d Design) Backoff(n int) time.Duration {
-	b := d.RetryBase
-	for i := 0; i < n && b < d.RetryCap; i++ {
-		b *= 2
-	}
-	if b > d.RetryCap {
-		b = d.RetryCap
-	}
-	return b
+	return design.Backoff(d.RetryBase, d.RetryCap, n)
 }
 
 // RetrySpan is the longest time the sender keeps an event alive: every

@@ -235,22 +235,14 @@ func contains(xs []string, x string) bool {
 }
 
 // JSON encodes the design for a trace header.
-func (d Design) JSON() json.RawMessage {
-	b, err := json.Marshal(d)
-	if err != nil {
-		panic(err)
-	}
-	return b
-}
+func (d Design) JSON() json.RawMessage { return design.Encode(d) }
 
 // ParseDesign decodes and validates a design (a trace header, a design
 // file). Fields not given keep the defaults.
 func ParseDesign(data []byte) (Design, error) {
 	d := Default()
-	dec := json.NewDecoder(strings.NewReader(string(data)))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&d); err != nil {
-		return d, fmt.Errorf("two-phase commit design: %w", err)
+	if err := design.Decode(data, &d, "two-phase commit design"); err != nil {
+		return d, err
 	}
 	return d, d.Validate()
 }
