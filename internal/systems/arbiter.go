@@ -55,26 +55,12 @@ func (a Arbiter) Default() Design { return a.wrap(arbiter.Default()) }
 // NewDesign implements System.
 func (a Arbiter) NewDesign(knobs, sets []string, file []byte) (Design, error) {
 	d := arbiter.Default()
-	if file != nil {
-		var err error
-		if d, err = arbiter.ParseDesign(file); err != nil {
-			return Design{}, err
-		}
-	}
-	for _, k := range knobs {
-		var err error
-		if d, err = d.With(arbiter.Knob(k)); err != nil {
-			return Design{}, err
-		}
-	}
-	for _, s := range sets {
-		name, value, err := splitSet(s)
-		if err != nil {
-			return Design{}, err
-		}
-		if err := d.Set(name, value); err != nil {
-			return Design{}, err
-		}
+	err := buildDesign(file, knobs, sets,
+		func(b []byte) (err error) { d, err = arbiter.ParseDesign(b); return err },
+		func(k string) (err error) { d, err = d.With(arbiter.Knob(k)); return err },
+		func(name, value string) error { return d.Set(name, value) })
+	if err != nil {
+		return Design{}, err
 	}
 	return a.wrap(d), nil
 }

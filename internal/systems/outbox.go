@@ -54,26 +54,12 @@ func (b Outbox) Default() Design { return b.wrap(outbox.Default()) }
 // NewDesign implements System.
 func (b Outbox) NewDesign(knobs, sets []string, file []byte) (Design, error) {
 	d := outbox.Default()
-	if file != nil {
-		var err error
-		if d, err = outbox.ParseDesign(file); err != nil {
-			return Design{}, err
-		}
-	}
-	for _, k := range knobs {
-		var err error
-		if d, err = d.With(outbox.Knob(k)); err != nil {
-			return Design{}, err
-		}
-	}
-	for _, s := range sets {
-		name, value, err := splitSet(s)
-		if err != nil {
-			return Design{}, err
-		}
-		if err := d.Set(name, value); err != nil {
-			return Design{}, err
-		}
+	err := buildDesign(file, knobs, sets,
+		func(b []byte) (err error) { d, err = outbox.ParseDesign(b); return err },
+		func(k string) (err error) { d, err = d.With(outbox.Knob(k)); return err },
+		func(name, value string) error { return d.Set(name, value) })
+	if err != nil {
+		return Design{}, err
 	}
 	return b.wrap(d), nil
 }

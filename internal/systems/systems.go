@@ -225,6 +225,31 @@ func splitSet(s string) (string, string, error) {
 	return strings.TrimSpace(s[:i]), strings.TrimSpace(s[i+1:]), nil
 }
 
+// buildDesign applies, in order, a design file, knobs and "name=value"
+// settings through a model's own functions (each adapter's NewDesign).
+func buildDesign(file []byte, knobs, sets []string, parse func([]byte) error, with func(knob string) error, set func(name, value string) error) error {
+	if file != nil {
+		if err := parse(file); err != nil {
+			return err
+		}
+	}
+	for _, k := range knobs {
+		if err := with(k); err != nil {
+			return err
+		}
+	}
+	for _, s := range sets {
+		name, value, err := splitSet(s)
+		if err != nil {
+			return err
+		}
+		if err := set(name, value); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // knobNames renders knobs of any string type, sorted.
 func knobNames[K ~string](ks []K) []string {
 	out := make([]string, len(ks))

@@ -49,26 +49,12 @@ func (c TwoPC) Default() Design { return c.wrap(twopc.Default()) }
 // NewDesign implements System.
 func (c TwoPC) NewDesign(knobs, sets []string, file []byte) (Design, error) {
 	d := twopc.Default()
-	if file != nil {
-		var err error
-		if d, err = twopc.ParseDesign(file); err != nil {
-			return Design{}, err
-		}
-	}
-	for _, k := range knobs {
-		var err error
-		if d, err = d.With(twopc.Knob(k)); err != nil {
-			return Design{}, err
-		}
-	}
-	for _, s := range sets {
-		name, value, err := splitSet(s)
-		if err != nil {
-			return Design{}, err
-		}
-		if err := d.Set(name, value); err != nil {
-			return Design{}, err
-		}
+	err := buildDesign(file, knobs, sets,
+		func(b []byte) (err error) { d, err = twopc.ParseDesign(b); return err },
+		func(k string) (err error) { d, err = d.With(twopc.Knob(k)); return err },
+		func(name, value string) error { return d.Set(name, value) })
+	if err != nil {
+		return Design{}, err
 	}
 	return c.wrap(d), nil
 }
