@@ -26,15 +26,24 @@ import (
 
 // LeaseIn is an operation's input.
 type LeaseIn struct {
-	Op      string // claim, heartbeat, submit, rejudge, expire (oracle only)
+	Op      string // claim, heartbeat, submit, rejudge, read (oracle view); oracle only: expire, fail (to system_error), hold and settle (a legacy worker's claim and verdict)
 	Client  string
 	Token   string
 	Gen     int64
 	Verdict string
+	// Unseen: a client's rejudge, where transitions the client cannot see
+	// (a sweep to system_error, a legacy worker's verdict) may have made
+	// the row terminal: a success is accepted from any state.
+	Unseen bool
 }
 
-// LeaseOut is an operation's output: an HTTP code, or 0 for unknown.
-type LeaseOut struct{ Code int }
+// LeaseOut is an operation's output: an HTTP code, or 0 for unknown; a
+// read also returns the status and generation it saw.
+type LeaseOut struct {
+	Code   int
+	Status string
+	Gen    int64
+}
 
 type leaseState struct {
 	Gen     int64
@@ -97,19 +106,34 @@ func (s leaseState) apply(in LeaseIn) (leaseState, bool) {
 		s.Decided = add(s.Decided, in.Token+"="+in.Verdict)
 		return s, true
 	case "rejudge":
-		if !Terminal(s.Status) {
+		if !Terminal(s.Status) && !in.Unseen {
 			return s, false
 		}
 		s.Void = add(s.Void, s.Token)
 		s.Token, s.Status = "", "pending"
 		s.Gen++
 		return s, true
-	case "expire":
+	case "expire", "fail":
 		if s.Status != "judging" {
 			return s, false
 		}
 		s.Void = add(s.Void, s.Token)
 		s.Status = "pending"
+		if in.Op == "fail" {
+			s.Status = "system_error"
+		}
+		return s, true
+	case "settle":
+		if Terminal(s.Status) {
+			return s, false
+		}
+		s.Status = in.Verdict
+		return s, true
+	case "hold":
+		if s.Status != "pending" {
+			return s, false
+		}
+		s.Status, s.Token = "judging", ""
 		return s, true
 	}
 	return s, false
@@ -138,6 +162,17 @@ var leaseModel = porcupine.NondeterministicModel{
 	Init: func() []any { return []any{leaseState{Status: "pending"}} },
 	Step: func(state, input, output any) []any {
 		s, in, out := state.(leaseState), input.(LeaseIn), output.(LeaseOut)
+		if in.Op == "read" {
+			// A read changes nothing; it must see the current status and
+			// generation (404: nothing has happened to the row yet).
+			ok := out.Code == 0 || out.Code == 503 ||
+				(out.Code == 200 && out.Status == s.Status && out.Gen == s.Gen) ||
+				(out.Code == 404 && s == leaseState{Status: "pending"})
+			if ok {
+				return []any{s}
+			}
+			return nil
+		}
 		var next []any
 		switch out.Code {
 		case 200:
@@ -164,6 +199,8 @@ var leaseModel = porcupine.NondeterministicModel{
 			code = fmt.Sprint(out.Code)
 		}
 		switch in.Op {
+		case "read":
+			return fmt.Sprintf("%s read -> %s gen %d (%s)", in.Client, out.Status, out.Gen, code)
 		case "claim":
 			return fmt.Sprintf("%s claim -> token %s gen %d (%s)", in.Client, in.Token, in.Gen, code)
 		case "submit":
@@ -243,7 +280,15 @@ func (r *Run) History(view View) map[int64][]porcupine.Operation {
 				continue
 			}
 			sub, in.Token, in.Gen = op.Return.Sub, op.Return.Token, op.Return.Gen
-		case "heartbeat", "submit", "rejudge":
+		case "heartbeat", "submit":
+		case "rejudge":
+			in.Unseen = view == ClientView
+		case "read":
+			// Reads are judged where every transition is known: the
+			// oracle's view (the client cannot see sweeps).
+			if view == ClientView || op.Return == nil {
+				continue
+			}
 		default:
 			continue
 		}
@@ -257,7 +302,11 @@ func (r *Run) History(view View) map[int64][]porcupine.Operation {
 				continue // settled: it had no effect
 			}
 		}
-		out[sub] = append(out[sub], porcupine.Operation{ClientId: cid(c.Client), Input: in, Output: LeaseOut{Code: code}, Call: op.Invoke, Return: ret})
+		lo := LeaseOut{Code: code}
+		if c.Op == "read" {
+			lo.Status, lo.Gen = op.Return.Status, op.Return.Gen
+		}
+		out[sub] = append(out[sub], porcupine.Operation{ClientId: cid(c.Client), Input: in, Output: lo, Call: op.Invoke, Return: ret})
 	}
 	if view == OracleView {
 		for _, id := range r.SubIDs() {
@@ -266,12 +315,16 @@ func (r *Run) History(view View) map[int64][]porcupine.Operation {
 				p, v := vs[i-1], vs[i]
 				var in LeaseIn
 				switch {
-				case v.Token == "" && p.Token == "":
-					continue // the old scheme's claims carry no lease (A-S9)
+				case p.Status == "pending" && v.Status == "judging" && v.Token == "":
+					in = LeaseIn{Op: "hold", Client: "db"} // the old scheme's claim: no lease (A-S9)
 				case p.Status == "pending" && v.Status == "judging":
 					in = LeaseIn{Op: "claim", Client: "db", Token: v.Token, Gen: v.Gen}
-				case p.Status == "judging" && (v.Status == "pending" || v.Status == "system_error"):
+				case p.Status == "judging" && v.Status == "pending":
 					in = LeaseIn{Op: "expire", Client: "db", Token: p.Token}
+				case p.Status == "judging" && v.Status == "system_error":
+					in = LeaseIn{Op: "fail", Client: "db", Token: p.Token}
+				case p.Status == "judging" && Terminal(v.Status) && p.Token == "":
+					in = LeaseIn{Op: "settle", Client: "db", Verdict: v.Status} // a legacy worker's verdict
 				default:
 					continue
 				}

@@ -92,7 +92,11 @@ func Measure(r *Run) Metrics {
 			if f.For == 0 {
 				until = r.healAfter(f.T)
 			}
-			if (f.Node == node || f.Peer == node || f.Node == "" || f.Kind == "partition") && f.T <= b && until >= a {
+			hits := f.Node == node || f.Peer == node || (f.Kind != "partition" && f.Node == "")
+			if f.Kind == "partition" {
+				hits = f.cutsOff(node)
+			}
+			if hits && f.T <= b && until >= a {
 				return true
 			}
 		}
@@ -119,9 +123,17 @@ func Measure(r *Run) Metrics {
 			continue
 		}
 		m.SystemErrors++
+		// Attempts count from the last rejudge (it resets judge_attempts).
+		var since int64
+		vs := r.Subs[id]
+		for i := 1; i < len(vs); i++ {
+			if Terminal(vs[i-1].Status) && vs[i].Status == "pending" {
+				since = vs[i].T
+			}
+		}
 		genuine := 0
 		for _, j := range r.Judgings {
-			if j.Sub != id {
+			if j.Sub != id || j.Start < since {
 				continue
 			}
 			end := j.End
@@ -261,7 +273,8 @@ func (r *Run) outageLoad() int {
 		}
 		per := map[string][]int64{}
 		for _, op := range r.Ops {
-			if op.Invoke >= from && op.Invoke < end && op.Call.Op != "heartbeat" {
+			// The workers' retried requests: claims and result submits.
+			if op.Invoke >= from && op.Invoke < end && (op.Call.Op == "claim" || op.Call.Op == "submit") {
 				per[op.Call.Client] = append(per[op.Call.Client], op.Invoke)
 			}
 		}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/fencesim/fencesim/checker"
@@ -149,13 +150,30 @@ type ClaimRecord struct {
 type FaultAt struct {
 	Event  uint64
 	T      int64
-	Kind   string `json:"kind"`
-	Node   string `json:"node"`
-	Peer   string `json:"peer"`
-	Point  string `json:"point"`
-	Arg    string `json:"arg"`
-	For    int64  `json:"for"`
-	Amount int64  `json:"amount"`
+	Kind   string     `json:"kind"`
+	Node   string     `json:"node"`
+	Peer   string     `json:"peer"`
+	Point  string     `json:"point"`
+	Arg    string     `json:"arg"`
+	For    int64      `json:"for"`
+	Amount int64      `json:"amount"`
+	Groups [][]string `json:"groups"`
+}
+
+// cutsOff reports whether a partition puts node in a group without any
+// arbiter (the worker cannot reach the arbiter it would use).
+func (f FaultAt) cutsOff(node string) bool {
+	for _, g := range f.Groups {
+		in, arb := false, false
+		for _, n := range g {
+			in = in || n == node
+			arb = arb || strings.HasPrefix(n, "arbiter")
+		}
+		if in {
+			return !arb
+		}
+	}
+	return false
 }
 
 // AlertAt is a monitor alert.

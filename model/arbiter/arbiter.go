@@ -33,7 +33,8 @@ type (
 	holdExpired  struct {
 		worker, requestID string
 	}
-	unstall struct{}
+	unstall    struct{}
+	graceRetry struct{}
 )
 
 func (tickDispatch) String() string  { return "dispatch" }
@@ -42,6 +43,7 @@ func (tickLeader) String() string    { return "leader-check" }
 func (tickPing) String() string      { return "db-ping" }
 func (h holdExpired) String() string { return "claim-hold " + h.requestID }
 func (unstall) String() string       { return "unstall" }
+func (graceRetry) String() string    { return "grace-retry" }
 
 type cont func(env *sim.Env, d db.Done)
 
@@ -227,6 +229,8 @@ func (a *Arbiter) timer(env *sim.Env, tag any) {
 			answer(env, w.from, w.conn, Reply{No: w.no, Op: OpClaim, Code: Code204, RequestID: w.requestID})
 			return
 		}
+	case graceRetry:
+		a.grace(env)
 	case unstall:
 		a.stalled = false
 		a.state(env, "unstall", 0)
@@ -711,6 +715,8 @@ func (a *Arbiter) grace(env *sim.Env) {
 				if x.Unknown() {
 					a.lost(env)
 				}
+				// Grace is owed before any sweep or dispatch: try again.
+				env.After(a.d.BackoffBase, graceRetry{})
 				return
 			}
 			a.needGrace = false

@@ -112,8 +112,14 @@ func (d Design) Extend(arbiterNow clock.Time, id int64, token, worker string) db
 // NOTHING it is the idempotency key of a result: a duplicate submit inserts
 // nothing and is answered as the first was (A-S4, the same rule as system B's
 // idempotency keys).
+// A legacy worker (no lease) records a NULL token: NULLs are distinct under
+// the unique index, so each of its decisions gets its own row.
 func RecordJudging(id int64, token string, gen int64, worker, verdict string, at clock.Time) db.Stmt {
-	return db.InsertOrNothing(TJudgings, db.Row{"submission_id": id, "lease_token": token, "lease_gen": gen, "worker_id": worker, "verdict": verdict, "at": at})
+	var tok db.Value = token
+	if token == "" {
+		tok = nil
+	}
+	return db.InsertOrNothing(TJudgings, db.Row{"submission_id": id, "lease_token": tok, "lease_gen": gen, "worker_id": worker, "verdict": verdict, "at": at})
 }
 
 // Decide sets the verdict, only if the writer still holds the lease. 0 rows:

@@ -99,11 +99,27 @@ type Web struct {
 	cl       db.Client
 	arrivals []Arrival
 	pending  map[int64]bool
+	reads    int
 }
 
 type arrive struct{ i int }
 
 func (a arrive) String() string { return fmt.Sprintf("arrival %d", a.i) }
+
+// readTick: the web front shows a submission's status (a user looking at the
+// result page), every ReadEvery, cycling through the arrivals.
+type readTick struct{}
+
+func (readTick) String() string { return "read" }
+
+// readDone tags a status read in flight.
+type readDone struct {
+	id  string
+	sub int64
+}
+
+// ReadEvery is how often the web front reads a submission's status.
+const ReadEvery = 7 * time.Second
 
 // NewWeb returns the web front's factory.
 func NewWeb(dbAddr network.Addr, arrivals []Arrival) sim.Factory {
@@ -117,9 +133,13 @@ func NewWeb(dbAddr network.Addr, arrivals []Arrival) sim.Factory {
 func (w *Web) Step(env *sim.Env, in sim.Input) {
 	if done, ok := w.cl.Handle(in); ok {
 		for _, d := range done {
-			i := d.Tag.(int)
-			if e := d.Err(); e != nil && e.Code != db.CodeUniqueViolation {
-				env.After(time.Second, arrive{i}) // unknown outcome or unreachable: try again
+			switch tag := d.Tag.(type) {
+			case int:
+				if e := d.Err(); e != nil && e.Code != db.CodeUniqueViolation {
+					env.After(time.Second, arrive{tag}) // unknown outcome or unreachable: try again
+				}
+			case readDone:
+				w.readReturned(env, tag, d)
 			}
 		}
 		return
@@ -134,9 +154,50 @@ func (w *Web) Step(env *sim.Env, in sim.Input) {
 			}
 			env.After(d, arrive{i})
 		}
+		env.After(ReadEvery, readTick{})
 	case sim.Timer:
-		i := in.Tag.(arrive).i
-		a := w.arrivals[i]
-		w.cl.Exec(env, i, db.Insert(arbiter.TSubmissions, db.Row{"id": a.ID, "user_id": a.User, "problem_id": a.Problem}))
+		switch t := in.Tag.(type) {
+		case arrive:
+			a := w.arrivals[t.i]
+			w.cl.Exec(env, t.i, db.Insert(arbiter.TSubmissions, db.Row{"id": a.ID, "user_id": a.User, "problem_id": a.Problem}))
+		case readTick:
+			w.read(env)
+			env.After(ReadEvery, readTick{})
+		}
 	}
+}
+
+// read reads the status of the next submission in turn.
+func (w *Web) read(env *sim.Env) {
+	if len(w.arrivals) == 0 {
+		return
+	}
+	a := w.arrivals[w.reads%len(w.arrivals)]
+	w.reads++
+	id := fmt.Sprintf("%s#read.%d", env.Self(), w.reads)
+	if env.Recording() {
+		env.Note(hist.KindCall, fmt.Sprintf("read %d", a.ID), hist.Call{ID: id, Client: string(env.Self()), Op: "read", Sub: a.ID})
+	}
+	w.cl.Exec(env, readDone{id, a.ID}, arbiter.ReadStatus(a.ID))
+}
+
+// readReturned records a read's answer: the status and generation, or 404
+// for a submission not inserted yet. A read whose connection broke has an
+// unknown outcome (no return).
+func (w *Web) readReturned(env *sim.Env, r readDone, d db.Done) {
+	if d.Unknown() || !env.Recording() {
+		return
+	}
+	ret := hist.Return{ID: r.id, Code: 200, Sub: r.sub}
+	switch {
+	case d.Err() != nil:
+		ret.Code = 503
+	case len(d.Resp.Results[0].Rows) == 0:
+		ret.Code = 404
+	default:
+		row := d.Resp.Results[0].Rows[0]
+		ret.Status, _ = row["status"].(string)
+		ret.Gen, _ = row["lease_gen"].(int64)
+	}
+	env.Note(hist.KindReturn, fmt.Sprintf("read %d -> %d %s gen %d", r.sub, ret.Code, ret.Status, ret.Gen), ret)
 }

@@ -33,6 +33,7 @@ type (
 	heartbeat    struct{ token string }
 	submitRetry  struct{ key string }
 	beatWait     struct{ no uint64 }
+	confirm      struct{ token string }
 	submitWait   struct {
 		key string
 		no  uint64
@@ -45,6 +46,7 @@ func (t judgeDone) String() string    { return "judge-done token=" + t.token }
 func (t heartbeat) String() string    { return "heartbeat token=" + t.token }
 func (t submitRetry) String() string  { return "submit-retry " + t.key }
 func (t beatWait) String() string     { return fmt.Sprintf("heartbeat-timeout no=%d", t.no) }
+func (t confirm) String() string      { return "confirm token=" + t.token }
 func (t submitWait) String() string   { return fmt.Sprintf("submit-timeout %s no=%d", t.key, t.no) }
 
 // client is one HTTP client: the arbiter it talks to and its connection.
@@ -61,10 +63,11 @@ type outstanding struct {
 }
 
 type job struct {
-	lease   arbiter.Lease
-	verdict string
-	timer   sim.TimerID
-	hb      sim.TimerID
+	lease     arbiter.Lease
+	verdict   string
+	timer     sim.TimerID
+	hb        sim.TimerID
+	confirmed bool // a heartbeat got 200: the unconfirmed lease became a full one
 }
 
 type pending struct {
@@ -231,6 +234,11 @@ func (w *Worker) timer(env *sim.Env, in sim.Input) {
 	case beatWait:
 		if _, waiting := w.out[t.no]; waiting && w.job != nil {
 			w.drop(env, &w.jobs)
+			w.reconfirm(env)
+		}
+	case confirm:
+		if w.job != nil && w.job.lease.Token == t.token && !w.job.confirmed {
+			w.beat(env)
 		}
 	case submitRetry:
 		if _, ok := w.results[t.key]; ok {
@@ -335,8 +343,16 @@ func (w *Worker) reply(env *sim.Env, r arbiter.Reply) {
 	case arbiter.OpClaim:
 		w.claimReply(env, r)
 	case arbiter.OpHeartbeat:
-		if r.Code == arbiter.Code410 && w.job != nil && w.job.lease.Token == r.Token {
+		if w.job == nil || w.job.lease.Token != r.Token {
+			return
+		}
+		switch r.Code {
+		case arbiter.Code410:
 			w.abandon(env)
+		case arbiter.Code200:
+			w.job.confirmed = true
+		default:
+			w.reconfirm(env)
 		}
 	case arbiter.OpSubmit:
 		w.submitReply(env, r)
@@ -373,6 +389,15 @@ func (w *Worker) start(env *sim.Env, l arbiter.Lease) {
 	}
 	w.beat(env)
 	w.job.hb = env.After(d.Heartbeat, heartbeat{l.Token})
+}
+
+// reconfirm retries the confirming heartbeat soon when the lease is still
+// unconfirmed: the unconfirmed lease is short (A.2: 10 s), the heartbeat
+// interval longer.
+func (w *Worker) reconfirm(env *sim.Env) {
+	if w.job != nil && !w.job.confirmed {
+		env.After(w.cfg.Design.BackoffBase, confirm{w.job.lease.Token})
+	}
 }
 
 // beat sends a heartbeat. One that gets no reply within the request
