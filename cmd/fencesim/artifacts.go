@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 
 	"github.com/fencesim/fencesim/internal/systems"
@@ -110,7 +112,11 @@ func writeTrace(path string, r *systems.Result) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	w, err := traces.NewWriter(f, r.Header)
+	h := r.Header
+	if h.Commit == "" {
+		h.Commit = revision() // not part of the hash: a seed reproduces a run only on its commit
+	}
+	w, err := traces.NewWriter(f, h)
 	if err != nil {
 		f.Close()
 		return "", err
@@ -187,4 +193,34 @@ func probesOf(x SystemSummary) []report.Probe {
 		out = append(out, report.Probe{Name: p.Name, Count: p.Runs, Runs: x.Runs})
 	}
 	return out
+}
+
+// revision is the source revision the binary was built from (with
+// "-dirty" when the tree had changes): from the build's VCS stamp, else from
+// git in the working directory (go run, -buildvcs=false), else "unknown".
+func revision() string {
+	rev, dirty := "", false
+	if info, ok := debug.ReadBuildInfo(); ok {
+		for _, s := range info.Settings {
+			switch s.Key {
+			case "vcs.revision":
+				rev = s.Value
+			case "vcs.modified":
+				dirty = s.Value == "true"
+			}
+		}
+	}
+	if rev == "" {
+		out, err := exec.Command("git", "rev-parse", "HEAD").Output()
+		if err != nil {
+			return "unknown"
+		}
+		rev = strings.TrimSpace(string(out))
+		st, err := exec.Command("git", "status", "--porcelain", "--untracked-files=no").Output()
+		dirty = err == nil && len(strings.TrimSpace(string(st))) > 0
+	}
+	if dirty {
+		rev += "-dirty"
+	}
+	return rev
 }
