@@ -5,6 +5,7 @@ package db
 // itself cannot fail.
 
 import (
+	"cmp"
 	"fmt"
 	"strconv"
 	"strings"
@@ -80,14 +81,7 @@ func normalize(v Value) (Value, ColType, bool) {
 func compare(a, b Value) int {
 	switch x := a.(type) {
 	case int64:
-		y := b.(int64)
-		switch {
-		case x < y:
-			return -1
-		case x > y:
-			return 1
-		}
-		return 0
+		return cmp.Compare(x, b.(int64))
 	case string:
 		return strings.Compare(x, b.(string))
 	case bool:
@@ -100,23 +94,9 @@ func compare(a, b Value) int {
 		}
 		return 1
 	case clock.Time:
-		y := b.(clock.Time)
-		switch {
-		case x < y:
-			return -1
-		case x > y:
-			return 1
-		}
-		return 0
+		return cmp.Compare(x, b.(clock.Time))
 	case time.Duration:
-		y := b.(time.Duration)
-		switch {
-		case x < y:
-			return -1
-		case x > y:
-			return 1
-		}
-		return 0
+		return cmp.Compare(x, b.(time.Duration))
 	}
 	panic(fmt.Sprintf("db: compare of unsupported value %T(%v)", a, a))
 }

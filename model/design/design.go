@@ -152,3 +152,23 @@ func Backoff(base, max time.Duration, n int) time.Duration {
 	}
 	return b
 }
+
+// Keys returns each registry entry's key, in registry order.
+func Keys[I any, K any](reg []I, key func(I) K) []K {
+	out := make([]K, len(reg))
+	for i, e := range reg {
+		out[i] = key(e)
+	}
+	return out
+}
+
+// Lookup returns the registry entry with a key.
+func Lookup[I any, K comparable](reg []I, key func(I) K, k K) (I, bool) {
+	for _, e := range reg {
+		if key(e) == k {
+			return e, true
+		}
+	}
+	var zero I
+	return zero, false
+}

@@ -54,3 +54,18 @@ func TestBackoffEncodeDecode(t *testing.T) {
 	assert.EqualError(t, Decode([]byte(`{"c":1}`), &v, "x design"), `x design: json: unknown field "c"`)
 	assert.JSONEq(t, `{"a":1,"b":5}`, string(Encode(v)))
 }
+
+func TestKeysAndLookup(t *testing.T) {
+	type entry struct {
+		K knob
+		V int
+	}
+	reg := []entry{{"a", 1}, {"b", 2}}
+	key := func(e entry) knob { return e.K }
+	assert.Equal(t, []knob{"a", "b"}, Keys(reg, key))
+	e, ok := Lookup(reg, key, "b")
+	assert.True(t, ok)
+	assert.Equal(t, 2, e.V)
+	_, ok = Lookup(reg, key, "zz")
+	assert.False(t, ok)
+}

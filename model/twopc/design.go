@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"github.com/fencesim/fencesim/model/design"
+	"slices"
 	"strings"
 	"time"
 )
@@ -47,23 +48,12 @@ var Knobs = []KnobInfo{
 // KnobNames lists the knob names, sorted.
 func KnobNames() []string { return design.KnobNames(knobs()) }
 
-func knobs() []Knob {
-	out := make([]Knob, len(Knobs))
-	for i, k := range Knobs {
-		out[i] = k.Knob
-	}
-	return out
-}
+func knobs() []Knob { return design.Keys(Knobs, knobOf) }
+
+func knobOf(i KnobInfo) Knob { return i.Knob }
 
 // Info returns a knob's registry entry.
-func Info(k Knob) (KnobInfo, bool) {
-	for _, i := range Knobs {
-		if i.Knob == k {
-			return i, true
-		}
-	}
-	return KnobInfo{}, false
-}
+func Info(k Knob) (KnobInfo, bool) { return design.Lookup(Knobs, knobOf, k) }
 
 // Params are the design's numbers. Defaults follow the source; where it is
 // silent the choice is marked in Default.
@@ -125,14 +115,7 @@ func Default() Design {
 }
 
 // Has reports whether a knob is on.
-func (d Design) Has(k Knob) bool {
-	for _, x := range d.Knobs {
-		if x == k {
-			return true
-		}
-	}
-	return false
-}
+func (d Design) Has(k Knob) bool { return slices.Contains(d.Knobs, k) }
 
 // With returns the design with more knobs on.
 func (d Design) With(add ...Knob) (Design, error) {
