@@ -22,6 +22,11 @@ type GenSpec struct {
 	Points     []PointSpec   // crash points that crash-at may arm
 	Commands   []CmdSpec     // system-specific commands that may be drawn
 	Crashable  []string      // nodes that may crash or pause; nil means Nodes
+	// Yields are the nodes written as processes (Program) that crash-yield
+	// may crash at their N-th blocking call, N drawn in [0, MaxYield]; a
+	// zero draw is no crash, so shrinking removes it.
+	Yields   []string
+	MaxYield int // 0 means 200
 }
 
 // PointSpec names the crash points of one node.
@@ -87,6 +92,9 @@ func Generate(r Rand, g GenSpec) (Schedule, Profile) {
 	}
 	if len(g.Points) > 0 && !hasKind(kinds, CrashAt) {
 		kinds = append(append([]Kind(nil), kinds...), CrashAt)
+	}
+	if len(g.Yields) > 0 && !hasKind(kinds, CrashYield) {
+		kinds = append(append([]Kind(nil), kinds...), CrashYield)
 	}
 	if len(g.Commands) > 0 && !hasKind(kinds, Do) {
 		kinds = append(append([]Kind(nil), kinds...), Do)
@@ -224,6 +232,19 @@ func (g GenSpec) drawAction(r Rand, prof Profile, crashable []string, maxDown ti
 		down := dur("down", maxDown)
 		return append(out, Action{At: at, Kind: CrashAt, Node: ps.Node, Point: point, Count: count},
 			Action{At: at.Add(down + time.Millisecond), Kind: Restart, Node: ps.Node})
+	case CrashYield:
+		node := pick("yield-node", g.Yields)
+		max := g.MaxYield
+		if max <= 0 {
+			max = 200
+		}
+		n := int(r.Uint64n("yield", uint64(max)+1))
+		if n == 0 {
+			return nil // zero is no crash
+		}
+		down := dur("down", maxDown)
+		return append(out, Action{At: at, Kind: CrashYield, Node: node, Count: n},
+			Action{At: at.Add(down + time.Millisecond), Kind: Restart, Node: node})
 	case Do:
 		c := g.Commands[r.Uint64n("command", uint64(len(g.Commands)))]
 		arg := ""

@@ -17,27 +17,28 @@ type Kind string
 // The fault kinds. Node and Peer name nodes; "" in Node or Peer of a network
 // burst means "every link".
 const (
-	Crash     Kind = "crash"     // Node loses its memory (disk kept); in-flight messages to it are lost
-	Restart   Kind = "restart"   // Node is rebuilt from its factory and disk; also starts a node added down
-	Pause     Kind = "pause"     // Node is stuck: receives nothing, fires no timers
-	Resume    Kind = "resume"    // Node runs again; what arrived meanwhile is delivered
-	Partition Kind = "partition" // Groups cannot talk to each other (both ways); crossing connections break
-	Cut       Kind = "cut"       // one-way partition: Node -> Peer is blocked
-	Heal      Kind = "heal"      // every partition and cut is removed
-	Loss      Kind = "loss"      // for For: datagrams on Node -> Peer are lost at Rate per million
-	Dup       Kind = "dup"       // for For: datagrams on Node -> Peer are duplicated at Rate per million
-	Delay     Kind = "delay"     // for For: datagrams on Node -> Peer get up to Amount of extra delay (reordering)
-	Stall     Kind = "stall"     // for For: messages on Node -> Peer are held, then arrive Amount after the stall ends, in order (late results)
-	Break     Kind = "break"     // connections between Node and Peer ("" = all of Node's) break
-	Jump      Kind = "jump"      // Node's wall clock jumps by Amount (negative: backwards)
-	Drift     Kind = "drift"     // Node's clocks drift at Rate ppm from now on
-	CrashAt   Kind = "crash-at"  // arm: Node crashes the Count-th time (default 1) it passes CrashPoint Point
-	Do        Kind = "command"   // deliver the system-specific command Point (with Arg) to Node
-	HealAll   Kind = "heal-all"  // end every fault: heal, end bursts, restart crashed, resume paused, stop drift
+	Crash      Kind = "crash"       // Node loses its memory (disk kept); in-flight messages to it are lost
+	Restart    Kind = "restart"     // Node is rebuilt from its factory and disk; also starts a node added down
+	Pause      Kind = "pause"       // Node is stuck: receives nothing, fires no timers
+	Resume     Kind = "resume"      // Node runs again; what arrived meanwhile is delivered
+	Partition  Kind = "partition"   // Groups cannot talk to each other (both ways); crossing connections break
+	Cut        Kind = "cut"         // one-way partition: Node -> Peer is blocked
+	Heal       Kind = "heal"        // every partition and cut is removed
+	Loss       Kind = "loss"        // for For: datagrams on Node -> Peer are lost at Rate per million
+	Dup        Kind = "dup"         // for For: datagrams on Node -> Peer are duplicated at Rate per million
+	Delay      Kind = "delay"       // for For: datagrams on Node -> Peer get up to Amount of extra delay (reordering)
+	Stall      Kind = "stall"       // for For: messages on Node -> Peer are held, then arrive Amount after the stall ends, in order (late results)
+	Break      Kind = "break"       // connections between Node and Peer ("" = all of Node's) break
+	Jump       Kind = "jump"        // Node's wall clock jumps by Amount (negative: backwards)
+	Drift      Kind = "drift"       // Node's clocks drift at Rate ppm from now on
+	CrashAt    Kind = "crash-at"    // arm: Node crashes the Count-th time (default 1) it passes CrashPoint Point
+	CrashYield Kind = "crash-yield" // arm: Node crashes at its Count-th blocking call (a process's yield) from At on
+	Do         Kind = "command"     // deliver the system-specific command Point (with Arg) to Node
+	HealAll    Kind = "heal-all"    // end every fault: heal, end bursts, restart crashed, resume paused, stop drift
 )
 
 // Kinds lists every fault kind in a fixed order.
-var Kinds = []Kind{Crash, Restart, Pause, Resume, Partition, Cut, Heal, Loss, Dup, Delay, Stall, Break, Jump, Drift, CrashAt, Do, HealAll}
+var Kinds = []Kind{Crash, Restart, Pause, Resume, Partition, Cut, Heal, Loss, Dup, Delay, Stall, Break, Jump, Drift, CrashAt, CrashYield, Do, HealAll}
 
 // Action is one timed fault.
 type Action struct {
@@ -236,6 +237,11 @@ func (a Action) validate(known map[string]bool) error {
 		}
 		if a.Count < 0 {
 			return fmt.Errorf("count %d is negative", a.Count)
+		}
+		return node(a.Node, "node", false)
+	case CrashYield:
+		if a.Count < 1 {
+			return fmt.Errorf("needs \"count\" >= 1, the blocking call to crash at, got %d", a.Count)
 		}
 		return node(a.Node, "node", false)
 	case Do:

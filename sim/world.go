@@ -79,6 +79,8 @@ type slot struct {
 	nextTimer TimerID
 	held      []Input
 	armed     []Action // crash-at actions waiting for their point
+	yields    []int    // crash-yield arms: blocking calls left before the crash
+	passed    uint64   // blocking calls passed since the node started (for the trace)
 }
 
 type burst struct {
@@ -550,6 +552,7 @@ func (w *World) start(idx int32, why string) {
 	s.up = true
 	s.paused = false
 	s.node = s.factory(s.name, s.disk)
+	s.passed = 0
 	if w.rec != nil {
 		w.emit(s.name, why, fmt.Sprintf("incarnation %d", s.inc), nil)
 	}
@@ -563,6 +566,7 @@ func (w *World) crash(idx int32, why string) {
 	}
 	s.up = false
 	s.paused = false
+	abandon(s.node)
 	s.node = nil
 	s.inc++
 	s.timers = map[TimerID]bool{}
@@ -593,6 +597,53 @@ func (w *World) crashPoint(s *slot, point string) bool {
 		return true
 	}
 	return false
+}
+
+// yieldPoint counts a blocking call of a process and reports whether an
+// armed crash-yield fires at it.
+func (w *World) yieldPoint(s *slot, label string) bool {
+	s.passed++
+	if len(s.yields) == 0 {
+		return false
+	}
+	fire := false
+	for i := range s.yields {
+		s.yields[i]--
+		if s.yields[i] == 0 {
+			fire = true
+		}
+	}
+	if !fire {
+		return false
+	}
+	keep := s.yields[:0]
+	for _, n := range s.yields {
+		if n > 0 {
+			keep = append(keep, n)
+		}
+	}
+	s.yields = keep
+	if w.rec != nil {
+		w.emit(s.name, "fault", fmt.Sprintf("crash at blocking call %d: %s", s.passed, label), nil)
+	}
+	return true
+}
+
+// abandon unwinds the processes of a Program node.
+func abandon(n Node) {
+	if h, ok := n.(*host); ok {
+		h.abandon()
+	}
+}
+
+// Close ends the world: the processes of every node are unwound, so that
+// nothing of the run stays in memory. A closed world must not run again.
+func (w *World) Close() {
+	for _, s := range w.slots {
+		if s.node != nil {
+			abandon(s.node)
+		}
+	}
 }
 
 func (w *World) fault(a Action) {
@@ -650,6 +701,8 @@ func (w *World) fault(a Action) {
 			a.Count = 1
 		}
 		w.slots[idx].armed = append(w.slots[idx].armed, a)
+	case CrashYield:
+		w.slots[idx].yields = append(w.slots[idx].yields, a.Count)
 	case Do:
 		if s := w.slots[idx]; s.up {
 			w.input(idx, Input{Kind: Command, Cmd: Cmd{Name: a.Point, Arg: a.Arg}})
@@ -660,6 +713,7 @@ func (w *World) fault(a Action) {
 		w.applyBursts()
 		for i, s := range w.slots {
 			s.armed = nil
+			s.yields = nil
 			if s.clock.Drift() != 0 {
 				s.clock.SetDrift(w.now, 0)
 			}

@@ -86,6 +86,9 @@ func File(fset *token.FileSet, name string, src []byte) ([]Violation, error) {
 			if !ok {
 				return true
 			}
+			if path == "iter" && (x.Sel.Name == "Pull" || x.Sel.Name == "Pull2") && !inKernel(name) {
+				add(x.Pos(), "iter.%s outside sim/ (coroutines belong to the kernel)", x.Sel.Name)
+			}
 			if names := banned[path]; names != nil && names[x.Sel.Name] {
 				add(x.Pos(), "%s.%s", path, x.Sel.Name)
 			}
@@ -104,6 +107,14 @@ func isType(name string) bool {
 		return true
 	}
 	return false
+}
+
+// inKernel reports whether a file belongs to the kernel (package sim), the
+// one place where coroutines (iter.Pull) may be made: the kernel alone
+// resumes them, one at a time.
+func inKernel(name string) bool {
+	name = filepath.ToSlash(name)
+	return strings.HasPrefix(name, "sim/") || strings.Contains(name, "/sim/")
 }
 
 // Dirs checks every non-test .go file under the given directories.

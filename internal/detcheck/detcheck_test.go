@@ -62,6 +62,35 @@ func f() {
 	assert.ElementsMatch(t, want, got, "every planted violation is found, and nothing else:\n%s", strings.Join(got, "\n"))
 }
 
+// TestCoroutinesOnlyInTheKernel: iter.Pull is the kernel's (sim/) and
+// nobody else's; inside sim/ goroutines and channels are still refused.
+func TestCoroutinesOnlyInTheKernel(t *testing.T) {
+	src := `package p
+import "iter"
+func f(seq iter.Seq[int]) {
+	next, stop := iter.Pull(seq)
+	defer stop()
+	next()
+	go f(seq)
+	var c chan int
+	_ = c
+}
+`
+	what := func(name string) []string {
+		vs, err := File(token.NewFileSet(), name, []byte(src))
+		require.NoError(t, err)
+		var got []string
+		for _, v := range vs {
+			got = append(got, v.What)
+		}
+		return got
+	}
+	assert.ElementsMatch(t, []string{"iter.Pull outside sim/ (coroutines belong to the kernel)", "go statement", "channel type"},
+		what("model/arbiter/bad.go"), "a model may not make coroutines")
+	assert.ElementsMatch(t, []string{"go statement", "channel type"}, what("../../sim/proc.go"),
+		"the kernel may make coroutines, but not goroutines or channels")
+}
+
 func TestShadowedNameIsNotAViolation(t *testing.T) {
 	src := `package ok
 type clock struct{}

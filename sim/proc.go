@@ -1,0 +1,491 @@
+package sim
+
+import (
+	"errors"
+	"fmt"
+	"iter"
+	"time"
+
+	"github.com/fencesim/fencesim/clock"
+	"github.com/fencesim/fencesim/network"
+)
+
+// This file is the process layer: a node written as ordinary sequential Go.
+//
+// A Program is a Node whose logic runs in processes. Each process is a
+// coroutine (iter.Pull) that only the kernel resumes, one at a time, inside
+// the node's Step: nothing runs concurrently, no goroutine is scheduled by
+// the Go runtime, and the order in which processes run is the order of the
+// events that wake them (then FIFO within one step). A blocking call (Sleep,
+// Recv, Queue.Get, Call over the database client, ...) asks the kernel for
+// its input and yields; it returns when the input arrives. Every blocking
+// call is a labelled crash point: a crash-at fault whose Point is the label,
+// or a crash-yield fault counting blocking calls, crashes the node there.
+//
+// A crash abandons every process of the node: each is unwound from the
+// blocking call it waits in (a panic the process wrapper recovers), so no
+// code after its yield runs; deferred functions do run, and whatever they
+// ask of the world is discarded. A restart runs the factory again with the
+// node's disk.
+
+// Errors of blocking calls.
+var (
+	// ErrTimeout: the call's timeout passed before its input arrived.
+	ErrTimeout = errors.New("timeout")
+	// ErrBroken: the connection broke (reset, partition, peer crashed or
+	// closed it).
+	ErrBroken = errors.New("connection broken")
+	// ErrCanceled: the connection of the request this process serves broke
+	// (the client hung up), as an HTTP server cancels a request's context.
+	ErrCanceled = errors.New("request canceled: the client hung up")
+)
+
+// unwind is the panic value that abandons a process.
+type unwind struct{}
+
+// Handler serves one inbound message (a datagram, or a message on a
+// connection another node dialed) in a process of its own.
+type Handler func(p *Proc, m network.Message)
+
+// CommandHandler serves one schedule command in a process of its own.
+type CommandHandler func(p *Proc, c Cmd)
+
+// Program returns a node whose main process is main. The main process starts
+// when the node starts; it registers the node's handlers (Handle,
+// OnCommand) and spawns its other processes (Go) before its first blocking
+// call, and may return when it has nothing more to do.
+func Program(main func(p *Proc)) Node {
+	return &host{main: main, conns: map[network.ConnID]*pconn{}}
+}
+
+// host is a Program's state: its processes and the connections they dialed.
+type host struct {
+	main    func(p *Proc)
+	serve   Handler
+	command CommandHandler
+	env     *Env
+	procs   []*Proc // live processes, in spawn order
+	ready   []*Proc // processes woken in this step, in wake order
+	conns   map[network.ConnID]*pconn
+	nextID  uint64
+	crashed bool
+	dead    bool
+}
+
+var _ Node = (*host)(nil)
+
+// pconn is a connection a process dialed: its unread messages and its waiter.
+type pconn struct {
+	to     network.Addr
+	inbox  []network.Message
+	waiter *Proc
+	broken bool
+	closed bool
+}
+
+// Proc is one process of a node: its window on the world. Its methods may be
+// called only from the process itself, while it runs.
+type Proc struct {
+	h     *host
+	id    uint64
+	name  string
+	next  func() (struct{}, bool)
+	stop  func()
+	yield func(struct{}) bool
+	// reqConn is the inbound connection of the request the process serves
+	// (0 for other processes): its break cancels the process's waits.
+	reqConn network.ConnID
+
+	// the current wait
+	gen     uint64
+	waiting bool
+	timer   TimerID
+	timed   bool
+	list    waitList
+	conn    *pconn
+	// what woke it
+	val any
+	msg network.Message
+	err error
+}
+
+type waitList interface{ drop(p *Proc) }
+
+// wakeTag is the tag of a process's timeout timer; its text is the label of
+// the blocking call, as the trace shows it.
+type wakeTag struct {
+	p     *Proc
+	gen   uint64
+	label string
+}
+
+func (t *wakeTag) String() string { return t.p.name + ": " + t.label }
+
+// Step implements Node.
+func (h *host) Step(env *Env, in Input) {
+	if h.dead {
+		return
+	}
+	h.env = env
+	h.crashed = false
+	switch in.Kind {
+	case Start:
+		h.spawn("main", 0, h.main)
+	case Timer:
+		t, ok := in.Tag.(*wakeTag)
+		if !ok || t.p.h != h || !t.p.waiting || t.p.gen != t.gen || !t.p.timed {
+			break
+		}
+		t.p.timed = false
+		h.wake(t.p, nil, network.Message{}, ErrTimeout)
+	case Deliver:
+		h.deliver(in.Msg)
+	case ConnBroken:
+		h.broken(in.Conn)
+	case Command:
+		if h.command == nil {
+			panic(fmt.Sprintf("sim: %s got command %q but its program has no command handler", env.Self(), in.Cmd.Name))
+		}
+		cmd := in.Cmd
+		h.spawn("command "+cmd.Name, 0, func(p *Proc) { h.command(p, cmd) })
+	}
+	for len(h.ready) > 0 && !h.crashed {
+		p := h.ready[0]
+		h.ready = h.ready[1:]
+		h.resume(p)
+	}
+	if h.crashed {
+		env.crashed = true
+		h.ready = nil
+	}
+	h.env = nil
+}
+
+func (h *host) deliver(m network.Message) {
+	if m.Conn != 0 {
+		if pc, ok := h.conns[m.Conn]; ok {
+			if pc.closed || pc.broken {
+				return // an answer on a connection the process gave up
+			}
+			if p := pc.waiter; p != nil {
+				pc.waiter = nil
+				h.wake(p, nil, m, nil)
+				return
+			}
+			pc.inbox = append(pc.inbox, m)
+			return
+		}
+	}
+	if h.serve == nil {
+		if h.env.Records("note") {
+			h.env.Note("note", "no handler for "+fmt.Sprint(m.Body), nil)
+		}
+		return
+	}
+	serve := h.serve
+	h.spawn("serve", m.Conn, func(p *Proc) { serve(p, m) })
+}
+
+func (h *host) broken(c network.ConnID) {
+	if pc, ok := h.conns[c]; ok {
+		if pc.closed || pc.broken {
+			return
+		}
+		pc.broken = true
+		if p := pc.waiter; p != nil {
+			pc.waiter = nil
+			h.wake(p, nil, network.Message{}, ErrBroken)
+		}
+		return
+	}
+	// An inbound connection: cancel the waits of the processes serving it.
+	for _, p := range h.procs {
+		if p.reqConn == c && p.waiting && p.conn == nil {
+			h.wake(p, nil, network.Message{}, ErrCanceled)
+		}
+	}
+}
+
+// spawn starts a process; it runs when the current process yields (at once
+// when no process runs).
+func (h *host) spawn(name string, reqConn network.ConnID, fn func(p *Proc)) *Proc {
+	h.nextID++
+	p := &Proc{h: h, id: h.nextID, name: name, reqConn: reqConn}
+	p.next, p.stop = iter.Pull(func(yield func(struct{}) bool) {
+		p.yield = yield
+		defer func() {
+			if r := recover(); r != nil {
+				if _, ok := r.(unwind); !ok {
+					panic(r)
+				}
+			}
+		}()
+		fn(p)
+	})
+	h.procs = append(h.procs, p)
+	h.ready = append(h.ready, p)
+	return p
+}
+
+func (h *host) resume(p *Proc) {
+	if _, alive := p.next(); !alive {
+		h.remove(p)
+	}
+}
+
+func (h *host) remove(p *Proc) {
+	for i, q := range h.procs {
+		if q == p {
+			h.procs = append(h.procs[:i], h.procs[i+1:]...)
+			return
+		}
+	}
+}
+
+// wake makes a waiting process ready with what woke it.
+func (h *host) wake(p *Proc, val any, m network.Message, err error) {
+	if !p.waiting {
+		return
+	}
+	p.waiting = false
+	if p.timed {
+		h.env.Cancel(p.timer)
+		p.timed = false
+	}
+	if p.list != nil {
+		p.list.drop(p)
+		p.list = nil
+	}
+	if p.conn != nil {
+		if p.conn.waiter == p {
+			p.conn.waiter = nil
+		}
+		p.conn = nil
+	}
+	p.val, p.msg, p.err = val, m, err
+	h.ready = append(h.ready, p)
+}
+
+// abandon unwinds every process (the node crashed, or the world closed).
+func (h *host) abandon() {
+	if h.dead {
+		return
+	}
+	h.dead = true
+	h.crashed = true
+	h.ready = nil
+	h.env = discardEnv()
+	procs := h.procs
+	h.procs = nil
+	for _, p := range procs {
+		p.stop()
+	}
+	h.env = nil
+}
+
+// discardEnv is the environment of code that runs while a process unwinds:
+// whatever it asks for is thrown away.
+func discardEnv() *Env {
+	var timer TimerID
+	return &Env{nextTimer: &timer, dial: func(network.Addr) network.ConnID { return 0 }, crashed: true}
+}
+
+// ---- the process API ----
+
+// Name returns the process's name ("main", "serve", "command rejudge", or
+// the name given to Go).
+func (p *Proc) Name() string { return p.name }
+
+// Self returns the node's address.
+func (p *Proc) Self() network.Addr { return p.h.env.Self() }
+
+// Now returns the node's wall-clock reading. Time does not pass while a
+// process runs; it passes only across blocking calls.
+func (p *Proc) Now() clock.Time { return p.h.env.Now() }
+
+// Mono returns the node's monotonic clock reading.
+func (p *Proc) Mono() clock.Time { return p.h.env.Mono() }
+
+// Rand returns the node's entropy stream.
+func (p *Proc) Rand() Rand { return p.h.env.Rand() }
+
+// Disk returns the node's disk.
+func (p *Proc) Disk() *Disk { return p.h.env.Disk() }
+
+// Sync makes the disk's pending writes durable (an fsync). It is a crash
+// point: a crash there loses the writes.
+func (p *Proc) Sync(label string) {
+	p.Point("sync " + label)
+	p.h.env.Disk().Sync()
+}
+
+// Recording reports whether notes are recorded.
+func (p *Proc) Recording() bool { return p.h.env.Recording() }
+
+// Records reports whether notes of a kind are recorded.
+func (p *Proc) Records(kind string) bool { return p.h.env.Records(kind) }
+
+// Note records a trace event (see Env.Note).
+func (p *Proc) Note(kind, text string, data any) { p.h.env.Note(kind, text, data) }
+
+// Send sends a datagram.
+func (p *Proc) Send(to network.Addr, body any) { p.h.env.Send(to, body) }
+
+// SendConn sends a message on a connection (one the process dialed, or the
+// inbound connection of the request it serves).
+func (p *Proc) SendConn(c network.ConnID, body any) { p.h.env.SendConn(c, body) }
+
+// Conn returns the inbound connection of the request the process serves, 0
+// for a datagram or a process that serves no request.
+func (p *Proc) Conn() network.ConnID { return p.reqConn }
+
+// Dial opens a connection to another node. It returns at once; a refused
+// connection is seen by the next Recv as ErrBroken.
+func (p *Proc) Dial(to network.Addr) network.ConnID {
+	p.Point("dial " + string(to))
+	c := p.h.env.Dial(to)
+	p.h.conns[c] = &pconn{to: to}
+	return c
+}
+
+// Close closes a connection the process dialed; the peer sees it broken
+// after the data already in flight. Unread messages are discarded.
+func (p *Proc) Close(c network.ConnID) {
+	pc, ok := p.h.conns[c]
+	if !ok || pc.closed {
+		return
+	}
+	pc.closed = true
+	pc.inbox = nil
+	if !pc.broken {
+		p.h.env.Close(c)
+	}
+	delete(p.h.conns, c)
+}
+
+// Recv waits for the next message on a connection the process dialed, at
+// most timeout (0: no timeout). It returns ErrBroken once the connection
+// broke, ErrTimeout when the timeout passed first.
+func (p *Proc) Recv(c network.ConnID, timeout time.Duration, label string) (network.Message, error) {
+	p.Point(label)
+	pc, ok := p.h.conns[c]
+	if !ok || pc.closed {
+		return network.Message{}, ErrBroken
+	}
+	if len(pc.inbox) > 0 {
+		m := pc.inbox[0]
+		pc.inbox = pc.inbox[1:]
+		return m, nil
+	}
+	if pc.broken {
+		return network.Message{}, ErrBroken
+	}
+	if pc.waiter != nil {
+		panic(fmt.Sprintf("sim: %s/%s: two processes wait on connection %d", p.Self(), p.name, c))
+	}
+	pc.waiter = p
+	p.conn = pc
+	p.wait(timeout, label)
+	return p.msg, p.err
+}
+
+// Sleep waits for d of the node's monotonic time.
+func (p *Proc) Sleep(d time.Duration, label string) {
+	p.Point(label)
+	p.wait(d, label)
+}
+
+// Go spawns a process; it first runs when the calling process blocks.
+func (p *Proc) Go(name string, fn func(p *Proc)) {
+	p.h.spawn(name, 0, fn)
+}
+
+// Handle sets the handler of inbound messages: each runs in a new process.
+func (p *Proc) Handle(h Handler) { p.h.serve = h }
+
+// OnCommand sets the handler of schedule commands: each runs in a new
+// process.
+func (p *Proc) OnCommand(h CommandHandler) { p.h.command = h }
+
+// Point is a named crash point: a crash-at fault armed for the label crashes
+// the node here (the process is unwound; what it asked for before is carried
+// out, nothing after). Every blocking call is such a point, and counts
+// toward crash-yield faults.
+func (p *Proc) Point(label string) {
+	e := p.h.env
+	if e.world != nil && (e.CrashPoint(label) || e.world.yieldPoint(e.slot, label)) {
+		p.h.crashed = true
+		panic(unwind{})
+	}
+}
+
+// wait blocks the process until something wakes it, or the timeout (0: none)
+// passes.
+func (p *Proc) wait(timeout time.Duration, label string) {
+	p.gen++
+	p.waiting = true
+	p.err, p.val, p.msg = nil, nil, network.Message{}
+	if timeout > 0 || (p.conn == nil && p.list == nil) {
+		p.timed = true
+		p.timer = p.h.env.After(timeout, &wakeTag{p: p, gen: p.gen, label: label})
+	}
+	if !p.yield(struct{}{}) || p.h.dead {
+		panic(unwind{})
+	}
+}
+
+// Queue is a FIFO between the processes of one node (a buffered channel
+// that only the kernel schedules). The zero value is an empty queue.
+type Queue[T any] struct {
+	items   []T
+	waiters []*Proc
+}
+
+// Put adds an item; it never blocks. The first waiting process gets it.
+func (q *Queue[T]) Put(v T) {
+	for len(q.waiters) > 0 {
+		w := q.waiters[0]
+		q.waiters = q.waiters[1:]
+		if w.waiting && !w.h.dead {
+			if w.h.env == nil {
+				panic("sim: a Queue is shared between nodes; it belongs to the processes of one node")
+			}
+			w.list = nil
+			w.h.wake(w, v, network.Message{}, nil)
+			return
+		}
+	}
+	q.items = append(q.items, v)
+}
+
+// Len returns how many items wait to be taken.
+func (q *Queue[T]) Len() int { return len(q.items) }
+
+// Get takes the next item, waiting at most timeout (0: no timeout) for one.
+// It returns ErrTimeout when the timeout passed first, and ErrCanceled when
+// the process serves a request whose client hung up.
+func (q *Queue[T]) Get(p *Proc, timeout time.Duration, label string) (T, error) {
+	p.Point(label)
+	var zero T
+	if len(q.items) > 0 {
+		v := q.items[0]
+		q.items = q.items[1:]
+		return v, nil
+	}
+	q.waiters = append(q.waiters, p)
+	p.list = q
+	p.wait(timeout, label)
+	if p.err != nil {
+		return zero, p.err
+	}
+	return p.val.(T), nil
+}
+
+func (q *Queue[T]) drop(p *Proc) {
+	for i, w := range q.waiters {
+		if w == p {
+			q.waiters = append(q.waiters[:i], q.waiters[i+1:]...)
+			return
+		}
+	}
+}

@@ -1,0 +1,198 @@
+package sim_test
+
+import (
+	"fmt"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/fencesim/fencesim/clock"
+	"github.com/fencesim/fencesim/network"
+	"github.com/fencesim/fencesim/sim"
+	"github.com/fencesim/fencesim/traces"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+type echoReq struct{ N int }
+type echoRep struct{ N int }
+
+func (r echoReq) String() string { return fmt.Sprintf("req %d", r.N) }
+func (r echoRep) String() string { return fmt.Sprintf("rep %d", r.N) }
+
+// server answers every request after a delay, in a process per request.
+func server(delay time.Duration) sim.Factory {
+	return func(string, *sim.Disk) sim.Node {
+		return sim.Program(func(p *sim.Proc) {
+			p.Handle(func(p *sim.Proc, m network.Message) {
+				p.Sleep(delay, "think")
+				p.SendConn(m.Conn, echoRep{N: m.Body.(echoReq).N})
+			})
+		})
+	}
+}
+
+// client calls the server n times in a row with a timeout, noting each
+// outcome; log collects what ran, across incarnations.
+type client struct {
+	log     *[]string
+	n       int
+	timeout time.Duration
+}
+
+func (c client) factory(name string, disk *sim.Disk) sim.Node {
+	return sim.Program(func(p *sim.Proc) {
+		conn := p.Dial("server")
+		for i := 1; i <= c.n; i++ {
+			p.SendConn(conn, echoReq{N: i})
+			m, err := p.Recv(conn, c.timeout, fmt.Sprintf("call %d", i))
+			switch {
+			case err != nil:
+				*c.log = append(*c.log, fmt.Sprintf("%v %d: %v", p.Now(), i, err))
+				p.Close(conn)
+				conn = p.Dial("server")
+			default:
+				*c.log = append(*c.log, fmt.Sprintf("%v %d: %v", p.Now(), i, m.Body))
+			}
+		}
+		*c.log = append(*c.log, "done")
+	})
+}
+
+func world(t *testing.T, sched sim.Schedule, log *[]string, rec sim.Recorder) *sim.World {
+	w := sim.New(sim.Config{Entropy: sim.NewPCG(1), Network: network.Policy{DelayMin: time.Millisecond, DelayMax: time.Millisecond},
+		Schedule: sched, Recorder: rec, Limits: sim.Limits{MaxTime: clock.Time(time.Minute), MaxEvents: 100_000}})
+	w.Add("server", server(10*time.Millisecond))
+	w.Add("client", client{log: log, n: 3, timeout: time.Second}.factory)
+	t.Cleanup(w.Close)
+	return w
+}
+
+func TestProcessCallsInSequence(t *testing.T) {
+	var log []string
+	w := world(t, nil, &log, nil)
+	require.NoError(t, w.Run())
+	assert.Equal(t, []string{"0.012s 1: rep 1", "0.024s 2: rep 2", "0.036s 3: rep 3", "done"}, log,
+		"each call waits for its reply: 1 ms there, 10 ms thinking, 1 ms back")
+}
+
+func TestProcessTimeoutAndBrokenConnection(t *testing.T) {
+	var log []string
+	// The server is paused for the first call (timeout), then crashes during
+	// the third (the connection breaks).
+	w := world(t, sim.Schedule{
+		{At: 0, Kind: sim.Pause, Node: "server"},
+		{At: clock.Time(1500 * time.Millisecond), Kind: sim.Resume, Node: "server"},
+		{At: clock.Time(1505 * time.Millisecond), Kind: sim.Crash, Node: "server"},
+	}, &log, nil)
+	require.NoError(t, w.Run())
+	require.Len(t, log, 4)
+	assert.Equal(t, "1.000s 1: timeout", log[0])
+	assert.Contains(t, log[1], "2: connection broken", "the redial lands while the server is paused, then it crashes")
+}
+
+// TestCrashUnwindsEveryProcess: a crash stops each process in its blocking
+// call; no code after the yield runs, and a restart starts main again.
+func TestCrashUnwindsEveryProcess(t *testing.T) {
+	var log []string
+	f := func(string, *sim.Disk) sim.Node {
+		return sim.Program(func(p *sim.Proc) {
+			log = append(log, fmt.Sprintf("%v start", p.Now()))
+			p.Go("ticker", func(p *sim.Proc) {
+				for {
+					p.Sleep(time.Second, "tick")
+					log = append(log, fmt.Sprintf("%v tick", p.Now()))
+				}
+			})
+			var q sim.Queue[int]
+			_, err := q.Get(p, 0, "forever")
+			log = append(log, fmt.Sprintf("main woke: %v", err)) // never
+		})
+	}
+	w := sim.New(sim.Config{Entropy: sim.NewPCG(1), Schedule: sim.Schedule{
+		{At: clock.Time(2500 * time.Millisecond), Kind: sim.Crash, Node: "n"},
+		{At: clock.Time(3 * time.Second), Kind: sim.Restart, Node: "n"},
+	}, Limits: sim.Limits{MaxTime: clock.Time(4200 * time.Millisecond)}})
+	w.Add("n", f)
+	require.NoError(t, w.Run())
+	w.Close()
+	assert.Equal(t, []string{"0.000s start", "1.000s tick", "2.000s tick", "3.000s start", "4.000s tick"}, log)
+}
+
+// TestQueueHandsItemsInOrder: Put never blocks; waiting processes get items
+// first come, first served; a timeout leaves the queue as it was.
+func TestQueueHandsItemsInOrder(t *testing.T) {
+	var log []string
+	f := func(string, *sim.Disk) sim.Node {
+		return sim.Program(func(p *sim.Proc) {
+			var q sim.Queue[string]
+			for _, name := range []string{"a", "b"} {
+				p.Go(name, func(p *sim.Proc) {
+					for {
+						v, err := q.Get(p, 1500*time.Millisecond, "get")
+						log = append(log, fmt.Sprintf("%v %s %q %v", p.Now(), p.Name(), v, err))
+						if err != nil {
+							return
+						}
+					}
+				})
+			}
+			p.Sleep(time.Second, "wait")
+			q.Put("x")
+			q.Put("y")
+			q.Put("z")
+		})
+	}
+	w := sim.New(sim.Config{Entropy: sim.NewPCG(1)})
+	w.Add("n", f)
+	require.NoError(t, w.Run())
+	w.Close()
+	assert.Equal(t, []string{`1.000s a "x" <nil>`, `1.000s a "z" <nil>`, `1.000s b "y" <nil>`,
+		`2.500s a "" timeout`, `2.500s b "" timeout`}, log, "x and y are handed to the waiters; z waits in the queue, and a, which runs first, takes it")
+}
+
+type textRec struct{ lines []string }
+
+func (r *textRec) Record(e *traces.Event) {
+	r.lines = append(r.lines, fmt.Sprintf("%s %s %s", e.Node, e.Kind, e.Text))
+}
+
+// TestCrashYieldCrashesAtTheNthBlockingCall: the fault names no place in
+// the code; the trace names the blocking call it hit.
+func TestCrashYieldCrashesAtTheNthBlockingCall(t *testing.T) {
+	var log []string
+	rec := &textRec{}
+	// The client's blocking calls: dial (1) and call 1 (2) run at its start,
+	// before the fault is armed at time 0; the first one after it is call 2.
+	w := world(t, sim.Schedule{{At: 0, Kind: sim.CrashYield, Node: "client", Count: 1}}, &log, rec)
+	require.NoError(t, w.Run())
+	assert.Equal(t, []string{"0.012s 1: rep 1"}, log, "the crash at the first blocking call after the arming stops the client in call 2")
+	var hit string
+	for _, l := range rec.lines {
+		if strings.Contains(l, "crash at blocking call") {
+			hit = l
+		}
+	}
+	assert.Equal(t, "client fault crash at blocking call 3: call 2", hit)
+	// The same label as a named crash point.
+	log = nil
+	w = world(t, sim.Schedule{{At: 0, Kind: sim.CrashAt, Node: "client", Point: "call 3"}}, &log, nil)
+	require.NoError(t, w.Run())
+	assert.Equal(t, []string{"0.012s 1: rep 1", "0.024s 2: rep 2"}, log)
+}
+
+// TestClosedWorldsLeaveNoCoroutines: memory stays flat in the number of runs.
+func TestClosedWorldsLeaveNoCoroutines(t *testing.T) {
+	before := runtime.NumGoroutine()
+	for i := 0; i < 200; i++ {
+		var log []string
+		w := sim.New(sim.Config{Entropy: sim.NewPCG(uint64(i)), Limits: sim.Limits{MaxTime: clock.Time(5 * time.Millisecond)}})
+		w.Add("server", server(time.Hour))
+		w.Add("client", client{log: &log, n: 3}.factory)
+		require.NoError(t, w.Run())
+		w.Close()
+	}
+	runtime.GC()
+	assert.LessOrEqual(t, runtime.NumGoroutine(), before+2, "every process of a closed world is unwound")
+}
