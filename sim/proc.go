@@ -458,6 +458,9 @@ func (q *Queue[T]) Put(v T) {
 	q.items = append(q.items, v)
 }
 
+// Waiting returns how many processes wait for an item.
+func (q *Queue[T]) Waiting() int { return len(q.waiters) }
+
 // Len returns how many items wait to be taken.
 func (q *Queue[T]) Len() int { return len(q.items) }
 

@@ -204,6 +204,9 @@ type Stmt struct {
 	Key                 int64         // advisory lock key
 	GID                 string        // prepared transaction id
 	Dur                 time.Duration // lock_timeout
+	// Name labels the statement in crash points and traces ("pick-pending");
+	// it is not part of the SQL.
+	Name string
 }
 
 // Statement constructors.
@@ -235,10 +238,31 @@ func PreparedXacts() Stmt                 { return Stmt{Kind: SPreparedXacts} }
 func Vacuum(table string) Stmt            { return Stmt{Kind: SVacuum, Table: table} }
 
 // Builder methods (return a modified copy).
+func (s Stmt) Named(name string) Stmt    { s.Name = name; return s }
 func (s Stmt) OrderedBy(o ...Order) Stmt { s.OrderBy = o; return s }
 func (s Stmt) Limited(n int) Stmt        { s.Limit = n; return s }
 func (s Stmt) Locking(l Lock) Stmt       { s.Lock = l; return s }
 func (s Stmt) WithReturning() Stmt       { s.Returning = true; return s }
+
+var stmtWords = [...]string{"?", "begin", "commit", "rollback", "insert", "update", "delete", "select",
+	"set-lock-timeout", "try-advisory-lock", "advisory-unlock", "prepare", "commit-prepared", "rollback-prepared",
+	"pg-prepared-xacts", "vacuum"}
+
+// Label names the statement: its Name, else its command and table
+// ("update judge_submissions").
+func (s Stmt) Label() string {
+	if s.Name != "" {
+		return s.Name
+	}
+	w := "?"
+	if int(s.Kind) < len(stmtWords) {
+		w = stmtWords[s.Kind]
+	}
+	if s.Table != "" {
+		return w + " " + s.Table
+	}
+	return w
+}
 
 // ---- results and errors ----
 

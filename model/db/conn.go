@@ -1,0 +1,325 @@
+package db
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/fencesim/fencesim/clock"
+	"github.com/fencesim/fencesim/network"
+	"github.com/fencesim/fencesim/sim"
+)
+
+// Conn is the blocking database client of a node written as processes: one
+// connection (one session) to a database node, used by one process at a
+// time, as a *pgx.Conn is.
+//
+//	c := &db.Conn{DB: "db"}
+//	tx, err := c.Begin(p)
+//	row, err := tx.QueryRow(PickPending())   // BEGIN goes with it
+//	...
+//	tx.Queue(RecordClaim(...))              // sent with the next round trip
+//	err = tx.Commit()
+//
+// Every round trip is a blocking call of the process (a crash point labelled
+// "db <statement names>"). When the connection breaks before the answer, or
+// the answer takes longer than Timeout, the call returns an error with
+// CodeConnectionFailure (08006): the outcome is unknown, the statements may
+// or may not have run and committed; the session is gone (its open
+// transaction rolled back, its advisory locks released) and the next call
+// dials a new connection, a new session.
+type Conn struct {
+	DB      network.Addr  // the database node
+	Timeout time.Duration // a round trip waits at most this long (0: until the connection breaks)
+	conn    network.ConnID
+	next    uint64
+}
+
+// Connected reports whether the client has a connection.
+func (c *Conn) Connected() bool { return c.conn != 0 }
+
+// Close closes the connection; the database ends the session.
+func (c *Conn) Close(p *sim.Proc) {
+	if c.conn != 0 {
+		p.Close(c.conn)
+		c.conn = 0
+	}
+}
+
+// Unknown reports whether err is a connection failure: the outcome of the
+// statements is unknown.
+func Unknown(err error) bool { return Code(err) == CodeConnectionFailure }
+
+// Code returns the SQLSTATE of a database error, "" for nil or another error.
+func Code(err error) string {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Code
+	}
+	return ""
+}
+
+// Exec runs one statement in autocommit (or in the session's open
+// transaction, as PostgreSQL would).
+func (c *Conn) Exec(p *sim.Proc, s Stmt) (Result, error) {
+	rs, err := c.roundTrip(p, []Stmt{s}, false)
+	return last(rs), err
+}
+
+// Batch runs statements in order in one round trip, stopping at the first
+// error; the error is returned with the results of the statements that ran.
+func (c *Conn) Batch(p *sim.Proc, stmts ...Stmt) ([]Result, error) {
+	return c.roundTrip(p, stmts, false)
+}
+
+// Atomic runs statements as one transaction in one round trip (BEGIN ...
+// COMMIT around them; ROLLBACK at the first error).
+func (c *Conn) Atomic(p *sim.Proc, stmts ...Stmt) ([]Result, error) {
+	return c.roundTrip(p, stmts, true)
+}
+
+// Begin starts a transaction. Like drivers that defer BEGIN, nothing is sent
+// until the transaction's first statement, which carries it.
+func (c *Conn) Begin(p *sim.Proc) (*Tx, error) {
+	return &Tx{c: c, p: p}, nil
+}
+
+// ErrCommitRolledBack: COMMIT found the transaction failed and rolled it
+// back (PostgreSQL answers ROLLBACK).
+var ErrCommitRolledBack = errors.New("commit: the transaction had failed and was rolled back")
+
+// Tx is an open transaction of a Conn.
+type Tx struct {
+	c      *Conn
+	p      *sim.Proc
+	begun  bool // BEGIN was sent
+	queued []Stmt
+	done   bool
+}
+
+// Queue adds statements whose results the caller does not read one by one:
+// they go with the next round trip (Exec, Batch, Commit), before its own
+// statements, and an error in one of them is that round trip's error.
+func (tx *Tx) Queue(stmts ...Stmt) { tx.queued = append(tx.queued, stmts...) }
+
+// Exec runs one statement in the transaction.
+func (tx *Tx) Exec(s Stmt) (Result, error) {
+	rs, err := tx.Batch(s)
+	return last(rs), err
+}
+
+// QueryRow runs a statement that returns at most one row and returns it
+// (nil when there is none).
+func (tx *Tx) QueryRow(s Stmt) (Row, error) {
+	r, err := tx.Exec(s)
+	if err != nil || len(r.Rows) == 0 {
+		return nil, err
+	}
+	return r.Rows[0], nil
+}
+
+// Batch runs statements in the transaction in one round trip; it returns
+// the results of these statements (not of queued ones).
+func (tx *Tx) Batch(stmts ...Stmt) ([]Result, error) {
+	if tx.done {
+		panic("db: statement on a finished transaction")
+	}
+	send := tx.pending(len(stmts))
+	send = append(send, stmts...)
+	rs, err := tx.c.roundTrip(tx.p, send, false)
+	if err != nil && Unknown(err) {
+		tx.done = true
+	}
+	skip := len(send) - len(stmts)
+	if len(rs) <= skip {
+		return nil, err
+	}
+	return rs[skip:], err
+}
+
+// pending takes BEGIN (the first time) and the queued statements.
+func (tx *Tx) pending(extra int) []Stmt {
+	out := make([]Stmt, 0, 1+len(tx.queued)+extra)
+	if !tx.begun {
+		out = append(out, Begin())
+		tx.begun = true
+	}
+	out = append(out, tx.queued...)
+	tx.queued = nil
+	return out
+}
+
+// Commit sends the queued statements and COMMIT in one round trip.
+func (tx *Tx) Commit() error {
+	if tx.done {
+		panic("db: commit of a finished transaction")
+	}
+	tx.done = true
+	if !tx.begun && len(tx.queued) == 0 {
+		return nil // nothing was ever sent
+	}
+	send := append(tx.pending(1), Commit())
+	rs, err := tx.c.roundTrip(tx.p, send, false)
+	if err != nil {
+		return err
+	}
+	if last(rs).RolledBack {
+		return ErrCommitRolledBack
+	}
+	return nil
+}
+
+// Rollback ends the transaction. Nothing is sent when BEGIN never was, nor
+// after a connection failure (the session, and its transaction, are gone).
+func (tx *Tx) Rollback() error {
+	if tx.done {
+		return nil
+	}
+	tx.done = true
+	tx.queued = nil
+	if !tx.begun {
+		return nil
+	}
+	_, err := tx.c.roundTrip(tx.p, []Stmt{Rollback()}, false)
+	return err
+}
+
+func last(rs []Result) Result {
+	if len(rs) == 0 {
+		return Result{}
+	}
+	return rs[len(rs)-1]
+}
+
+// roundTrip sends one request and waits for its response.
+func (c *Conn) roundTrip(p *sim.Proc, stmts []Stmt, atomic bool) ([]Result, error) {
+	if c.conn == 0 {
+		c.conn = p.Dial(c.DB)
+	}
+	c.next++
+	id := c.next
+	p.SendConn(c.conn, Request{ID: id, Stmts: stmts, Atomic: atomic})
+	label := Label(stmts)
+	for {
+		m, err := p.Recv(c.conn, c.Timeout, label)
+		if err != nil {
+			why := "connection to the database broke: the outcome is unknown"
+			if errors.Is(err, sim.ErrTimeout) {
+				why = fmt.Sprintf("no answer within %v: the connection is closed, the outcome is unknown", c.Timeout)
+			}
+			c.Close(p)
+			return nil, &Error{Code: CodeConnectionFailure, Msg: why}
+		}
+		resp, ok := m.Body.(Response)
+		if !ok || resp.ID != id {
+			continue // an answer to an earlier request: not ours
+		}
+		if e := resp.Err(); e != nil {
+			return resp.Results, e
+		}
+		return resp.Results, nil
+	}
+}
+
+// Label names a round trip as its crash point: "db " and the statements'
+// names (Stmt.Name, else the command and table).
+func Label(stmts []Stmt) string {
+	var b strings.Builder
+	b.WriteString("db ")
+	for i, s := range stmts {
+		if i > 0 {
+			b.WriteByte('+')
+		}
+		b.WriteString(s.Label())
+	}
+	return b.String()
+}
+
+// Pool is a fixed set of connections shared by the processes of one node
+// (database/sql's pool with MaxOpenConns = Size): Get takes a free one, the
+// lowest first, or waits for one in arrival order; Put gives it back.
+type Pool struct {
+	free []*Conn
+	all  []*Conn
+	wait sim.Queue[*Conn]
+}
+
+// NewPool returns a pool of size connections to db.
+func NewPool(db network.Addr, size int, timeout time.Duration) *Pool {
+	p := &Pool{}
+	for i := 0; i < size; i++ {
+		c := &Conn{DB: db, Timeout: timeout}
+		p.all = append(p.all, c)
+		p.free = append(p.free, c)
+	}
+	return p
+}
+
+// Get takes a connection, waiting for one if every one is in use.
+func (pl *Pool) Get(p *sim.Proc) *Conn {
+	if len(pl.free) > 0 {
+		c := pl.free[0]
+		pl.free = pl.free[1:]
+		return c
+	}
+	c, err := pl.wait.Get(p, 0, "db pool")
+	if err != nil {
+		panic("db: pool wait ended without a connection: " + err.Error())
+	}
+	return c
+}
+
+// Put gives a connection back: to the first waiting process, or to the free
+// list.
+func (pl *Pool) Put(c *Conn) {
+	if pl.wait.Waiting() > 0 {
+		pl.wait.Put(c)
+		return
+	}
+	i := 0
+	for i < len(pl.free) && pl.index(pl.free[i]) < pl.index(c) {
+		i++
+	}
+	pl.free = append(pl.free, nil)
+	copy(pl.free[i+1:], pl.free[i:])
+	pl.free[i] = c
+}
+
+func (pl *Pool) index(c *Conn) int {
+	for i, x := range pl.all {
+		if x == c {
+			return i
+		}
+	}
+	panic("db: Put of a connection that is not the pool's")
+}
+
+// Int returns an integer column of a row (panics, as a scan into the wrong
+// type would fail, when the column is missing or of another type).
+func (r Row) Int(col string) int64 { return column[int64](r, col) }
+
+// Text returns a text column of a row.
+func (r Row) Text(col string) string { return column[string](r, col) }
+
+// Bool returns a boolean column of a row.
+func (r Row) Bool(col string) bool { return column[bool](r, col) }
+
+// Time returns a timestamp column of a row.
+func (r Row) Time(col string) clock.Time { return column[clock.Time](r, col) }
+
+// Null reports whether a column is NULL.
+func (r Row) Null(col string) bool { v, ok := r[col]; return ok && v == nil }
+
+func column[T any](r Row, col string) T {
+	v, ok := r[col]
+	if !ok {
+		panic(fmt.Sprintf("db: row has no column %q: %v", col, r))
+	}
+	t, ok := v.(T)
+	if !ok {
+		var zero T
+		panic(fmt.Sprintf("db: column %q is %T (%v), not %T", col, v, v, zero))
+	}
+	return t
+}
