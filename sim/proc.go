@@ -76,11 +76,39 @@ var _ Node = (*host)(nil)
 
 // pconn is a connection a process dialed: its unread messages and its waiter.
 type pconn struct {
-	to     network.Addr
-	inbox  []network.Message
-	waiter *Proc
-	broken bool
-	closed bool
+	to      network.Addr
+	inbox   []network.Message
+	waiters []*Proc // in the order they began to wait
+	broken  bool
+	closed  bool
+}
+
+// take gives a message to the first waiter that accepts it.
+func (pc *pconn) take(h *host, m network.Message) bool {
+	for _, p := range pc.waiters {
+		if p.match == nil || p.match(m) {
+			h.wake(p, nil, m, nil)
+			return true
+		}
+	}
+	return false
+}
+
+// fail wakes every waiter with err.
+func (pc *pconn) fail(h *host, err error) {
+	ws := append([]*Proc(nil), pc.waiters...)
+	for _, p := range ws {
+		h.wake(p, nil, network.Message{}, err)
+	}
+}
+
+func (pc *pconn) drop(p *Proc) {
+	for i, w := range pc.waiters {
+		if w == p {
+			pc.waiters = append(pc.waiters[:i], pc.waiters[i+1:]...)
+			return
+		}
+	}
 }
 
 // Proc is one process of a node: its window on the world. Its methods may be
@@ -97,12 +125,15 @@ type Proc struct {
 	reqConn network.ConnID
 
 	// the current wait
-	gen     uint64
-	waiting bool
-	timer   TimerID
-	timed   bool
-	list    waitList
-	conn    *pconn
+	gen        uint64
+	waiting    bool
+	timer      TimerID
+	timed      bool
+	list       waitList
+	conn       *pconn
+	match      func(network.Message) bool
+	cancel     bool // a hangup of the request's client ends the wait (Queue.Await)
+	wantCancel bool
 	// what woke it
 	val any
 	msg network.Message
@@ -167,12 +198,9 @@ func (h *host) deliver(m network.Message) {
 			if pc.closed || pc.broken {
 				return // an answer on a connection the process gave up
 			}
-			if p := pc.waiter; p != nil {
-				pc.waiter = nil
-				h.wake(p, nil, m, nil)
-				return
+			if !pc.take(h, m) {
+				pc.inbox = append(pc.inbox, m)
 			}
-			pc.inbox = append(pc.inbox, m)
 			return
 		}
 	}
@@ -192,15 +220,13 @@ func (h *host) broken(c network.ConnID) {
 			return
 		}
 		pc.broken = true
-		if p := pc.waiter; p != nil {
-			pc.waiter = nil
-			h.wake(p, nil, network.Message{}, ErrBroken)
-		}
+		pc.fail(h, ErrBroken)
 		return
 	}
-	// An inbound connection: cancel the waits of the processes serving it.
+	// An inbound connection: cancel the cancelable waits of the processes
+	// serving it.
 	for _, p := range h.procs {
-		if p.reqConn == c && p.waiting && p.conn == nil {
+		if p.reqConn == c && p.waiting && p.cancel {
 			h.wake(p, nil, network.Message{}, ErrCanceled)
 		}
 	}
@@ -248,6 +274,7 @@ func (h *host) wake(p *Proc, val any, m network.Message, err error) {
 		return
 	}
 	p.waiting = false
+	p.cancel = false
 	if p.timed {
 		h.env.Cancel(p.timer)
 		p.timed = false
@@ -257,10 +284,9 @@ func (h *host) wake(p *Proc, val any, m network.Message, err error) {
 		p.list = nil
 	}
 	if p.conn != nil {
-		if p.conn.waiter == p {
-			p.conn.waiter = nil
-		}
+		p.conn.drop(p)
 		p.conn = nil
+		p.match = nil
 	}
 	p.val, p.msg, p.err = val, m, err
 	h.ready = append(h.ready, p)
@@ -349,7 +375,8 @@ func (p *Proc) Dial(to network.Addr) network.ConnID {
 }
 
 // Close closes a connection the process dialed; the peer sees it broken
-// after the data already in flight. Unread messages are discarded.
+// after the data already in flight. Unread messages are discarded, and the
+// node's other processes waiting on it get ErrBroken.
 func (p *Proc) Close(c network.ConnID) {
 	pc, ok := p.h.conns[c]
 	if !ok || pc.closed {
@@ -360,7 +387,16 @@ func (p *Proc) Close(c network.ConnID) {
 	if !pc.broken {
 		p.h.env.Close(c)
 	}
-	delete(p.h.conns, c)
+	pc.fail(p.h, ErrBroken)
+	// The entry stays: a late answer on the closed connection is dropped,
+	// not taken for a new inbound request.
+}
+
+// Broken reports whether a connection the process dialed has broken (what
+// a read on an idle socket would tell: the peer reset it, or it was cut).
+func (p *Proc) Broken(c network.ConnID) bool {
+	pc, ok := p.h.conns[c]
+	return !ok || pc.broken || pc.closed
 }
 
 // Recv waits for the next message on a connection the process dialed, at
@@ -380,11 +416,37 @@ func (p *Proc) Recv(c network.ConnID, timeout time.Duration, label string) (netw
 	if pc.broken {
 		return network.Message{}, ErrBroken
 	}
-	if pc.waiter != nil {
-		panic(fmt.Sprintf("sim: %s/%s: two processes wait on connection %d", p.Self(), p.name, c))
-	}
-	pc.waiter = p
+	pc.waiters = append(pc.waiters, p)
 	p.conn = pc
+	p.wait(timeout, label)
+	return p.msg, p.err
+}
+
+// Call sends body on a connection the process dialed and waits, at most
+// timeout (0: no timeout), for the reply that match accepts: several
+// processes may have calls out on one connection (a pipelined keep-alive
+// connection), each gets its own reply. Messages no call accepts stay for
+// Recv. Errors as Recv's.
+func (p *Proc) Call(c network.ConnID, body any, timeout time.Duration, label string, match func(network.Message) bool) (network.Message, error) {
+	pc, ok := p.h.conns[c]
+	if !ok || pc.closed {
+		p.Point(label)
+		return network.Message{}, ErrBroken
+	}
+	p.h.env.SendConn(c, body)
+	p.Point(label)
+	for i, m := range pc.inbox {
+		if match(m) {
+			pc.inbox = append(pc.inbox[:i], pc.inbox[i+1:]...)
+			return m, nil
+		}
+	}
+	if pc.broken {
+		return network.Message{}, ErrBroken
+	}
+	pc.waiters = append(pc.waiters, p)
+	p.conn = pc
+	p.match = match
 	p.wait(timeout, label)
 	return p.msg, p.err
 }
@@ -424,6 +486,8 @@ func (p *Proc) Point(label string) {
 func (p *Proc) wait(timeout time.Duration, label string) {
 	p.gen++
 	p.waiting = true
+	p.cancel = p.wantCancel
+	p.wantCancel = false
 	p.err, p.val, p.msg = nil, nil, network.Message{}
 	if timeout > 0 || (p.conn == nil && p.list == nil) {
 		p.timed = true
@@ -465,9 +529,19 @@ func (q *Queue[T]) Waiting() int { return len(q.waiters) }
 func (q *Queue[T]) Len() int { return len(q.items) }
 
 // Get takes the next item, waiting at most timeout (0: no timeout) for one.
-// It returns ErrTimeout when the timeout passed first, and ErrCanceled when
-// the process serves a request whose client hung up.
+// It returns ErrTimeout when the timeout passed first.
 func (q *Queue[T]) Get(p *Proc, timeout time.Duration, label string) (T, error) {
+	return q.get(p, timeout, label, false)
+}
+
+// Await is Get for a process that serves a request: it also returns
+// ErrCanceled when the request's client hangs up (its connection breaks),
+// as a select on an HTTP request's ctx.Done() would.
+func (q *Queue[T]) Await(p *Proc, timeout time.Duration, label string) (T, error) {
+	return q.get(p, timeout, label, p.reqConn != 0)
+}
+
+func (q *Queue[T]) get(p *Proc, timeout time.Duration, label string, cancel bool) (T, error) {
 	p.Point(label)
 	var zero T
 	if len(q.items) > 0 {
@@ -477,6 +551,7 @@ func (q *Queue[T]) Get(p *Proc, timeout time.Duration, label string) (T, error) 
 	}
 	q.waiters = append(q.waiters, p)
 	p.list = q
+	p.wantCancel = cancel
 	p.wait(timeout, label)
 	if p.err != nil {
 		return zero, p.err

@@ -39,6 +39,10 @@ type Conn struct {
 // Connected reports whether the client has a connection.
 func (c *Conn) Connected() bool { return c.conn != 0 }
 
+// Lost reports whether the session is gone: the connection broke (while
+// idle, or in a call), or there never was one.
+func (c *Conn) Lost(p *sim.Proc) bool { return c.conn == 0 || p.Broken(c.conn) }
+
 // Close closes the connection; the database ends the session.
 func (c *Conn) Close(p *sim.Proc) {
 	if c.conn != 0 {
@@ -194,6 +198,9 @@ func last(rs []Result) Result {
 
 // roundTrip sends one request and waits for its response.
 func (c *Conn) roundTrip(p *sim.Proc, stmts []Stmt, atomic bool) ([]Result, error) {
+	if c.conn != 0 && p.Broken(c.conn) {
+		c.Close(p) // it broke while idle: the session is gone; a new one
+	}
 	if c.conn == 0 {
 		c.conn = p.Dial(c.DB)
 	}
