@@ -58,9 +58,25 @@ func Program(main func(p *Proc)) Node {
 	return &host{main: main, conns: map[network.ConnID]*pconn{}}
 }
 
+// ProgramOf is Program for a node whose struct harnesses and tests inspect
+// (the Sender that says it finished): State returns it.
+func ProgramOf(state any, main func(p *Proc)) Node {
+	return &host{main: main, state: state, conns: map[network.ConnID]*pconn{}}
+}
+
+// State returns the struct given to ProgramOf, or the node itself for any
+// other node; nil for nil (a crashed node).
+func State(n Node) any {
+	if h, ok := n.(*host); ok {
+		return h.state
+	}
+	return n
+}
+
 // host is a Program's state: its processes and the connections they dialed.
 type host struct {
 	main    func(p *Proc)
+	state   any
 	serve   Handler
 	command CommandHandler
 	env     *Env
