@@ -473,6 +473,18 @@ func (p *Proc) Sleep(d time.Duration, label string) {
 	p.wait(d, label)
 }
 
+// Yield lets the node's other processes that are ready run first, then goes
+// on in the same instant (runtime.Gosched): after handing something to
+// another process, the handoff is finished before this one goes on.
+func (p *Proc) Yield(label string) {
+	p.Point(label)
+	p.gen++
+	p.h.ready = append(p.h.ready, p)
+	if !p.yield(struct{}{}) || p.h.dead {
+		panic(unwind{})
+	}
+}
+
 // Go spawns a process; it first runs when the calling process blocks.
 func (p *Proc) Go(name string, fn func(p *Proc)) {
 	p.h.spawn(name, 0, fn)

@@ -24,66 +24,39 @@ const (
 	PointAfterReply   = "claim-after-reply"
 )
 
-// Timer tags.
-type (
-	tickDispatch struct{}
-	tickSweep    struct{}
-	tickLeader   struct{}
-	tickPing     struct{}
-	holdExpired  struct {
-		worker, requestID string
-	}
-	unstall    struct{}
-	graceRetry struct{}
-)
-
-func (tickDispatch) String() string  { return "dispatch" }
-func (tickSweep) String() string     { return "sweep" }
-func (tickLeader) String() string    { return "leader-check" }
-func (tickPing) String() string      { return "db-ping" }
-func (h holdExpired) String() string { return "claim-hold " + h.requestID }
-func (unstall) String() string       { return "unstall" }
-func (graceRetry) String() string    { return "grace-retry" }
-
-type cont func(env *sim.Env, d db.Done)
-
-type conn struct {
-	cl   db.Client
-	busy bool
-	k    cont
-}
-
-type task struct {
-	name string
-	run  func(env *sim.Env, c int) // starts the task on pool connection c
-}
-
+// waitClaim is a claim hanging in the arbiter until the dispatch loop pairs
+// it with work or its hold expires (A.4).
 type waitClaim struct {
 	worker    string
 	requestID string
-	from      network.Addr
-	conn      network.ConnID
-	no        uint64
 	home      bool
-	since     clock.Time
-	deadline  clock.Time // when the hold expires: answered 204 if still unpaired
+	deadline  clock.Time // when the hold expires (monotonic): answered 204 if still unpaired
 	busy      bool       // a claim transaction is running for it
 	gone      bool       // its client hung up while the transaction ran
+	answer    *sim.Queue[claimAnswer]
 }
 
-// Arbiter is one arbiter process.
+// claimAnswer is what the dispatch loop (or a failing database) tells the
+// request handler that holds a claim.
+type claimAnswer struct {
+	code       int
+	lease      Lease
+	why        string
+	fresh      bool // a new lease (not one found by its request_id)
+	superseded bool // a newer request of the worker took the claim over: no answer here
+}
+
+// Arbiter is one arbiter process: the central dispatcher of A.1.
 type Arbiter struct {
 	d    Design
 	name string
 	inc  int64
 
-	lock     db.Client
-	lockK    cont
+	lock     *db.Conn // the leader lock's session
 	leader   bool
 	lockLost bool
 
-	pool  []*conn
-	queue []task
+	pool *db.Pool
 
 	dbUp      bool
 	pinging   bool
@@ -92,6 +65,7 @@ type Arbiter struct {
 	waiting   []*waitClaim
 	rr        int
 	round     bool
+	kick      sim.Queue[struct{}] // starts a dispatch round
 	lastRound clock.Time
 	lastPair  clock.Time
 	claimable bool
@@ -101,297 +75,166 @@ type Arbiter struct {
 	cache  map[int64]string // memory-facts: leases this process granted
 }
 
-var _ sim.Node = (*Arbiter)(nil)
-
 // New returns the arbiter's factory.
 func New(cfg Config) sim.Factory {
 	return func(name string, disk *sim.Disk) sim.Node {
-		a := &Arbiter{d: cfg.Design, name: name, cache: map[int64]string{}}
+		a := &Arbiter{d: cfg.Design, name: name, cache: map[int64]string{},
+			lock: &db.Conn{DB: cfg.DB}, pool: db.NewPool(cfg.DB, cfg.Design.Pool, 0)}
 		if v, ok := disk.Get("incarnation"); ok {
 			a.inc = v.(int64)
 		}
-		a.lock.DB = cfg.DB
-		for i := 0; i < cfg.Design.Pool; i++ {
-			a.pool = append(a.pool, &conn{cl: db.Client{DB: cfg.DB}})
-		}
-		return a
+		return sim.Program(a.main)
 	}
 }
 
-// Step implements sim.Node.
-func (a *Arbiter) Step(env *sim.Env, in sim.Input) {
-	switch in.Kind {
-	case sim.Start:
-		a.inc++
-		env.Disk().Put("incarnation", a.inc)
-		a.ping(env)
-		if a.d.Has(NoLeaderLock) {
-			a.becomeLeader(env)
-		} else {
-			a.tryLock(env)
+// main starts the arbiter: its HTTP handlers, the leader lock, the database
+// check, the dispatch loop and the sweep.
+func (a *Arbiter) main(p *sim.Proc) {
+	a.inc++
+	p.Disk().Put("incarnation", a.inc)
+	p.Handle(a.serve)
+	p.OnCommand(a.command)
+	a.ping(p)
+	p.Go("leader", a.lead)
+	p.Go("dispatch", a.dispatchLoop)
+	p.Go("dispatch-tick", func(p *sim.Proc) {
+		for {
+			p.Sleep(a.d.DispatchEvery, "dispatch tick")
+			a.dispatch()
 		}
-		env.After(a.d.DispatchEvery, tickDispatch{})
-		env.After(a.d.SweepEvery, tickSweep{})
-	case sim.Timer:
-		a.timer(env, in.Tag)
-	case sim.Command:
-		a.command(env, in.Cmd)
-	case sim.Deliver, sim.ConnBroken:
-		if r, ok := in.Msg.Body.(Request); ok && in.Kind == sim.Deliver {
-			a.request(env, in.Msg.From, in.Msg.Conn, r)
-			return
+	})
+	p.Go("sweep-tick", func(p *sim.Proc) {
+		for {
+			p.Sleep(a.d.SweepEvery, "sweep tick")
+			a.sweep(p)
 		}
-		if done, ok := a.lock.Handle(in); ok {
-			if in.Kind == sim.ConnBroken {
-				// The lock's session is gone and the database released the
-				// lock; the arbiter finds out at its next leader check, as a
-				// process finds out about an idle connection when it next
-				// uses it (A-S6: the old leader may still act as leader).
-				a.lockLost = true
-			}
-			for _, d := range done {
-				if k := a.lockK; k != nil {
-					a.lockK = nil
-					k(env, d)
-				}
-			}
-			return
-		}
-		for _, c := range a.pool {
-			if done, ok := c.cl.Handle(in); ok {
-				for _, d := range done {
-					if k := c.k; k != nil {
-						c.k = nil
-						k(env, d)
-					}
-				}
-				return
-			}
-		}
-		if in.Kind == sim.ConnBroken {
-			a.hangup(in.Conn)
-		}
-	}
+	})
 }
 
-// hangup cancels the hanging claims of a client that went away (its HTTP
-// connection closed or broke), as an HTTP server cancels the request: a
-// claim nobody can answer must not be paired.
-func (a *Arbiter) hangup(c network.ConnID) {
-	var keep []*waitClaim
-	for _, w := range a.waiting {
-		switch {
-		case w.conn != c:
-			keep = append(keep, w)
-		case w.busy:
-			w.gone = true // removed when its transaction ends
-			keep = append(keep, w)
-		}
-	}
-	a.waiting = keep
-}
-
-func (a *Arbiter) timer(env *sim.Env, tag any) {
-	switch t := tag.(type) {
-	case tickDispatch:
-		a.dispatch(env)
-		env.After(a.d.DispatchEvery, tickDispatch{})
-	case tickSweep:
-		a.sweep(env)
-		env.After(a.d.SweepEvery, tickSweep{})
-	case tickLeader:
-		if a.d.Has(NoLeaderLock) {
-			return
-		}
-		if a.leader && a.lockLost {
-			a.leader = false
-			a.state(env, "follower", 0)
-		}
-		if !a.leader {
-			a.tryLock(env)
-		} else {
-			env.After(a.d.LeaderRetry, tickLeader{})
-		}
-	case tickPing:
-		a.ping(env)
-	case holdExpired:
-		for i, w := range a.waiting {
-			if w.worker != t.worker || w.requestID != t.requestID || env.Mono() < w.deadline {
-				continue
-			}
-			if w.busy {
-				// A claim transaction is running for it; look again soon.
-				w.deadline = env.Mono().Add(a.d.DispatchEvery)
-				env.After(a.d.DispatchEvery, t)
-				return
-			}
-			a.waiting = append(a.waiting[:i], a.waiting[i+1:]...)
-			answer(env, w.from, w.conn, Reply{No: w.no, Op: OpClaim, Code: Code204, RequestID: w.requestID})
-			return
-		}
-	case graceRetry:
-		a.grace(env)
-	case unstall:
-		a.stalled = false
-		a.state(env, "unstall", 0)
-		a.dispatch(env)
-	}
-}
-
-func (a *Arbiter) state(env *sim.Env, what string, n int) {
-	if env.Recording() {
-		env.Note(hist.KindState, fmt.Sprintf("%s %d", what, n), hist.State{What: what, Count: n})
+func (a *Arbiter) state(p *sim.Proc, what string, n int) {
+	if p.Recording() {
+		p.Note(hist.KindState, fmt.Sprintf("%s %d", what, n), hist.State{What: what, Count: n})
 	}
 }
 
 // ---- leadership ----
 
-func (a *Arbiter) tryLock(env *sim.Env) {
-	a.lockLost = false
-	a.lock.Exec(env, nil, db.TryAdvisoryLock(LeaderLockKey))
-	a.lockK = func(env *sim.Env, d db.Done) {
-		if d.Err() == nil && len(d.Resp.Results) == 1 && d.Resp.Results[0].Locked {
-			a.becomeLeader(env)
-			env.After(a.d.LeaderRetry, tickLeader{})
-			return
-		}
-		if d.Unknown() {
+// lead takes the leader lock (a session-level advisory lock) and checks
+// every LeaderRetry that it still holds it. The database releases the lock
+// when the lock's session ends; the arbiter finds out at its next check, as
+// a process finds out about an idle connection when it next looks at it
+// (A-S6: the old leader may still act as leader meanwhile).
+func (a *Arbiter) lead(p *sim.Proc) {
+	if a.d.Has(NoLeaderLock) {
+		a.becomeLeader(p)
+		return
+	}
+	for {
+		a.lockLost = false
+		res, err := a.lock.Exec(p, db.TryAdvisoryLock(LeaderLockKey).Named("leader-lock"))
+		switch {
+		case err == nil && res.Locked:
+			a.becomeLeader(p)
+		case db.Unknown(err):
 			a.lockLost = true
 		}
-		env.After(a.d.LeaderRetry, tickLeader{})
+		p.Sleep(a.d.LeaderRetry, "leader check")
+		for a.leader {
+			if a.lockLost || a.lock.Lost(p) {
+				a.leader = false
+				a.state(p, "follower", 0)
+				break
+			}
+			p.Sleep(a.d.LeaderRetry, "leader check")
+		}
 	}
 }
 
-func (a *Arbiter) becomeLeader(env *sim.Env) {
+func (a *Arbiter) becomeLeader(p *sim.Proc) {
 	a.leader = true
 	a.needGrace = true
-	a.state(env, "leader", 0)
-	a.grace(env)
+	a.state(p, "leader", 0)
+	a.grace(p)
 }
 
 // ---- the database's reachability ----
 
-// ping checks that the database answers on a pool connection (a pool
-// reconnects by itself); when it does not, the database is unreachable and
-// the arbiter answers 503 until a ping succeeds.
-func (a *Arbiter) ping(env *sim.Env) {
+// ping checks, in a process of its own, that the database answers on a pool
+// connection (a pool reconnects by itself); when it does not, the database
+// is unreachable and the arbiter answers 503 until a ping succeeds.
+func (a *Arbiter) ping(p *sim.Proc) {
 	if a.pinging {
 		return
 	}
 	a.pinging = true
-	a.submitTask(env, task{name: "ping", run: func(env *sim.Env, c int) {
-		a.exec(env, c, false, []db.Stmt{db.SetLockTimeout(0)}, func(env *sim.Env, d db.Done) {
-			a.pinging = false
-			a.release(env, c)
-			if d.Err() != nil {
-				a.down(env)
-				env.After(a.d.BackoffBase, tickPing{})
-				return
-			}
-			if !a.dbUp {
-				a.dbUp = true
-				a.needGrace = true
-				a.state(env, "db-up", 0)
-				a.grace(env)
-			}
-		})
-	}})
+	p.Go("ping", func(p *sim.Proc) {
+		c := a.pool.Get(p)
+		_, err := c.Exec(p, db.SetLockTimeout(0).Named("ping"))
+		a.pool.Put(c)
+		a.pinging = false
+		if err != nil {
+			a.down(p)
+			p.Sleep(a.d.BackoffBase, "ping backoff")
+			a.ping(p)
+			return
+		}
+		if !a.dbUp {
+			a.dbUp = true
+			a.needGrace = true
+			a.state(p, "db-up", 0)
+			a.grace(p)
+		}
+	})
 }
 
-// lost is called when a request's connection broke: the database may be
+// lost is called when a statement's connection broke: the database may be
 // unreachable, which a ping finds out.
-func (a *Arbiter) lost(env *sim.Env) { a.ping(env) }
+func (a *Arbiter) lost(p *sim.Proc) { a.ping(p) }
 
 // down marks the database unreachable: hanging claims get 503.
-func (a *Arbiter) down(env *sim.Env) {
+func (a *Arbiter) down(p *sim.Proc) {
 	if !a.dbUp {
 		return
 	}
 	a.dbUp = false
-	a.state(env, "db-down", 0)
+	a.state(p, "db-down", 0)
+	var busy []*waitClaim
 	for _, w := range a.waiting {
-		if !w.busy {
-			answer(env, w.from, w.conn, Reply{No: w.no, Op: OpClaim, Code: Code503, RequestID: w.requestID, Why: "database unreachable"})
-		}
-	}
-	a.waiting = keepBusy(a.waiting)
-}
-
-func keepBusy(ws []*waitClaim) []*waitClaim {
-	var out []*waitClaim
-	for _, w := range ws {
 		if w.busy {
-			out = append(out, w)
+			busy = append(busy, w)
+			continue
 		}
+		w.answer.Put(claimAnswer{code: Code503, why: "database unreachable"})
 	}
-	return out
+	a.waiting = busy
 }
 
-// ---- the connection pool ----
-
-func (a *Arbiter) submitTask(env *sim.Env, t task) {
-	for i, c := range a.pool {
-		if !c.busy {
-			c.busy = true
-			t.run(env, i)
-			return
-		}
-	}
-	a.queue = append(a.queue, t)
-}
-
-func (a *Arbiter) release(env *sim.Env, c int) {
-	a.pool[c].busy = false
-	a.pool[c].k = nil
-	if len(a.queue) > 0 {
-		t := a.queue[0]
-		a.queue = a.queue[1:]
-		a.pool[c].busy = true
-		t.run(env, c)
-	}
-}
-
-func (a *Arbiter) exec(env *sim.Env, c int, atomic bool, stmts []db.Stmt, k cont) {
-	p := a.pool[c]
-	p.k = k
-	if atomic {
-		p.cl.ExecAtomic(env, nil, stmts...)
-	} else {
-		p.cl.Exec(env, nil, stmts...)
-	}
-}
-
-// finish ends a task: it rolls back whatever may be open, then releases the
-// connection. A broken connection marks the database as possibly down.
-func (a *Arbiter) finish(env *sim.Env, c int, d db.Done, then func()) {
-	if d.Unknown() {
-		a.release(env, c)
-		a.lost(env)
-		then()
+// abort ends a transaction that failed: a broken connection marks the
+// database as possibly down (the session, and its transaction, are gone);
+// any other error rolls back.
+func (a *Arbiter) abort(p *sim.Proc, tx *db.Tx, err error) {
+	if db.Unknown(err) {
+		a.lost(p)
 		return
 	}
-	a.exec(env, c, false, []db.Stmt{db.Rollback()}, func(env *sim.Env, _ db.Done) {
-		a.release(env, c)
-		then()
-	})
+	tx.Rollback()
 }
 
 // ---- requests ----
 
-// answer sends a reply on the connection the request came on (or as a
-// datagram, for the monitor's probes).
-func answer(env *sim.Env, to network.Addr, c network.ConnID, rep Reply) {
-	if c != 0 {
-		env.SendConn(c, rep)
+// serve handles one HTTP request (or the monitor's probe datagram).
+func (a *Arbiter) serve(p *sim.Proc, m network.Message) {
+	r, ok := m.Body.(Request)
+	if !ok {
 		return
 	}
-	env.Send(to, rep)
-}
-
-func (a *Arbiter) request(env *sim.Env, from network.Addr, conn network.ConnID, r Request) {
 	reply := func(rep Reply) {
 		rep.No, rep.Op = r.No, r.Op
-		answer(env, from, conn, rep)
+		if m.Conn != 0 {
+			p.SendConn(m.Conn, rep)
+			return
+		}
+		p.Send(m.From, rep)
 	}
 	if r.Op == OpProbe {
 		reply(Reply{Code: Code200, Probe: ProbeInfo{Leader: a.leader, Waiting: len(a.waiting), Claimable: a.claimable, LastRound: a.lastRound, LastPair: a.lastPair}})
@@ -407,129 +250,157 @@ func (a *Arbiter) request(env *sim.Env, from network.Addr, conn network.ConnID, 
 			reply(Reply{Code: Code503, RequestID: r.RequestID, Why: "not the leader"})
 			return
 		}
-		a.hang(env, from, conn, r)
+		a.holdClaim(p, r, reply)
 	case OpHeartbeat:
-		a.submitTask(env, task{name: "heartbeat", run: func(env *sim.Env, c int) {
-			a.exec(env, c, false, []db.Stmt{a.d.Extend(env.Now(), r.Sub, r.Token, r.Worker)}, func(env *sim.Env, d db.Done) {
-				a.release(env, c)
-				switch {
-				case d.Err() != nil:
-					if d.Unknown() {
-						a.lost(env)
-					}
-					reply(Reply{Code: Code503, Sub: r.Sub, Token: r.Token, Why: d.Err().Code})
-				case d.Resp.Results[0].Affected == 1:
-					reply(Reply{Code: Code200, Sub: r.Sub, Token: r.Token})
-				default:
-					reply(Reply{Code: Code410, Sub: r.Sub, Token: r.Token, Why: "lease gone"})
-				}
-			})
-		}})
+		c := a.pool.Get(p)
+		rep := a.heartbeat(p, c, r)
+		a.pool.Put(c)
+		reply(rep)
 	case OpSubmit:
-		a.submitTask(env, task{name: "submit", run: func(env *sim.Env, c int) { a.submit(env, c, r, reply) }})
+		c := a.pool.Get(p)
+		rep := a.submit(p, c, r)
+		a.pool.Put(c)
+		reply(rep)
 	}
 }
 
-// submit records a result (A.2, A-S4, A-S5). The judging-history row is the
-// idempotency key of a result: inserted first under UNIQUE (submission_id,
-// lease_token) with ON CONFLICT DO NOTHING; a conflict means this very lease
-// already decided the result, and the answer is the first one's, 200. Then
-// the verdict is written only if the lease is still current; 0 rows is a
-// stale token: roll back, 410.
-func (a *Arbiter) submit(env *sim.Env, c int, r Request, reply func(Reply)) {
-	fail := func(d db.Done) {
-		a.finish(env, c, d, func() { reply(Reply{Code: Code503, Sub: r.Sub, Token: r.Token, Why: d.Err().Code}) })
+// heartbeat extends the lease (A.2 Heartbeat): 0 rows, the lease is gone.
+func (a *Arbiter) heartbeat(p *sim.Proc, c *db.Conn, r Request) Reply {
+	res, err := c.Exec(p, a.d.Extend(p.Now(), r.Sub, r.Token, r.Worker).Named("extend"))
+	switch {
+	case err != nil:
+		if db.Unknown(err) {
+			a.lost(p)
+		}
+		return Reply{Code: Code503, Sub: r.Sub, Token: r.Token, Why: db.Code(err)}
+	case res.Affected == 1:
+		return Reply{Code: Code200, Sub: r.Sub, Token: r.Token}
 	}
-	now := env.Now()
-	a.exec(env, c, false, []db.Stmt{db.Begin(), RecordJudging(r.Sub, r.Token, r.Gen, r.Worker, r.Verdict, now)}, func(env *sim.Env, d db.Done) {
-		if d.Err() != nil {
-			fail(d)
-			return
-		}
-		if !d.Resp.Results[1].Inserted {
-			a.finish(env, c, d, func() {
-				if a.d.Has(DuplicateIsError) {
-					reply(Reply{Code: Code500, Sub: r.Sub, Token: r.Token, Why: "duplicate result"})
-					return
-				}
-				reply(Reply{Code: Code200, Sub: r.Sub, Token: r.Token, Why: "duplicate: already recorded"})
-			})
-			return
-		}
-		decide := a.d.Decide(r.Sub, r.Token, r.Worker, r.Verdict)
-		if a.d.Has(MemoryFacts) && a.cache[r.Sub] == r.Token {
-			decide = DecideIfCached(r.Sub, r.Verdict)
-		}
-		a.exec(env, c, false, []db.Stmt{decide}, func(env *sim.Env, d db.Done) {
-			if d.Err() != nil {
-				fail(d)
-				return
-			}
-			if d.Resp.Results[0].Affected == 0 {
-				a.finish(env, c, d, func() { reply(Reply{Code: Code410, Sub: r.Sub, Token: r.Token, Why: "stale token"}) })
-				return
-			}
-			row := d.Resp.Results[0].Rows[0]
-			commit := func() {
-				a.exec(env, c, false, []db.Stmt{db.Commit()}, func(env *sim.Env, d db.Done) {
-					if d.Err() != nil {
-						fail(d)
-						return
-					}
-					a.release(env, c)
-					delete(a.cache, r.Sub)
-					reply(Reply{Code: Code200, Sub: r.Sub, Token: r.Token})
-				})
-			}
-			if r.Verdict != "AC" {
-				commit()
-				return
-			}
-			user, problem := row["user_id"].(int64), row["problem_id"].(int64)
-			a.exec(env, c, false, []db.Stmt{a.d.CreditFirstAC(user, problem, r.Sub, now)}, func(env *sim.Env, d db.Done) {
-				if d.Err() != nil {
-					fail(d)
-					return
-				}
-				if !d.Resp.Results[0].Inserted {
-					commit()
-					return
-				}
-				a.exec(env, c, false, []db.Stmt{CreditXP(user)}, func(env *sim.Env, d db.Done) {
-					if d.Err() != nil {
-						fail(d)
-						return
-					}
-					commit()
-				})
-			})
-		})
-	})
+	return Reply{Code: Code410, Sub: r.Sub, Token: r.Token, Why: "lease gone"}
 }
 
-// hang keeps a claim until it is paired or the hold expires (A.4 dispatch).
-// A retry with the same request_id replaces the hanging one.
-func (a *Arbiter) hang(env *sim.Env, from network.Addr, conn network.ConnID, r Request) {
+// submit records a result (A.2 Submit, A-S4, A-S5). The judging-history row
+// is the idempotency key of a result: inserted first under UNIQUE
+// (submission_id, lease_token) with ON CONFLICT DO NOTHING; a conflict means
+// this very lease already decided the result, and the answer is the first
+// one's, 200. Then the verdict is written only if the lease is still
+// current; 0 rows is a stale token: roll back, 410. A first AC credits the
+// user once.
+func (a *Arbiter) submit(p *sim.Proc, c *db.Conn, r Request) Reply {
+	fail := func(tx *db.Tx, err error) Reply {
+		a.abort(p, tx, err)
+		return Reply{Code: Code503, Sub: r.Sub, Token: r.Token, Why: db.Code(err)}
+	}
+	now := p.Now()
+	tx, _ := c.Begin(p)
+	res, err := tx.Exec(RecordJudging(r.Sub, r.Token, r.Gen, r.Worker, r.Verdict, now).Named("record-judging"))
+	if err != nil {
+		return fail(tx, err)
+	}
+	if !res.Inserted {
+		tx.Rollback()
+		if a.d.Has(DuplicateIsError) {
+			return Reply{Code: Code500, Sub: r.Sub, Token: r.Token, Why: "duplicate result"}
+		}
+		return Reply{Code: Code200, Sub: r.Sub, Token: r.Token, Why: "duplicate: already recorded"}
+	}
+	decide := a.d.Decide(r.Sub, r.Token, r.Worker, r.Verdict)
+	if a.d.Has(MemoryFacts) && a.cache[r.Sub] == r.Token {
+		decide = DecideIfCached(r.Sub, r.Verdict)
+	}
+	row, err := tx.QueryRow(decide.Named("decide"))
+	if err != nil {
+		return fail(tx, err)
+	}
+	if row == nil {
+		tx.Rollback()
+		return Reply{Code: Code410, Sub: r.Sub, Token: r.Token, Why: "stale token"}
+	}
+	if r.Verdict == "AC" {
+		user, problem := row.Int("user_id"), row.Int("problem_id")
+		first, err := tx.Exec(a.d.CreditFirstAC(user, problem, r.Sub, now).Named("credit-first-ac"))
+		if err != nil {
+			return fail(tx, err)
+		}
+		if first.Inserted {
+			if _, err := tx.Exec(CreditXP(user).Named("credit-xp")); err != nil {
+				return fail(tx, err)
+			}
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return fail(tx, err)
+	}
+	delete(a.cache, r.Sub)
+	return Reply{Code: Code200, Sub: r.Sub, Token: r.Token}
+}
+
+// holdClaim keeps a claim until the dispatch loop pairs it or its hold
+// expires (A.4 dispatch), then answers it. A retry with the same request_id
+// takes the hanging claim over; a worker has at most one claim hanging.
+func (a *Arbiter) holdClaim(p *sim.Proc, r Request, reply func(Reply)) {
+	w := a.hang(p, r)
+	for {
+		ans, err := w.answer.Await(p, max(w.deadline.Sub(p.Mono()), time.Nanosecond), "claim hold")
+		switch {
+		case err == nil && ans.superseded:
+			return
+		case err == nil:
+			reply(Reply{Code: ans.code, RequestID: r.RequestID, Lease: ans.lease, Why: ans.why})
+			if ans.fresh {
+				p.Point(PointAfterReply)
+			}
+			return
+		case err == sim.ErrTimeout && w.busy:
+			// A claim transaction is running for it; look again soon.
+			w.deadline = p.Mono().Add(a.d.DispatchEvery)
+		case err == sim.ErrTimeout:
+			a.remove(w)
+			reply(Reply{Code: Code204, RequestID: r.RequestID})
+			return
+		default: // the worker hung up: a claim nobody can answer must not be paired
+			if w.busy {
+				w.gone = true // removed when its transaction ends
+			} else {
+				a.remove(w)
+			}
+			return
+		}
+	}
+}
+
+// hang registers a claim (or the retry of one) with the dispatch loop.
+func (a *Arbiter) hang(p *sim.Proc, r Request) *waitClaim {
+	hold := p.Mono().Add(a.d.ClaimHold)
 	for _, w := range a.waiting {
 		if w.worker == r.Worker && w.requestID == r.RequestID {
-			w.from, w.conn, w.no = from, conn, r.No
-			w.deadline = env.Mono().Add(a.d.ClaimHold)
-			env.After(a.d.ClaimHold, holdExpired{r.Worker, r.RequestID})
-			return
+			w.answer.Put(claimAnswer{superseded: true})
+			w.answer = &sim.Queue[claimAnswer]{}
+			w.deadline = hold
+			w.gone = false
+			return w
 		}
 	}
-	// A worker has at most one claim hanging: a newer request replaces an
-	// older one nobody is working on.
 	for i, w := range a.waiting {
 		if w.worker == r.Worker && !w.busy {
+			w.answer.Put(claimAnswer{superseded: true})
 			a.waiting = append(a.waiting[:i], a.waiting[i+1:]...)
 			break
 		}
 	}
-	a.waiting = append(a.waiting, &waitClaim{worker: r.Worker, requestID: r.RequestID, from: from, conn: conn, no: r.No, home: r.Home, since: env.Now(),
-		deadline: env.Mono().Add(a.d.ClaimHold)})
-	env.After(a.d.ClaimHold, holdExpired{r.Worker, r.RequestID})
-	a.dispatch(env)
+	w := &waitClaim{worker: r.Worker, requestID: r.RequestID, home: r.Home, deadline: hold, answer: &sim.Queue[claimAnswer]{}}
+	a.waiting = append(a.waiting, w)
+	a.dispatch()
+	return w
+}
+
+func (a *Arbiter) remove(w *waitClaim) {
+	for i, x := range a.waiting {
+		if x == w {
+			a.waiting = append(a.waiting[:i], a.waiting[i+1:]...)
+			return
+		}
+	}
 }
 
 // ---- dispatch ----
@@ -555,203 +426,192 @@ func (a *Arbiter) next() *waitClaim {
 	return nil
 }
 
-// dispatch runs one round: look at the queue, pair, write the database. The
-// probe's heartbeat (lastRound) is refreshed only when a round completes.
-func (a *Arbiter) dispatch(env *sim.Env) {
+// dispatch asks for a dispatch round, unless one runs or none may run.
+func (a *Arbiter) dispatch() {
 	if a.round || !a.leader || !a.dbUp || a.stalled || a.needGrace {
 		return
 	}
 	a.round = true
-	a.pairNext(env)
+	a.kick.Put(struct{}{})
 }
 
-func (a *Arbiter) endRound(env *sim.Env) {
-	a.round = false
-	a.lastRound = env.Now()
-}
-
-func (a *Arbiter) pairNext(env *sim.Env) {
-	w := a.next()
-	if w == nil || !a.dbUp || a.stalled {
-		a.endRound(env)
-		return
-	}
-	w.busy = true
-	a.submitTask(env, task{name: "claim", run: func(env *sim.Env, c int) {
-		a.claim(env, c, w, func(paired, again bool) {
+// dispatchLoop runs the dispatch rounds: look at the waiting claims, pair
+// each with work, write the database. The probe's heartbeat (lastRound) is
+// refreshed only when a round completes.
+func (a *Arbiter) dispatchLoop(p *sim.Proc) {
+	for {
+		a.kick.Get(p, 0, "dispatch wait")
+		for {
+			w := a.next()
+			if w == nil || !a.dbUp || a.stalled {
+				break
+			}
+			w.busy = true
+			paired, again := a.claim(p, w)
 			w.busy = false
 			if paired || w.gone {
 				a.remove(w)
 			}
 			if paired {
-				a.lastPair = env.Now()
+				a.lastPair = p.Now()
 			}
-			if again {
-				a.pairNext(env)
-				return
+			if !again {
+				break
 			}
-			a.endRound(env)
-		})
-	}})
-}
-
-func (a *Arbiter) remove(w *waitClaim) {
-	for i, x := range a.waiting {
-		if x == w {
-			a.waiting = append(a.waiting[:i], a.waiting[i+1:]...)
-			return
 		}
+		a.round = false
+		a.lastRound = p.Now()
 	}
 }
 
-// claim runs the claim transaction for one waiting claim (A.2 Claim). done
-// reports whether the claim was answered with a lease, and whether the round
-// should go on with the next waiting claim.
-func (a *Arbiter) claim(env *sim.Env, c int, w *waitClaim, done func(paired, again bool)) {
+// claim runs the claim transaction for one waiting claim (A.2 Claim) and
+// hands the lease to the claim's handler. It reports whether the claim got
+// a lease, and whether the round should go on with the next waiting claim.
+func (a *Arbiter) claim(p *sim.Proc, w *waitClaim) (paired, again bool) {
 	d := a.d
-	now := env.Now()
-	fail := func(x db.Done) { a.finish(env, c, x, func() { done(false, false) }) }
-	send := func(l Lease) {
-		answer(env, w.from, w.conn, Reply{No: w.no, Op: OpClaim, Code: Code200, RequestID: w.requestID, Lease: l})
-	}
-	stmts := []db.Stmt{db.Begin()}
+	c := a.pool.Get(p)
+	defer a.pool.Put(c)
+	now := p.Now()
+	tx, _ := c.Begin(p)
+	// 1. The same request_id again: the same lease again (idempotent claim).
 	if !d.Has(NoRequestID) {
-		stmts = append(stmts, FindClaim(w.worker, w.requestID))
+		row, err := tx.QueryRow(FindClaim(w.worker, w.requestID).Named("find-claim"))
+		if err != nil {
+			a.abort(p, tx, err)
+			return false, false
+		}
+		if row != nil {
+			tx.Commit()
+			a.hand(p, w, claimAnswer{code: Code200, lease: leaseOf(row)})
+			return true, true
+		}
 	}
-	a.exec(env, c, false, stmts, func(env *sim.Env, x db.Done) {
-		if x.Err() != nil {
-			fail(x)
-			return
-		}
-		if !d.Has(NoRequestID) && len(x.Resp.Results[1].Rows) > 0 {
-			// Already claimed with this request_id: the same lease again.
-			row := x.Resp.Results[1].Rows[0]
-			l := Lease{Sub: row["submission_id"].(int64), Token: row["lease_token"].(string), Gen: row["lease_gen"].(int64),
-				User: row["user_id"].(int64), Problem: row["problem_id"].(int64)}
-			a.exec(env, c, false, []db.Stmt{db.Commit()}, func(env *sim.Env, x db.Done) {
-				a.release(env, c)
-				send(l)
-				done(true, true)
-			})
-			return
-		}
-		var pick []db.Stmt
-		if d.LegacyRules {
-			pick = append(pick, GlobalLock())
-		}
-		pick = append(pick, PickPending())
-		a.exec(env, c, false, pick, func(env *sim.Env, x db.Done) {
-			if x.Err() != nil {
-				fail(x)
-				return
-			}
-			rows := x.Resp.Results[len(x.Resp.Results)-1].Rows
-			if len(rows) == 0 {
-				a.claimable = false
-				a.finish(env, c, x, func() { done(false, false) })
-				return
-			}
-			a.claimable = true
-			a.tokens++
-			token := TokenFor(rows[0], fmt.Sprintf("%s.%d.%d", a.name, a.inc, a.tokens))
-			id := rows[0]["id"].(int64)
-			grant := []db.Stmt{d.Grant(now, id, w.worker, token)}
-			a.exec(env, c, false, grant, func(env *sim.Env, x db.Done) {
-				if x.Err() != nil || x.Resp.Results[0].Affected != 1 {
-					fail(x)
-					return
-				}
-				row := x.Resp.Results[0].Rows[0]
-				l := Lease{Sub: id, Token: token, Gen: row["lease_gen"].(int64), User: row["user_id"].(int64), Problem: row["problem_id"].(int64)}
-				var rec []db.Stmt
-				if !d.Has(NoRequestID) {
-					rec = append(rec, RecordClaim(w.worker, w.requestID, l))
-				}
-				if d.LegacyRules {
-					rec = append(rec, AdvanceRound(w.worker))
-				}
-				if env.CrashPoint(PointBeforeCommit) {
-					return
-				}
-				a.exec(env, c, false, append(rec, db.Commit()), func(env *sim.Env, x db.Done) {
-					if x.Err() != nil {
-						fail(x)
-						return
-					}
-					a.release(env, c)
-					if env.CrashPoint(PointAfterCommit) {
-						return
-					}
-					if d.Has(MemoryFacts) {
-						a.cache[id] = token
-					}
-					send(l)
-					if env.CrashPoint(PointAfterReply) {
-						return
-					}
-					done(true, true)
-				})
-			})
-		})
-	})
+	// 2. The oldest pending submission nobody else is claiming.
+	if d.LegacyRules {
+		tx.Queue(GlobalLock().Named("global-lock"))
+	}
+	row, err := tx.QueryRow(PickPending().Named("pick-pending"))
+	if err != nil {
+		a.abort(p, tx, err)
+		return false, false
+	}
+	if row == nil {
+		a.claimable = false
+		tx.Rollback()
+		return false, false
+	}
+	a.claimable = true
+	// 3. Make it a lease: a fresh fencing token, lease_gen + 1.
+	a.tokens++
+	token := TokenFor(row, fmt.Sprintf("%s.%d.%d", a.name, a.inc, a.tokens))
+	id := row.Int("id")
+	res, err := tx.Exec(d.Grant(now, id, w.worker, token).Named("grant"))
+	if err != nil || res.Affected != 1 {
+		a.abort(p, tx, err)
+		return false, false
+	}
+	granted := res.Rows[0]
+	l := Lease{Sub: id, Token: token, Gen: granted.Int("lease_gen"), User: granted.Int("user_id"), Problem: granted.Int("problem_id")}
+	// 4. Remember the request_id's lease, and commit.
+	if !d.Has(NoRequestID) {
+		tx.Queue(RecordClaim(w.worker, w.requestID, l).Named("record-claim"))
+	}
+	if d.LegacyRules {
+		tx.Queue(AdvanceRound(w.worker).Named("advance-round"))
+	}
+	p.Point(PointBeforeCommit)
+	if err := tx.Commit(); err != nil {
+		a.abort(p, tx, err)
+		return false, false
+	}
+	p.Point(PointAfterCommit)
+	if d.Has(MemoryFacts) {
+		a.cache[id] = token
+	}
+	// 5. Answer the worker.
+	a.hand(p, w, claimAnswer{code: Code200, lease: l, fresh: true})
+	return true, true
+}
+
+// hand gives a claim's answer to its handler, which replies before the
+// round goes on (an unbuffered handoff).
+func (a *Arbiter) hand(p *sim.Proc, w *waitClaim, ans claimAnswer) {
+	w.answer.Put(ans)
+	p.Yield("claim handoff")
+}
+
+func leaseOf(row db.Row) Lease {
+	return Lease{Sub: row.Int("submission_id"), Token: row.Text("lease_token"), Gen: row.Int("lease_gen"),
+		User: row.Int("user_id"), Problem: row.Int("problem_id")}
 }
 
 // ---- sweep and grace ----
 
-func (a *Arbiter) grace(env *sim.Env) {
+// grace gives the leases in flight a grace period after a start or an
+// outage (A-S2), in a process of its own; the sweep and dispatch wait for it
+// (A-S7: on recovery, grace first, then sweep).
+func (a *Arbiter) grace(p *sim.Proc) {
 	if !a.needGrace || !a.leader || !a.dbUp {
 		return
 	}
 	if a.d.Has(NoGrace) {
 		a.needGrace = false
-		a.sweep(env) // A-S7: on recovery, grace first, then sweep
-		a.dispatch(env)
+		a.sweep(p)
+		a.dispatch()
 		return
 	}
-	a.submitTask(env, task{name: "grace", run: func(env *sim.Env, c int) {
-		a.exec(env, c, true, a.d.GiveGrace(env.Now()), func(env *sim.Env, x db.Done) {
-			a.release(env, c)
-			if x.Err() != nil {
-				if x.Unknown() {
-					a.lost(env)
-				}
-				// Grace is owed before any sweep or dispatch: try again.
-				env.After(a.d.BackoffBase, graceRetry{})
-				return
+	p.Go("grace", func(p *sim.Proc) {
+		c := a.pool.Get(p)
+		rs, err := c.Atomic(p, named(a.d.GiveGrace(p.Now()), "grace")...)
+		a.pool.Put(c)
+		if err != nil {
+			if db.Unknown(err) {
+				a.lost(p)
 			}
-			a.needGrace = false
-			n := 0
-			for _, r := range x.Resp.Results {
-				n += r.Affected
-			}
-			a.state(env, "grace", n)
-			a.sweep(env) // A-S7: on recovery, grace first, then sweep
-			a.dispatch(env)
-		})
-	}})
+			// Grace is owed before any sweep or dispatch: try again.
+			p.Sleep(a.d.BackoffBase, "grace retry")
+			a.grace(p)
+			return
+		}
+		a.needGrace = false
+		n := 0
+		for _, r := range rs {
+			n += r.Affected
+		}
+		a.state(p, "grace", n)
+		a.sweep(p)
+		a.dispatch()
+	})
 }
 
-// sweep reclaims expired leases (A.2 Sweep): grace first, then sweep.
-func (a *Arbiter) sweep(env *sim.Env) {
+// sweep reclaims expired leases (A.2 Sweep) in a process of its own.
+func (a *Arbiter) sweep(p *sim.Proc) {
 	if !a.leader || !a.dbUp || a.stalled || a.needGrace {
 		return
 	}
-	now := env.Now()
-	a.submitTask(env, task{name: "sweep", run: func(env *sim.Env, c int) {
-		a.exec(env, c, true, []db.Stmt{a.d.SweepFail(now), a.d.SweepRequeue(now)}, func(env *sim.Env, x db.Done) {
-			a.release(env, c)
-			if x.Err() != nil {
-				if x.Unknown() {
-					a.lost(env)
-				}
-				return
+	now := p.Now()
+	p.Go("sweep", func(p *sim.Proc) {
+		c := a.pool.Get(p)
+		rs, err := c.Atomic(p, a.d.SweepFail(now).Named("sweep-fail"), a.d.SweepRequeue(now).Named("sweep-requeue"))
+		a.pool.Put(c)
+		if err != nil {
+			if db.Unknown(err) {
+				a.lost(p)
 			}
-			if n := x.Resp.Results[0].Affected + x.Resp.Results[1].Affected; n > 0 {
-				a.state(env, "sweep", n)
-				a.dispatch(env)
-			}
-		})
-	}})
+			return
+		}
+		if n := rs[0].Affected + rs[1].Affected; n > 0 {
+			a.state(p, "sweep", n)
+			a.dispatch()
+		}
+	})
+}
+
+func named(stmts []db.Stmt, name string) []db.Stmt {
+	for i := range stmts {
+		stmts[i] = stmts[i].Named(name)
+	}
+	return stmts
 }
 
 // ---- operator commands ----
@@ -759,46 +619,53 @@ func (a *Arbiter) sweep(env *sim.Env) {
 // command handles schedule commands: "rejudge <id>" (the operator's rejudge)
 // and "stall <duration>" (A-S8: the dispatch loop hangs, e.g. a goroutine
 // stuck on a slow query, while the process still answers everything else).
-func (a *Arbiter) command(env *sim.Env, cmd sim.Cmd) {
+func (a *Arbiter) command(p *sim.Proc, cmd sim.Cmd) {
 	switch cmd.Name {
 	case "rejudge":
 		var id int64
 		if _, err := fmt.Sscan(cmd.Arg, &id); err != nil {
 			panic(fmt.Sprintf("arbiter: rejudge needs a submission id, got %q", cmd.Arg))
 		}
-		callID := fmt.Sprintf("%s#rejudge.%d.%d", a.name, id, env.Now())
-		if env.Recording() {
-			env.Note(hist.KindCall, "rejudge "+cmd.Arg, hist.Call{ID: callID, Client: "operator", Op: "rejudge", Sub: id})
-		}
-		a.submitTask(env, task{name: "rejudge", run: func(env *sim.Env, c int) {
-			a.exec(env, c, false, []db.Stmt{Rejudge(id)}, func(env *sim.Env, x db.Done) {
-				a.release(env, c)
-				code := Code200
-				switch {
-				case x.Err() != nil:
-					if x.Unknown() {
-						a.lost(env)
-						return // outcome unknown: no return is recorded
-					}
-					code = Code503
-				case x.Resp.Results[0].Affected == 0:
-					code = Code410 // not terminal: nothing to rejudge
-				}
-				if env.Recording() {
-					env.Note(hist.KindReturn, fmt.Sprintf("rejudge %d -> %d", id, code), hist.Return{ID: callID, Code: code, Sub: id})
-				}
-				a.dispatch(env)
-			})
-		}})
+		a.rejudge(p, id)
 	case "stall":
 		d, err := time.ParseDuration(cmd.Arg)
 		if err != nil {
 			panic(fmt.Sprintf("arbiter: stall needs a duration, got %q", cmd.Arg))
 		}
 		a.stalled = true
-		a.state(env, "stall", int(d/time.Second))
-		env.After(d, unstall{})
+		a.state(p, "stall", int(d/time.Second))
+		p.Sleep(d, "stalled")
+		a.stalled = false
+		a.state(p, "unstall", 0)
+		a.dispatch()
 	default:
 		panic(fmt.Sprintf("arbiter: unknown command %q", cmd.Name))
 	}
+}
+
+// rejudge is the operator's rejudge (A.2 Rejudge): a terminal submission
+// goes back to pending with a new generation.
+func (a *Arbiter) rejudge(p *sim.Proc, id int64) {
+	callID := fmt.Sprintf("%s#rejudge.%d.%d", a.name, id, p.Now())
+	if p.Recording() {
+		p.Note(hist.KindCall, fmt.Sprintf("rejudge %d", id), hist.Call{ID: callID, Client: "operator", Op: "rejudge", Sub: id})
+	}
+	c := a.pool.Get(p)
+	res, err := c.Exec(p, Rejudge(id).Named("rejudge"))
+	a.pool.Put(c)
+	code := Code200
+	switch {
+	case err != nil:
+		if db.Unknown(err) {
+			a.lost(p)
+			return // outcome unknown: no return is recorded
+		}
+		code = Code503
+	case res.Affected == 0:
+		code = Code410 // not terminal: nothing to rejudge
+	}
+	if p.Recording() {
+		p.Note(hist.KindReturn, fmt.Sprintf("rejudge %d -> %d", id, code), hist.Return{ID: callID, Code: code, Sub: id})
+	}
+	a.dispatch()
 }

@@ -12,8 +12,9 @@ import (
 )
 
 // Conn is the blocking database client of a node written as processes: one
-// connection (one session) to a database node, used by one process at a
-// time, as a *pgx.Conn is.
+// connection (one session) to a database node. Several processes may use it
+// at once: their requests are pipelined on the session and run in the order
+// sent, and each gets its own answer.
 //
 //	c := &db.Conn{DB: "db"}
 //	tx, err := c.Begin(p)
@@ -156,22 +157,36 @@ func (tx *Tx) pending(extra int) []Stmt {
 
 // Commit sends the queued statements and COMMIT in one round trip.
 func (tx *Tx) Commit() error {
+	_, err := tx.CommitBatch()
+	return err
+}
+
+// CommitBatch sends the queued statements, stmts and COMMIT in one round
+// trip, and returns the results of stmts. As in PostgreSQL, a statement that
+// fails makes the COMMIT a ROLLBACK; its error is returned.
+func (tx *Tx) CommitBatch(stmts ...Stmt) ([]Result, error) {
 	if tx.done {
 		panic("db: commit of a finished transaction")
 	}
 	tx.done = true
-	if !tx.begun && len(tx.queued) == 0 {
-		return nil // nothing was ever sent
+	if !tx.begun && len(tx.queued) == 0 && len(stmts) == 0 {
+		return nil, nil // nothing was ever sent
 	}
-	send := append(tx.pending(1), Commit())
+	send := append(tx.pending(len(stmts)+1), stmts...)
+	skip := len(send) - len(stmts)
+	send = append(send, Commit())
 	rs, err := tx.c.roundTrip(tx.p, send, false)
+	var mine []Result
+	if len(rs) > skip {
+		mine = rs[skip:min(len(rs), skip+len(stmts))]
+	}
 	if err != nil {
-		return err
+		return mine, err
 	}
 	if last(rs).RolledBack {
-		return ErrCommitRolledBack
+		return mine, ErrCommitRolledBack
 	}
-	return nil
+	return mine, nil
 }
 
 // Rollback ends the transaction. Nothing is sent when BEGIN never was, nor
@@ -206,27 +221,26 @@ func (c *Conn) roundTrip(p *sim.Proc, stmts []Stmt, atomic bool) ([]Result, erro
 	}
 	c.next++
 	id := c.next
-	p.SendConn(c.conn, Request{ID: id, Stmts: stmts, Atomic: atomic})
-	label := Label(stmts)
-	for {
-		m, err := p.Recv(c.conn, c.Timeout, label)
-		if err != nil {
-			why := "connection to the database broke: the outcome is unknown"
-			if errors.Is(err, sim.ErrTimeout) {
-				why = fmt.Sprintf("no answer within %v: the connection is closed, the outcome is unknown", c.Timeout)
-			}
-			c.Close(p)
-			return nil, &Error{Code: CodeConnectionFailure, Msg: why}
-		}
+	conn := c.conn
+	m, err := p.Call(conn, Request{ID: id, Stmts: stmts, Atomic: atomic}, c.Timeout, Label(stmts), func(m network.Message) bool {
 		resp, ok := m.Body.(Response)
-		if !ok || resp.ID != id {
-			continue // an answer to an earlier request: not ours
+		return ok && resp.ID == id
+	})
+	if err != nil {
+		why := "connection to the database broke: the outcome is unknown"
+		if errors.Is(err, sim.ErrTimeout) {
+			why = fmt.Sprintf("no answer within %v: the connection is closed, the outcome is unknown", c.Timeout)
 		}
-		if e := resp.Err(); e != nil {
-			return resp.Results, e
+		if c.conn == conn {
+			c.Close(p)
 		}
-		return resp.Results, nil
+		return nil, &Error{Code: CodeConnectionFailure, Msg: why}
 	}
+	resp := m.Body.(Response)
+	if e := resp.Err(); e != nil {
+		return resp.Results, e
+	}
+	return resp.Results, nil
 }
 
 // Label names a round trip as its crash point: "db " and the statements'

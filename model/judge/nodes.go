@@ -27,59 +27,58 @@ type Monitor struct {
 	alerted  map[network.Addr]bool
 }
 
-type probeTick struct{}
-
-func (probeTick) String() string { return "probe" }
-
 // NewMonitor returns the monitor's factory.
 func NewMonitor(d arbiter.Design, arbiters []network.Addr) sim.Factory {
 	return func(string, *sim.Disk) sim.Node {
-		return &Monitor{d: d, arbiters: arbiters, answered: map[network.Addr]clock.Time{}, alerted: map[network.Addr]bool{}}
+		m := &Monitor{d: d, arbiters: arbiters, answered: map[network.Addr]clock.Time{}, alerted: map[network.Addr]bool{}}
+		return sim.ProgramOf(m, m.main)
 	}
 }
 
-// Step implements sim.Node.
-func (m *Monitor) Step(env *sim.Env, in sim.Input) {
-	switch in.Kind {
-	case sim.Start:
-		env.After(m.d.ProbeEvery, probeTick{})
-	case sim.Timer:
-		now := env.Now()
+// main polls every ProbeEvery; the probes' answers (datagrams) are judged as
+// they arrive.
+func (m *Monitor) main(p *sim.Proc) {
+	p.Handle(m.answer)
+	for {
+		p.Sleep(m.d.ProbeEvery, "probe interval")
+		now := p.Now()
 		for _, a := range m.arbiters {
 			last, seen := m.answered[a]
 			if seen && now.Sub(last) > m.d.ProbeThreshold {
-				m.alert(env, a, fmt.Sprintf("probe unanswered for %v", now.Sub(last)))
+				m.alert(p, a, fmt.Sprintf("probe unanswered for %v", now.Sub(last)))
 			}
 			if !seen {
 				m.answered[a] = now // start counting from the first poll
 			}
 			m.no++
-			env.Send(a, arbiter.Request{No: m.no, Op: arbiter.OpProbe})
-		}
-		env.After(m.d.ProbeEvery, probeTick{})
-	case sim.Deliver:
-		r, ok := in.Msg.Body.(arbiter.Reply)
-		if !ok || r.Op != arbiter.OpProbe {
-			return
-		}
-		a, now, p := in.Msg.From, env.Now(), r.Probe
-		m.answered[a] = now
-		stuck := p.Leader && p.Waiting > 0 && (now.Sub(p.LastRound) > m.d.ProbeThreshold ||
-			(p.Claimable && now.Sub(p.LastPair) > m.d.ProbeThreshold))
-		if stuck {
-			m.alert(env, a, fmt.Sprintf("%d waiting, last dispatch round %v ago, last pairing %v ago", p.Waiting, now.Sub(p.LastRound), now.Sub(p.LastPair)))
-		} else if p.Waiting == 0 || now.Sub(p.LastRound) <= m.d.ProbeThreshold {
-			m.alerted[a] = false // the episode is over
+			p.Send(a, arbiter.Request{No: m.no, Op: arbiter.OpProbe})
 		}
 	}
 }
 
-func (m *Monitor) alert(env *sim.Env, a network.Addr, why string) {
+// answer judges one probe answer.
+func (m *Monitor) answer(p *sim.Proc, msg network.Message) {
+	r, ok := msg.Body.(arbiter.Reply)
+	if !ok || r.Op != arbiter.OpProbe {
+		return
+	}
+	a, now, pr := msg.From, p.Now(), r.Probe
+	m.answered[a] = now
+	stuck := pr.Leader && pr.Waiting > 0 && (now.Sub(pr.LastRound) > m.d.ProbeThreshold ||
+		(pr.Claimable && now.Sub(pr.LastPair) > m.d.ProbeThreshold))
+	if stuck {
+		m.alert(p, a, fmt.Sprintf("%d waiting, last dispatch round %v ago, last pairing %v ago", pr.Waiting, now.Sub(pr.LastRound), now.Sub(pr.LastPair)))
+	} else if pr.Waiting == 0 || now.Sub(pr.LastRound) <= m.d.ProbeThreshold {
+		m.alerted[a] = false // the episode is over
+	}
+}
+
+func (m *Monitor) alert(p *sim.Proc, a network.Addr, why string) {
 	if m.alerted[a] {
 		return
 	}
 	m.alerted[a] = true
-	env.Note(hist.KindAlert, string(a)+": "+why, hist.Alert{Monitor: string(env.Self()), Target: string(a), Reason: why})
+	p.Note(hist.KindAlert, string(a)+": "+why, hist.Alert{Monitor: string(p.Self()), Target: string(a), Reason: why})
 }
 
 // ---- web front ----
@@ -94,28 +93,12 @@ type Arrival struct {
 
 // Web inserts submissions as they arrive (the online judge's front end),
 // retrying an insert whose outcome is unknown; a unique violation on retry
-// means the first attempt committed.
+// means the first attempt committed. It also shows statuses: every
+// ReadEvery a user looks at a submission's result page.
 type Web struct {
-	cl       db.Client
+	db       network.Addr
 	arrivals []Arrival
-	pending  map[int64]bool
 	reads    int
-}
-
-type arrive struct{ i int }
-
-func (a arrive) String() string { return fmt.Sprintf("arrival %d", a.i) }
-
-// readTick: the web front shows a submission's status (a user looking at the
-// result page), every ReadEvery, cycling through the arrivals.
-type readTick struct{}
-
-func (readTick) String() string { return "read" }
-
-// readDone tags a status read in flight.
-type readDone struct {
-	id  string
-	sub int64
 }
 
 // ReadEvery is how often the web front reads a submission's status.
@@ -124,80 +107,70 @@ const ReadEvery = 7 * time.Second
 // NewWeb returns the web front's factory.
 func NewWeb(dbAddr network.Addr, arrivals []Arrival) sim.Factory {
 	return func(string, *sim.Disk) sim.Node {
-		return &Web{cl: db.Client{DB: dbAddr}, arrivals: arrivals, pending: map[int64]bool{}}
+		w := &Web{db: dbAddr, arrivals: arrivals}
+		return sim.ProgramOf(w, w.main)
 	}
 }
 
-// Step implements sim.Node. A restarted web front re-sends every arrival
-// (inserts are idempotent by primary key).
-func (w *Web) Step(env *sim.Env, in sim.Input) {
-	if done, ok := w.cl.Handle(in); ok {
-		for _, d := range done {
-			switch tag := d.Tag.(type) {
-			case int:
-				if e := d.Err(); e != nil && e.Code != db.CodeUniqueViolation {
-					env.After(time.Second, arrive{tag}) // unknown outcome or unreachable: try again
-				}
-			case readDone:
-				w.readReturned(env, tag, d)
-			}
-		}
-		return
+// main starts the arrivals and the reads. A restarted web front re-sends
+// every arrival (inserts are idempotent by primary key). The front's
+// requests share one database session, as a single connection would.
+func (w *Web) main(p *sim.Proc) {
+	c := &db.Conn{DB: w.db}
+	start := p.Mono()
+	for _, a := range w.arrivals {
+		wait := max(clock.Time(a.At).Sub(start), 0)
+		p.Go("arrival", func(p *sim.Proc) {
+			p.Sleep(wait, "arrival")
+			w.insert(p, c, a)
+		})
 	}
-	switch in.Kind {
-	case sim.Start:
-		now := env.Mono()
-		for i, a := range w.arrivals {
-			d := clock.Time(a.At).Sub(now)
-			if d < 0 {
-				d = 0
-			}
-			env.After(d, arrive{i})
+	p.Go("reads", func(p *sim.Proc) {
+		for {
+			p.Sleep(ReadEvery, "read interval")
+			p.Go("read", func(p *sim.Proc) { w.read(p, c) })
 		}
-		env.After(ReadEvery, readTick{})
-	case sim.Timer:
-		switch t := in.Tag.(type) {
-		case arrive:
-			a := w.arrivals[t.i]
-			w.cl.Exec(env, t.i, db.Insert(arbiter.TSubmissions, db.Row{"id": a.ID, "user_id": a.User, "problem_id": a.Problem}))
-		case readTick:
-			w.read(env)
-			env.After(ReadEvery, readTick{})
+	})
+}
+
+// insert inserts one submission, again every second while the outcome is
+// unknown or the database unreachable.
+func (w *Web) insert(p *sim.Proc, c *db.Conn, a Arrival) {
+	for {
+		_, err := c.Exec(p, db.Insert(arbiter.TSubmissions, db.Row{"id": a.ID, "user_id": a.User, "problem_id": a.Problem}).Named("insert-submission"))
+		if err == nil || db.Code(err) == db.CodeUniqueViolation {
+			return
 		}
+		p.Sleep(time.Second, "insert retry")
 	}
 }
 
-// read reads the status of the next submission in turn.
-func (w *Web) read(env *sim.Env) {
+// read reads the status of the next submission in turn and records the
+// answer: the status and generation, or 404 for a submission not inserted
+// yet. A read whose connection broke has an unknown outcome (no return).
+func (w *Web) read(p *sim.Proc, c *db.Conn) {
 	if len(w.arrivals) == 0 {
 		return
 	}
 	a := w.arrivals[w.reads%len(w.arrivals)]
 	w.reads++
-	id := fmt.Sprintf("%s#read.%d", env.Self(), w.reads)
-	if env.Recording() {
-		env.Note(hist.KindCall, fmt.Sprintf("read %d", a.ID), hist.Call{ID: id, Client: string(env.Self()), Op: "read", Sub: a.ID})
+	id := fmt.Sprintf("%s#read.%d", p.Self(), w.reads)
+	if p.Recording() {
+		p.Note(hist.KindCall, fmt.Sprintf("read %d", a.ID), hist.Call{ID: id, Client: string(p.Self()), Op: "read", Sub: a.ID})
 	}
-	w.cl.Exec(env, readDone{id, a.ID}, arbiter.ReadStatus(a.ID))
-}
-
-// readReturned records a read's answer: the status and generation, or 404
-// for a submission not inserted yet. A read whose connection broke has an
-// unknown outcome (no return).
-func (w *Web) readReturned(env *sim.Env, r readDone, d db.Done) {
-	if d.Unknown() || !env.Recording() {
+	res, err := c.Exec(p, arbiter.ReadStatus(a.ID).Named("read-status"))
+	if db.Unknown(err) || !p.Recording() {
 		return
 	}
-	ret := hist.Return{ID: r.id, Code: 200, Sub: r.sub}
+	ret := hist.Return{ID: id, Code: 200, Sub: a.ID}
 	switch {
-	case d.Err() != nil:
+	case err != nil:
 		ret.Code = 503
-	case len(d.Resp.Results[0].Rows) == 0:
+	case len(res.Rows) == 0:
 		ret.Code = 404
 	default:
-		row := d.Resp.Results[0].Rows[0]
-		ret.Status, _ = row["status"].(string)
-		ret.Gen, _ = row["lease_gen"].(int64)
+		ret.Status, _ = res.Rows[0]["status"].(string)
+		ret.Gen, _ = res.Rows[0]["lease_gen"].(int64)
 	}
-	env.Note(hist.KindReturn, fmt.Sprintf("read %d -> %d %s gen %d", r.sub, ret.Code, ret.Status, ret.Gen), ret)
+	p.Note(hist.KindReturn, fmt.Sprintf("read %d -> %d %s gen %d", a.ID, ret.Code, ret.Status, ret.Gen), ret)
 }

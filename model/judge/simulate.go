@@ -79,11 +79,13 @@ func (o Options) Build() (*World, error) {
 	return Build(o.Design, o.Workload, sim.Config{Entropy: ent, Network: pol, Schedule: o.Schedule, Limits: o.limits(), Recorder: o.Recorder, Filter: o.Filter})
 }
 
-// Simulate builds and runs one run.
+// Simulate builds and runs one run. The world is closed when the run ends
+// (its processes unwound); its nodes' state can still be read.
 func Simulate(o Options) (*World, error) {
 	w, err := o.Build()
 	if err != nil {
 		return nil, err
 	}
+	defer w.Close()
 	return w, w.Run()
 }

@@ -23,6 +23,7 @@ func TestSmokeAllTerminal(t *testing.T) {
 	})
 	require.NoError(t, err)
 	require.NoError(t, w.Run())
+	defer w.Close()
 	n := w.Node("db").(*db.Node)
 	for _, r := range n.CommitLog() {
 		_ = r
