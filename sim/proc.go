@@ -81,6 +81,7 @@ type host struct {
 	command CommandHandler
 	env     *Env
 	procs   []*Proc // live processes, in spawn order
+	idle    []*coro // coroutines free for the next spawn
 	ready   []*Proc // processes woken in this step, in wake order
 	conns   map[network.ConnID]*pconn
 	nextID  uint64
@@ -133,9 +134,9 @@ type Proc struct {
 	h     *host
 	id    uint64
 	name  string
-	next  func() (struct{}, bool)
-	stop  func()
-	yield func(struct{}) bool
+	co    *coro
+	done  bool   // its function returned
+	label string // what it waits for (its timer's text)
 	// reqConn is the inbound connection of the request the process serves
 	// (0 for other processes): its break cancels the process's waits.
 	reqConn network.ConnID
@@ -158,15 +159,37 @@ type Proc struct {
 
 type waitList interface{ drop(p *Proc) }
 
-// wakeTag is the tag of a process's timeout timer; its text is the label of
-// the blocking call, as the trace shows it.
-type wakeTag struct {
+// String is the text of a process's timeout timer in the trace: the
+// process and the blocking call it waits in. (The timer's tag is the
+// process itself; the timer ID tells which wait it belongs to.)
+func (p *Proc) String() string { return p.name + ": " + p.label }
+
+// coro is a coroutine that runs processes, one after another: a process
+// that ends parks it on its node's idle list, and the next spawn reuses it
+// (and the stack it has grown).
+type coro struct {
+	h     *host
+	next  func() (struct{}, bool)
+	stop  func()
+	yield func(struct{}) bool
 	p     *Proc
-	gen   uint64
-	label string
+	fn    func(p *Proc)
 }
 
-func (t *wakeTag) String() string { return t.p.name + ": " + t.label }
+// run runs one process's function; it reports false when the process was
+// unwound (the node crashed), which ends the coroutine.
+func (c *coro) run() (ok bool) {
+	defer func() {
+		if r := recover(); r != nil {
+			if _, unwound := r.(unwind); !unwound {
+				panic(r)
+			}
+			ok = false
+		}
+	}()
+	c.fn(c.p)
+	return true
+}
 
 // Step implements Node.
 func (h *host) Step(env *Env, in Input) {
@@ -179,12 +202,12 @@ func (h *host) Step(env *Env, in Input) {
 	case Start:
 		h.spawn("main", 0, h.main)
 	case Timer:
-		t, ok := in.Tag.(*wakeTag)
-		if !ok || t.p.h != h || !t.p.waiting || t.p.gen != t.gen || !t.p.timed {
+		p, ok := in.Tag.(*Proc)
+		if !ok || p.h != h || !p.waiting || !p.timed || p.timer != in.TimerID {
 			break
 		}
-		t.p.timed = false
-		h.wake(t.p, nil, network.Message{}, ErrTimeout)
+		p.timed = false
+		h.wake(p, nil, network.Message{}, ErrTimeout)
 	case Deliver:
 		h.deliver(in.Msg)
 	case ConnBroken:
@@ -253,24 +276,33 @@ func (h *host) broken(c network.ConnID) {
 func (h *host) spawn(name string, reqConn network.ConnID, fn func(p *Proc)) *Proc {
 	h.nextID++
 	p := &Proc{h: h, id: h.nextID, name: name, reqConn: reqConn}
-	p.next, p.stop = iter.Pull(func(yield func(struct{}) bool) {
-		p.yield = yield
-		defer func() {
-			if r := recover(); r != nil {
-				if _, ok := r.(unwind); !ok {
-					panic(r)
+	var c *coro
+	if n := len(h.idle); n > 0 {
+		c = h.idle[n-1]
+		h.idle = h.idle[:n-1]
+	} else {
+		c = &coro{h: h}
+		c.next, c.stop = iter.Pull(func(yield func(struct{}) bool) {
+			c.yield = yield
+			for c.run() && !h.dead {
+				c.p.done = true
+				c.p, c.fn = nil, nil
+				h.idle = append(h.idle, c)
+				if !yield(struct{}{}) || h.dead {
+					return
 				}
 			}
-		}()
-		fn(p)
-	})
+		})
+	}
+	c.p, c.fn = p, fn
+	p.co = c
 	h.procs = append(h.procs, p)
 	h.ready = append(h.ready, p)
 	return p
 }
 
 func (h *host) resume(p *Proc) {
-	if _, alive := p.next(); !alive {
+	if _, alive := p.co.next(); !alive || p.done {
 		h.remove(p)
 	}
 }
@@ -317,10 +349,13 @@ func (h *host) abandon() {
 	h.crashed = true
 	h.ready = nil
 	h.env = discardEnv()
-	procs := h.procs
-	h.procs = nil
+	procs, idle := h.procs, h.idle
+	h.procs, h.idle = nil, nil
 	for _, p := range procs {
-		p.stop()
+		p.co.stop()
+	}
+	for _, c := range idle {
+		c.stop()
 	}
 	h.env = nil
 }
@@ -480,7 +515,7 @@ func (p *Proc) Yield(label string) {
 	p.Point(label)
 	p.gen++
 	p.h.ready = append(p.h.ready, p)
-	if !p.yield(struct{}{}) || p.h.dead {
+	if !p.co.yield(struct{}{}) || p.h.dead {
 		panic(unwind{})
 	}
 }
@@ -519,9 +554,10 @@ func (p *Proc) wait(timeout time.Duration, label string) {
 	p.err, p.val, p.msg = nil, nil, network.Message{}
 	if timeout > 0 || (p.conn == nil && p.list == nil) {
 		p.timed = true
-		p.timer = p.h.env.After(timeout, &wakeTag{p: p, gen: p.gen, label: label})
+		p.label = label
+		p.timer = p.h.env.After(timeout, p)
 	}
-	if !p.yield(struct{}{}) || p.h.dead {
+	if !p.co.yield(struct{}{}) || p.h.dead {
 		panic(unwind{})
 	}
 }
