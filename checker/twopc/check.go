@@ -60,7 +60,7 @@ type Txn struct {
 
 // Event is a decoded 2PC note with its place in the trace.
 type Event struct {
-	Note
+	hist.Txn
 	Seq  uint64
 	T    int64
 	Node string
@@ -97,13 +97,13 @@ func Decode(evs []traces.Event) (*History, error) {
 	for _, e := range evs {
 		h.EndT = e.T
 		switch e.Kind {
-		case Kind:
-			n, err := checker.Decode[Note](e)
+		case hist.KindTxn:
+			n, err := checker.Decode[hist.Txn](e)
 			if err != nil {
 				return nil, err
 			}
-			h.Notes = append(h.Notes, Event{Note: n, Seq: e.Seq, T: e.T, Node: e.Node})
-			if n.What == WEnd {
+			h.Notes = append(h.Notes, Event{Txn: n, Seq: e.Seq, T: e.T, Node: e.Node})
+			if n.What == hist.TxnEnd {
 				h.Quiesced = n.Quiesced
 				continue
 			}
@@ -112,19 +112,19 @@ func Decode(evs []traces.Event) (*History, error) {
 			}
 			t := txn(n.GID)
 			switch n.What {
-			case WBegin:
+			case hist.TxnBegin:
 				if len(t.Participants) == 0 {
 					t.Participants = append([]string(nil), n.Participants...)
 				}
-			case WVote:
-				if t.Votes[n.Participant] != Yes {
+			case hist.TxnVote:
+				if t.Votes[n.Participant] != hist.VoteYes {
 					t.Votes[n.Participant] = n.Vote
 				}
-				if n.Vote == Yes {
+				if n.Vote == hist.VoteYes {
 					rows[[2]string{n.Participant, n.GID}] = n.Rows
 				}
-			case WLog:
-				if n.Outcome == Commit && t.LoggedCommit == 0 {
+			case hist.TxnLog:
+				if n.Outcome == hist.OutcomeCommit && t.LoggedCommit == 0 {
 					t.LoggedCommit = e.Seq
 				}
 			}
@@ -151,9 +151,9 @@ func Decode(evs []traces.Event) (*History, error) {
 					h.Lives = append(h.Lives, l)
 				}
 				l.End, l.EndSeq = e.T, e.Seq
-				l.Outcome = Commit
+				l.Outcome = hist.OutcomeCommit
 				if p.Event == "rollback" {
-					l.Outcome = Abort
+					l.Outcome = hist.OutcomeAbort
 				}
 				delete(h.live, k)
 				h.last[k] = l
@@ -196,7 +196,7 @@ func (h *History) State(node, gid string) string {
 		return StateNone
 	case l.End == 0:
 		return StatePrepared
-	case l.Outcome == Commit:
+	case l.Outcome == hist.OutcomeCommit:
 		return StateCommitted
 	}
 	return StateAborted
@@ -247,7 +247,7 @@ func Atomicity(h *History) checker.Verdict {
 // and after quiescence every participant has committed.
 func DecisionDurability(h *History) checker.Verdict {
 	for _, n := range h.Notes {
-		if n.What != WLog || n.Outcome != Abort {
+		if n.What != hist.TxnLog || n.Outcome != hist.OutcomeAbort {
 			continue
 		}
 		if t := h.Txns[n.GID]; t != nil && t.LoggedCommit != 0 && t.LoggedCommit < n.Seq {
@@ -285,18 +285,18 @@ func NoUnilateralDecision(h *History) checker.Verdict {
 	notes := 0
 	for _, e := range h.Events {
 		switch e.Kind {
-		case Kind:
-			n := h.Notes[notes].Note
+		case hist.KindTxn:
+			n := h.Notes[notes].Txn
 			notes++
 			switch n.What {
-			case WDecide, WLog, WRecover:
+			case hist.TxnDecide, hist.TxnLog, hist.TxnRecover:
 				say(n.GID, n.Outcome)
-			case WRefuse:
-				say(n.GID, Abort)
+			case hist.TxnRefuse:
+				say(n.GID, hist.OutcomeAbort)
 			}
 		case "prepared":
 			p, _ := checker.Decode[Prepared](e)
-			out := map[string]string{"commit": Commit, "rollback": Abort}[p.Event]
+			out := map[string]string{"commit": hist.OutcomeCommit, "rollback": hist.OutcomeAbort}[p.Event]
 			if out != "" && !word[p.GID][out] {
 				return checker.Fail(PC3, []uint64{e.Seq}, "%s ended the prepared %q with %s, but no coordinator, decision log or refusing peer had said %s",
 					e.Node, p.GID, strings.ToUpper(p.Event), out)
@@ -334,7 +334,7 @@ func AbortBeforeYesIsClean(h *History) checker.Verdict {
 	for _, gid := range h.GIDs {
 		t := h.Txns[gid]
 		for _, p := range t.Participants {
-			if t.Votes[p] == Yes {
+			if t.Votes[p] == hist.VoteYes {
 				continue
 			}
 			st := h.State(p, gid)
@@ -463,7 +463,7 @@ func Measure(h *History) Metrics {
 		}
 	}
 	for _, n := range h.Notes {
-		if n.What == WBlocked {
+		if n.What == hist.TxnBlocked {
 			m.Blocked++
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/fencesim/fencesim/traces"
+	"github.com/fencesim/fencesim/traces/hist"
 )
 
 // A hand-made trace: each helper appends one event.
@@ -23,29 +24,29 @@ func (tr *trace) add(t int64, node, kind string, data any) *trace {
 	return tr
 }
 
-func (tr *trace) note(t int64, n Note) *trace {
+func (tr *trace) note(t int64, n hist.Txn) *trace {
 	if n.By == "" {
 		n.By = "coordinator"
 	}
-	return tr.add(t, n.By, Kind, n)
+	return tr.add(t, n.By, hist.KindTxn, n)
 }
 func (tr *trace) begin(t int64, gid string) *trace {
-	return tr.note(t, Note{What: WBegin, GID: gid, Participants: []string{"orders", "inventory"}})
+	return tr.note(t, hist.Txn{What: hist.TxnBegin, GID: gid, Participants: []string{"orders", "inventory"}})
 }
 func (tr *trace) vote(t int64, gid, p, v string) *trace {
-	return tr.note(t, Note{What: WVote, GID: gid, Participant: p, Vote: v, Rows: 2})
+	return tr.note(t, hist.Txn{What: hist.TxnVote, GID: gid, Participant: p, Vote: v, Rows: 2})
 }
 func (tr *trace) decide(t int64, gid, o string) *trace {
-	return tr.note(t, Note{What: WDecide, GID: gid, Outcome: o})
+	return tr.note(t, hist.Txn{What: hist.TxnDecide, GID: gid, Outcome: o})
 }
 func (tr *trace) log(t int64, gid, o string) *trace {
-	return tr.note(t, Note{What: WLog, GID: gid, Outcome: o, Synced: true})
+	return tr.note(t, hist.Txn{What: hist.TxnLog, GID: gid, Outcome: o, Synced: true})
 }
 func (tr *trace) prep(t int64, node, gid, event string) *trace {
 	return tr.add(t, node, "prepared", Prepared{GID: gid, Event: event, At: t})
 }
 func (tr *trace) end(t int64, quiesced bool) *trace {
-	return tr.note(t, Note{What: WEnd, Quiesced: quiesced})
+	return tr.note(t, hist.Txn{What: hist.TxnEnd, Quiesced: quiesced})
 }
 func (tr *trace) lockTimeout(t int64, node string) *trace {
 	return tr.add(t, node, "db", Statement{Conn: 1, SQL: "UPDATE stock ...", Err: "55P03"})
@@ -54,8 +55,8 @@ func (tr *trace) lockTimeout(t int64, node string) *trace {
 // prepared: both participants prepared x1 and voted YES.
 func prepared() *trace {
 	tr := &trace{}
-	return tr.begin(100, "x1").prep(101, "orders", "x1", "prepare").vote(102, "x1", "orders", Yes).
-		prep(103, "inventory", "x1", "prepare").vote(104, "x1", "inventory", Yes)
+	return tr.begin(100, "x1").prep(101, "orders", "x1", "prepare").vote(102, "x1", "orders", hist.VoteYes).
+		prep(103, "inventory", "x1", "prepare").vote(104, "x1", "inventory", hist.VoteYes)
 }
 
 func failed(t *testing.T, tr *trace) []string {
@@ -71,19 +72,19 @@ func failed(t *testing.T, tr *trace) []string {
 
 func TestMustPass(t *testing.T) {
 	cases := map[string]*trace{
-		"commit": prepared().decide(104, "x1", Commit).log(104, "x1", Commit).
+		"commit": prepared().decide(104, "x1", hist.OutcomeCommit).log(104, "x1", hist.OutcomeCommit).
 			prep(105, "orders", "x1", "commit").prep(107, "inventory", "x1", "commit").end(200, true),
-		"abort after a NO": (&trace{}).begin(100, "x1").prep(101, "orders", "x1", "prepare").vote(102, "x1", "orders", Yes).
-			vote(104, "x1", "inventory", No).decide(104, "x1", Abort).log(104, "x1", Abort).
+		"abort after a NO": (&trace{}).begin(100, "x1").prep(101, "orders", "x1", "prepare").vote(102, "x1", "orders", hist.VoteYes).
+			vote(104, "x1", "inventory", hist.VoteNo).decide(104, "x1", hist.OutcomeAbort).log(104, "x1", hist.OutcomeAbort).
 			prep(105, "orders", "x1", "rollback").end(200, true),
 		"recovery rolls back a prepared transaction without record": prepared().
-			note(5000, Note{What: WLog, GID: "x1", Outcome: Abort}).
-			note(5000, Note{What: WRecover, GID: "x1", Participant: "orders", Outcome: Abort}).
+			note(5000, hist.Txn{What: hist.TxnLog, GID: "x1", Outcome: hist.OutcomeAbort}).
+			note(5000, hist.Txn{What: hist.TxnRecover, GID: "x1", Participant: "orders", Outcome: hist.OutcomeAbort}).
 			prep(5001, "orders", "x1", "rollback").prep(5002, "inventory", "x1", "rollback").end(9000, true),
-		"blocked but not quiesced": prepared().decide(104, "x1", Commit).log(104, "x1", Commit).
+		"blocked but not quiesced": prepared().decide(104, "x1", hist.OutcomeCommit).log(104, "x1", hist.OutcomeCommit).
 			prep(105, "orders", "x1", "commit").end(200, false),
 		"cooperative: a peer that never voted refuses": (&trace{}).begin(100, "x1").prep(101, "orders", "x1", "prepare").
-			vote(102, "x1", "orders", Yes).note(3000, Note{What: WRefuse, GID: "x1", By: "inventory-agent"}).
+			vote(102, "x1", "orders", hist.VoteYes).note(3000, hist.Txn{What: hist.TxnRefuse, GID: "x1", By: "inventory-agent"}).
 			prep(3001, "orders", "x1", "rollback").end(9000, true),
 	}
 	for name, tr := range cases {
@@ -99,27 +100,27 @@ func TestMustFail(t *testing.T) {
 		tr   *trace
 		want []string
 	}{
-		{"half committed: C.5 position 4", prepared().decide(104, "x1", Commit).log(104, "x1", Commit).
-			prep(105, "orders", "x1", "commit").log(5000, "x1", Abort).prep(5001, "inventory", "x1", "rollback").end(9000, true),
+		{"half committed: C.5 position 4", prepared().decide(104, "x1", hist.OutcomeCommit).log(104, "x1", hist.OutcomeCommit).
+			prep(105, "orders", "x1", "commit").log(5000, "x1", hist.OutcomeAbort).prep(5001, "inventory", "x1", "rollback").end(9000, true),
 			[]string{"PC1", "PC2"}},
-		{"logged commit reversed: C.5 position 3", prepared().decide(104, "x1", Commit).log(104, "x1", Commit).
-			log(5000, "x1", Abort).prep(5001, "orders", "x1", "rollback").prep(5001, "inventory", "x1", "rollback").end(9000, true),
+		{"logged commit reversed: C.5 position 3", prepared().decide(104, "x1", hist.OutcomeCommit).log(104, "x1", hist.OutcomeCommit).
+			log(5000, "x1", hist.OutcomeAbort).prep(5001, "orders", "x1", "rollback").prep(5001, "inventory", "x1", "rollback").end(9000, true),
 			[]string{"PC2"}},
-		{"commit before log, no record: C.6 wrong order", prepared().decide(104, "x1", Commit).prep(105, "orders", "x1", "commit").
-			log(5000, "x1", Abort).prep(5001, "inventory", "x1", "rollback").end(9000, true),
+		{"commit before log, no record: C.6 wrong order", prepared().decide(104, "x1", hist.OutcomeCommit).prep(105, "orders", "x1", "commit").
+			log(5000, "x1", hist.OutcomeAbort).prep(5001, "inventory", "x1", "rollback").end(9000, true),
 			[]string{"PC1"}},
-		{"timeout abort: C.3 approach A", prepared().decide(104, "x1", Commit).log(104, "x1", Commit).prep(105, "orders", "x1", "commit").
-			note(6000, Note{What: WUnilateral, GID: "x1", By: "inventory-agent", Outcome: Abort}).prep(6000, "inventory", "x1", "rollback"),
+		{"timeout abort: C.3 approach A", prepared().decide(104, "x1", hist.OutcomeCommit).log(104, "x1", hist.OutcomeCommit).prep(105, "orders", "x1", "commit").
+			note(6000, hist.Txn{What: hist.TxnUnilateral, GID: "x1", By: "inventory-agent", Outcome: hist.OutcomeAbort}).prep(6000, "inventory", "x1", "rollback"),
 			[]string{"PC1", "PC2", "PC3"}},
 		{"left prepared after quiescence", prepared().end(9000, true), []string{"PC4"}},
 		{"presume commit: the unvoted participant commits", (&trace{}).begin(100, "x1").prep(101, "orders", "x1", "prepare").
 			prep(103, "inventory", "x1", "prepare").
-			note(5000, Note{What: WRecover, GID: "x1", Participant: "orders", Outcome: Commit}).
-			note(5000, Note{What: WRecover, GID: "x1", Participant: "inventory", Outcome: Commit}).
+			note(5000, hist.Txn{What: hist.TxnRecover, GID: "x1", Participant: "orders", Outcome: hist.OutcomeCommit}).
+			note(5000, hist.Txn{What: hist.TxnRecover, GID: "x1", Participant: "inventory", Outcome: hist.OutcomeCommit}).
 			prep(5001, "orders", "x1", "commit").prep(5001, "inventory", "x1", "commit").end(9000, true),
 			[]string{"PC5"}},
-		{"died before voting, left prepared", (&trace{}).begin(100, "x1").prep(101, "orders", "x1", "prepare").vote(102, "x1", "orders", Yes).
-			prep(103, "inventory", "x1", "prepare").vote(103, "x1", "inventory", Unknown).decide(103, "x1", Abort).log(103, "x1", Abort).
+		{"died before voting, left prepared", (&trace{}).begin(100, "x1").prep(101, "orders", "x1", "prepare").vote(102, "x1", "orders", hist.VoteYes).
+			prep(103, "inventory", "x1", "prepare").vote(103, "x1", "inventory", hist.VoteUnknown).decide(103, "x1", hist.OutcomeAbort).log(103, "x1", hist.OutcomeAbort).
 			prep(104, "orders", "x1", "rollback").end(9000, true),
 			[]string{"PC4", "PC5"}},
 	}
@@ -131,7 +132,7 @@ func TestMustFail(t *testing.T) {
 }
 
 func TestMetrics(t *testing.T) {
-	tr := prepared().decide(104, "x1", Commit).log(104, "x1", Commit).lockTimeout(3000, "inventory").
+	tr := prepared().decide(104, "x1", hist.OutcomeCommit).log(104, "x1", hist.OutcomeCommit).lockTimeout(3000, "inventory").
 		prep(1105, "orders", "x1", "commit").prep(5103, "inventory", "x1", "commit").end(9000, true)
 	h, err := Decode(tr.evs)
 	require.NoError(t, err)
@@ -147,7 +148,7 @@ func TestMetrics(t *testing.T) {
 
 func TestDecodeRejectsBadData(t *testing.T) {
 	tr := &trace{}
-	tr.evs = append(tr.evs, traces.Event{Seq: 1, Kind: Kind, Data: json.RawMessage(`{"what":3}`)})
+	tr.evs = append(tr.evs, traces.Event{Seq: 1, Kind: hist.KindTxn, Data: json.RawMessage(`{"what":3}`)})
 	_, err := Check(tr.evs)
 	assert.Error(t, err, "a 2pc note that does not decode is an error, not a silent pass")
 }

@@ -3,10 +3,10 @@
 // blocking (how long prepared transactions lived, the rows they held locked,
 // the sessions that hit lock_timeout, how long the VACUUM horizon was held).
 //
-// It owns the vocabulary of the 2PC trace notes (Note, kind "2pc"), which
-// model/twopc writes and this package reads; besides those it reads model/db's
-// documented "prepared", "commit" and "db" events. Like every checker it never
-// imports model/: the model imports this vocabulary, not the other way round.
+// It reads the 2PC notes (traces/hist's Txn, kind "2pc") that model/twopc's
+// coordinators, agents and harness write, and model/db's documented
+// "prepared", "commit" and "db" events. Like every checker it never imports
+// model/, and the models never import it: traces/hist is the contract.
 //
 // Who drives it: model/twopc's run functions and tests call Check on the
 // events of a run; the command line calls it on a trace file's events.

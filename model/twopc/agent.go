@@ -4,11 +4,11 @@ import (
 	"fmt"
 	"sort"
 
-	ct "github.com/fencesim/fencesim/checker/twopc"
 	"github.com/fencesim/fencesim/clock"
 	"github.com/fencesim/fencesim/model/db"
 	"github.com/fencesim/fencesim/network"
 	"github.com/fencesim/fencesim/sim"
+	"github.com/fencesim/fencesim/traces/hist"
 )
 
 // Agent is a participant's local agent (the DBA's cron job): it watches its
@@ -74,12 +74,12 @@ func NewAgent(d Design, dbAddr network.Addr, peers []network.Addr) sim.Factory {
 	}
 }
 
-func (a *Agent) note(env *sim.Env, n ct.Note) {
+func (a *Agent) note(env *sim.Env, n hist.Txn) {
 	if !env.Recording() {
 		return
 	}
 	n.By, n.Participant = a.name, string(a.db)
-	env.Note(ct.Kind, fmt.Sprintf("%s %s %s %s", n.What, n.GID, n.Outcome, n.Reason), n)
+	env.Note(hist.KindTxn, fmt.Sprintf("%s %s %s %s", n.What, n.GID, n.Outcome, n.Reason), n)
 }
 
 // Step implements sim.Node.
@@ -119,11 +119,11 @@ func (a *Agent) Step(env *sim.Env, in sim.Input) {
 		case tagEnd:
 			delete(a.acts, tag.gid)
 			if d.Err() == nil {
-				w := ct.WResolve
+				w := hist.TxnResolve
 				if tag.unilateral {
-					w = ct.WUnilateral
+					w = hist.TxnUnilateral
 				}
-				a.note(env, ct.Note{What: w, GID: tag.gid, Outcome: tag.outcome, Reason: tag.reason})
+				a.note(env, hist.Txn{What: w, GID: tag.gid, Outcome: tag.outcome, Reason: tag.reason})
 			}
 		}
 	}
@@ -196,7 +196,7 @@ func (a *Agent) tombed(env *sim.Env, tag tagTomb, d db.Done) {
 		return
 	}
 	if d.Resp.Results[0].Inserted {
-		a.note(env, ct.Note{What: ct.WRefuse, GID: tag.gid, Reason: "asked by " + string(tag.from) + "; never voted"})
+		a.note(env, hist.Txn{What: hist.TxnRefuse, GID: tag.gid, Reason: "asked by " + string(tag.from) + "; never voted"})
 		env.Send(tag.from, Answer{GID: tag.gid, State: TxRefused})
 		return
 	}
@@ -232,6 +232,6 @@ func (a *Agent) answer(env *sim.Env, from network.Addr, m Answer) {
 	delete(a.round, m.GID)
 	if !a.noted[m.GID] {
 		a.noted[m.GID] = true
-		a.note(env, ct.Note{What: ct.WBlocked, GID: m.GID, Reason: "every peer is prepared too: only the coordinator's log can decide"})
+		a.note(env, hist.Txn{What: hist.TxnBlocked, GID: m.GID, Reason: "every peer is prepared too: only the coordinator's log can decide"})
 	}
 }

@@ -7,9 +7,9 @@ import (
 	"strings"
 	"time"
 
-	ct "github.com/fencesim/fencesim/checker/twopc"
 	"github.com/fencesim/fencesim/clock"
 	"github.com/fencesim/fencesim/sim"
+	"github.com/fencesim/fencesim/traces/hist"
 )
 
 // C8 runs the extensions beyond the source: N participants, a takeover
@@ -113,18 +113,18 @@ func C8Takeover() ([]TakeoverRow, error) {
 		r.Verdicts = verdictText(s.check(quiet))
 		var second, first []string
 		for _, e := range s.mem.Events {
-			if e.Kind != ct.Kind {
+			if e.Kind != hist.KindTxn {
 				continue
 			}
 			n, _ := decodeNote(e)
 			switch {
-			case n.By == "coordinator-2" && n.What == ct.WRecover:
+			case n.By == "coordinator-2" && n.What == hist.TxnRecover:
 				second = append(second, fmt.Sprintf("%s: %s (log: %s)", n.Participant, strings.ToUpper(n.Outcome), logText(n.Found)))
-			case n.By == "coordinator-2" && n.What == ct.WLog:
+			case n.By == "coordinator-2" && n.What == hist.TxnLog:
 				second = append(second, "logged "+strings.ToUpper(n.Outcome))
-			case n.By == "coordinator" && n.What == ct.WDecide:
+			case n.By == "coordinator" && n.What == hist.TxnDecide:
 				first = append(first, "decided "+strings.ToUpper(n.Outcome)+" ("+n.Reason+")")
-			case n.By == "coordinator" && n.What == ct.WDone:
+			case n.By == "coordinator" && n.What == hist.TxnDone:
 				first = append(first, "finished "+strings.ToUpper(n.Outcome))
 			}
 		}
@@ -230,7 +230,7 @@ func C8MaxPrepared() (MaxPrepResult, error) {
 		r.Rows = append(r.Rows, MaxPrepRow{GID: t.GID, Coordinator: t.Coordinator, At: clock.Time(t.At).String(), Outcome: "(coordinator died)"})
 	}
 	for _, e := range s.mem.Events {
-		if e.Kind != ct.Kind {
+		if e.Kind != hist.KindTxn {
 			continue
 		}
 		n, _ := decodeNote(e)
@@ -240,7 +240,7 @@ func C8MaxPrepared() (MaxPrepResult, error) {
 		}
 		row := &r.Rows[i]
 		switch n.What {
-		case ct.WVote:
+		case hist.TxnVote:
 			v := n.Participant + " " + strings.ToUpper(n.Vote)
 			if n.Code != "" {
 				v += " (" + n.Code + ")"
@@ -249,9 +249,9 @@ func C8MaxPrepared() (MaxPrepResult, error) {
 				row.Votes += ", "
 			}
 			row.Votes += v
-		case ct.WDone:
+		case hist.TxnDone:
 			row.Outcome = strings.ToUpper(n.Outcome) + " at " + clock.Time(e.T).String()
-		case ct.WRecover:
+		case hist.TxnRecover:
 			row.Outcome = fmt.Sprintf("%s: %s by %s's recovery at %s", n.Participant, strings.ToUpper(n.Outcome), n.By, clock.Time(e.T))
 		}
 	}

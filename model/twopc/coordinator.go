@@ -4,15 +4,15 @@ import (
 	"fmt"
 	"sort"
 
-	ct "github.com/fencesim/fencesim/checker/twopc"
 	"github.com/fencesim/fencesim/model/db"
 	"github.com/fencesim/fencesim/network"
 	"github.com/fencesim/fencesim/sim"
+	"github.com/fencesim/fencesim/traces/hist"
 )
 
 const (
-	outcomeCommit = ct.Commit
-	outcomeAbort  = ct.Abort
+	outcomeCommit = hist.OutcomeCommit
+	outcomeAbort  = hist.OutcomeAbort
 )
 
 // Crash points of the coordinator (sim.CrashAt actions arm them). The five
@@ -153,7 +153,7 @@ func NewCoordinator(d Design, parts []network.Addr) sim.Factory {
 	}
 }
 
-func (c *Coordinator) note(env *sim.Env, n ct.Note) {
+func (c *Coordinator) note(env *sim.Env, n hist.Txn) {
 	if !env.Recording() {
 		return
 	}
@@ -169,7 +169,7 @@ func (c *Coordinator) note(env *sim.Env, n ct.Note) {
 	case n.Outcome != "":
 		text += " " + n.Outcome
 	}
-	env.Note(ct.Kind, text, n)
+	env.Note(hist.KindTxn, text, n)
 }
 
 // Step implements sim.Node.
@@ -260,7 +260,7 @@ func (c *Coordinator) begin(env *sim.Env, gid string) {
 		x.cls[i].DB = p
 	}
 	c.txns = append(c.txns, x)
-	c.note(env, ct.Note{What: ct.WBegin, GID: gid, Participants: c.names()})
+	c.note(env, hist.Txn{What: hist.TxnBegin, GID: gid, Participants: c.names()})
 	c.prepare(env, x)
 }
 
@@ -283,20 +283,20 @@ func (c *Coordinator) voted(env *sim.Env, tag tagPrepare, d db.Done) {
 		return
 	}
 	env.Cancel(x.timer)
-	n := ct.Note{What: ct.WVote, GID: x.gid, Participant: string(c.parts[tag.part]), Vote: ct.Yes}
+	n := hist.Txn{What: hist.TxnVote, GID: x.gid, Participant: string(c.parts[tag.part]), Vote: hist.VoteYes}
 	switch e := d.Err(); {
 	case e == nil:
 		for _, r := range d.Resp.Results {
 			n.Rows += r.Affected
 		}
 	case d.Unknown():
-		n.Vote, n.Code = ct.Unknown, e.Code
+		n.Vote, n.Code = hist.VoteUnknown, e.Code
 	default:
-		n.Vote, n.Code = ct.No, e.Code
+		n.Vote, n.Code = hist.VoteNo, e.Code
 	}
 	x.votes[tag.part] = n.Vote
 	c.note(env, n)
-	if n.Vote != ct.Yes {
+	if n.Vote != hist.VoteYes {
 		c.decide(env, x, outcomeAbort, "participant "+n.Participant+" voted "+n.Vote)
 		return
 	}
@@ -318,13 +318,13 @@ func (c *Coordinator) voted(env *sim.Env, tag tagPrepare, d db.Done) {
 // is finished before the log is written.
 func (c *Coordinator) decide(env *sim.Env, x *txn, outcome, why string) {
 	x.outcome = outcome
-	c.note(env, ct.Note{What: ct.WDecide, GID: x.gid, Outcome: outcome, Reason: why})
+	c.note(env, hist.Txn{What: hist.TxnDecide, GID: x.gid, Outcome: outcome, Reason: why})
 	if env.CrashPoint(PointDecided) {
 		return
 	}
 	x.steps = append(x.steps, step{part: -1})
 	for i := range c.parts {
-		if x.votes[i] == ct.Yes || x.votes[i] == ct.Unknown {
+		if x.votes[i] == hist.VoteYes || x.votes[i] == hist.VoteUnknown {
 			x.steps = append(x.steps, step{part: i})
 		}
 	}
@@ -341,7 +341,7 @@ func (c *Coordinator) decide(env *sim.Env, x *txn, outcome, why string) {
 func (c *Coordinator) logDecision(env *sim.Env, gid, outcome string) string {
 	if v, ok := c.disk.Get(logKey(gid)); ok {
 		found := v.(string)
-		c.note(env, ct.Note{What: ct.WLog, GID: gid, Outcome: found, Found: found, Synced: true})
+		c.note(env, hist.Txn{What: hist.TxnLog, GID: gid, Outcome: found, Found: found, Synced: true})
 		return found
 	}
 	c.disk.Put(logKey(gid), outcome)
@@ -349,7 +349,7 @@ func (c *Coordinator) logDecision(env *sim.Env, gid, outcome string) string {
 	if synced {
 		c.disk.Sync()
 	}
-	c.note(env, ct.Note{What: ct.WLog, GID: gid, Outcome: outcome, Synced: synced})
+	c.note(env, hist.Txn{What: hist.TxnLog, GID: gid, Outcome: outcome, Synced: synced})
 	return outcome
 }
 
@@ -365,10 +365,10 @@ func (c *Coordinator) advance(env *sim.Env, x *txn) {
 		if got := c.logDecision(env, x.gid, x.outcome); got != x.outcome {
 			// Another instance decided first: follow the log.
 			x.outcome = got
-			c.note(env, ct.Note{What: ct.WDecide, GID: x.gid, Outcome: got, Reason: "the decision log already held " + got})
+			c.note(env, hist.Txn{What: hist.TxnDecide, GID: x.gid, Outcome: got, Reason: "the decision log already held " + got})
 			x.steps = x.steps[:0]
 			for i := range c.parts {
-				if x.votes[i] == ct.Yes || x.votes[i] == ct.Unknown {
+				if x.votes[i] == hist.VoteYes || x.votes[i] == hist.VoteUnknown {
 					x.steps = append(x.steps, step{part: i})
 				}
 			}
@@ -377,7 +377,7 @@ func (c *Coordinator) advance(env *sim.Env, x *txn) {
 			return
 		}
 	}
-	c.note(env, ct.Note{What: ct.WDone, GID: x.gid, Outcome: x.outcome})
+	c.note(env, hist.Txn{What: hist.TxnDone, GID: x.gid, Outcome: x.outcome})
 	for i := range x.cls {
 		x.cls[i].Close(env)
 	}
@@ -501,7 +501,7 @@ func (c *Coordinator) answered(env *sim.Env, tag tagQuery, d db.Done) {
 		for p, f := range r.found {
 			if containsSorted(f, gid) {
 				r.actions = append(r.actions, recAction{part: p, gid: gid, outcome: outcome})
-				c.note(env, ct.Note{What: ct.WRecover, GID: gid, Participant: string(c.parts[p]), Outcome: outcome, Found: found})
+				c.note(env, hist.Txn{What: hist.TxnRecover, GID: gid, Participant: string(c.parts[p]), Outcome: outcome, Found: found})
 			}
 		}
 	}
@@ -576,7 +576,7 @@ func (c *Coordinator) recMaybeDone(env *sim.Env) {
 		r.cls[i].Close(env)
 	}
 	c.rec = nil
-	c.note(env, ct.Note{What: ct.WRecovered, Reason: fmt.Sprintf("%d actions", len(r.actions))})
+	c.note(env, hist.Txn{What: hist.TxnRecovered, Reason: fmt.Sprintf("%d actions", len(r.actions))})
 	q := c.queued
 	c.queued = nil
 	for _, gid := range q {

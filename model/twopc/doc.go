@@ -37,9 +37,10 @@
 //
 // # Trace
 //
-// The coordinator and agents write "2pc" notes whose data is
-// checker/twopc.Note (the vocabulary lives with its checker, which never
-// imports model/); model/db writes the "prepared", "commit" and "db" events.
+// The coordinator and agents write "2pc" notes whose data is traces/hist's
+// Txn, the contract with checker/twopc: the nodes import no checker; only
+// the harness and the scenarios (run.go, scenarios.go) call checker/twopc to
+// judge a run. model/db writes the "prepared", "commit" and "db" events.
 //
 // Like every model package it never reads the wall clock, starts goroutines
 // or depends on map order.

@@ -11,6 +11,7 @@ import (
 	"github.com/fencesim/fencesim/network"
 	"github.com/fencesim/fencesim/sim"
 	"github.com/fencesim/fencesim/traces"
+	"github.com/fencesim/fencesim/traces/hist"
 )
 
 // Harness fixes how a checked run is driven: faults happen before HealAt,
@@ -59,7 +60,7 @@ func (o *Outcome) Tail(n int) string {
 	var lines []string
 	for _, e := range o.Events {
 		switch e.Kind {
-		case ct.Kind, "prepared", "crash", "restart", "fault":
+		case hist.KindTxn, "prepared", "crash", "restart", "fault":
 			lines = append(lines, e.String())
 		}
 	}
@@ -106,7 +107,7 @@ func (h Harness) Run(d Design, faults sim.Schedule, ent sim.Entropy) *Outcome {
 	for _, n := range append(append([]string(nil), w.Names.Started...), w.Names.Participants...) {
 		quiet = quiet && w.Up(n)
 	}
-	w.Note(ct.Kind, fmt.Sprintf("end quiesced=%v", quiet), ct.Note{What: ct.WEnd, Quiesced: quiet})
+	w.Note(hist.KindTxn, fmt.Sprintf("end quiesced=%v", quiet), hist.Txn{What: hist.TxnEnd, Quiesced: quiet})
 	o.Schedule = append(o.Schedule, rec.added...)
 	o.Events = rec.Events
 	rep, err := ct.Check(o.Events)

@@ -8,6 +8,7 @@ package twopc
 // back.
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
@@ -18,6 +19,7 @@ import (
 	"github.com/fencesim/fencesim/network"
 	"github.com/fencesim/fencesim/sim"
 	"github.com/fencesim/fencesim/traces"
+	"github.com/fencesim/fencesim/traces/hist"
 )
 
 // hop is the one-way network delay of the scenarios.
@@ -101,7 +103,7 @@ func (s *scene) state() State {
 
 // check notes the end of the run and checks it.
 func (s *scene) check(quiesced bool) ct.Report {
-	s.w.Note(ct.Kind, "end", ct.Note{What: ct.WEnd, Quiesced: quiesced})
+	s.w.Note(hist.KindTxn, "end", hist.Txn{What: hist.TxnEnd, Quiesced: quiesced})
 	r, err := ct.Check(s.mem.Events)
 	if err != nil {
 		panic(fmt.Sprintf("twopc: scenario trace does not decode: %v", err))
@@ -109,10 +111,17 @@ func (s *scene) check(quiesced bool) ct.Report {
 	return r
 }
 
-func (s *scene) notes(what string) []ct.Note {
-	var out []ct.Note
+// decodeNote reads a 2PC note's data.
+func decodeNote(e traces.Event) (hist.Txn, error) {
+	var n hist.Txn
+	err := json.Unmarshal(e.Data, &n)
+	return n, err
+}
+
+func (s *scene) notes(what string) []hist.Txn {
+	var out []hist.Txn
 	for _, e := range s.mem.Events {
-		if e.Kind != ct.Kind {
+		if e.Kind != hist.KindTxn {
 			continue
 		}
 		n, err := decodeNote(e)
@@ -127,8 +136,8 @@ func (s *scene) notes(what string) []ct.Note {
 // "orders: ROLLBACK; inventory: ROLLBACK".
 func (s *scene) recovery() string {
 	var parts []string
-	for _, n := range s.notes(ct.WRecover) {
-		parts = append(parts, n.Participant+": "+strings.ToUpper(map[string]string{ct.Commit: "commit", ct.Abort: "rollback"}[n.Outcome]))
+	for _, n := range s.notes(hist.TxnRecover) {
+		parts = append(parts, n.Participant+": "+strings.ToUpper(map[string]string{hist.OutcomeCommit: "commit", hist.OutcomeAbort: "rollback"}[n.Outcome]))
 	}
 	if len(parts) == 0 {
 		return "(nothing to do)"
@@ -141,16 +150,16 @@ func (s *scene) recovery() string {
 func (s *scene) agents() string {
 	var parts []string
 	for _, e := range s.mem.Events {
-		if e.Kind != ct.Kind {
+		if e.Kind != hist.KindTxn {
 			continue
 		}
 		n, _ := decodeNote(e)
 		switch n.What {
-		case ct.WResolve, ct.WUnilateral:
-			parts = append(parts, fmt.Sprintf("%s: %s at %s (%s)", n.Participant, strings.ToUpper(map[string]string{ct.Commit: "commit", ct.Abort: "rollback"}[n.Outcome]), clock.Time(e.T), n.Reason))
-		case ct.WRefuse:
+		case hist.TxnResolve, hist.TxnUnilateral:
+			parts = append(parts, fmt.Sprintf("%s: %s at %s (%s)", n.Participant, strings.ToUpper(map[string]string{hist.OutcomeCommit: "commit", hist.OutcomeAbort: "rollback"}[n.Outcome]), clock.Time(e.T), n.Reason))
+		case hist.TxnRefuse:
 			parts = append(parts, fmt.Sprintf("%s refused %s at %s", n.Participant, n.GID, clock.Time(e.T)))
-		case ct.WBlocked:
+		case hist.TxnBlocked:
 			parts = append(parts, fmt.Sprintf("%s blocked at %s", n.Participant, clock.Time(e.T)))
 		}
 	}
@@ -463,23 +472,23 @@ func C7() (C7Result, error) {
 	}
 	r := C7Result{After: s.state(), Log: s.w.Decision("xp"), Verdicts: verdictText(s.check(true))}
 	for _, e := range s.mem.Events {
-		if e.Kind != ct.Kind {
+		if e.Kind != hist.KindTxn {
 			continue
 		}
 		n, _ := decodeNote(e)
 		switch n.What {
-		case ct.WVote:
+		case hist.TxnVote:
 			line := fmt.Sprintf("%s: PREPARE TRANSACTION 'xp' -> %s", n.Participant, strings.ToUpper(n.Vote))
 			if n.Code != "" {
 				line += " (" + n.Code + ")"
 			}
 			r.Lines = append(r.Lines, line)
-		case ct.WDecide:
+		case hist.TxnDecide:
 			r.Decision = n.Outcome
 			r.Lines = append(r.Lines, "decision: "+strings.ToUpper(n.Outcome)+" ("+n.Reason+")")
-		case ct.WLog:
+		case hist.TxnLog:
 			r.Lines = append(r.Lines, "decision log: "+strings.ToUpper(n.Outcome))
-		case ct.WDone:
+		case hist.TxnDone:
 			r.Lines = append(r.Lines, fmt.Sprintf("done at %s: every participant told %s", clock.Time(e.T), strings.ToUpper(n.Outcome)))
 		}
 	}
