@@ -135,8 +135,9 @@ type Proc struct {
 	id    uint64
 	name  string
 	co    *coro
-	done  bool   // its function returned
-	label string // what it waits for (its timer's text)
+	done  bool            // its function returned
+	label string          // what it waits for (its timer's text)
+	in    network.Message // the message a serving process was started for
 	// reqConn is the inbound connection of the request the process serves
 	// (0 for other processes): its break cancels the process's waits.
 	reqConn network.ConnID
@@ -249,8 +250,8 @@ func (h *host) deliver(m network.Message) {
 		}
 		return
 	}
-	serve := h.serve
-	h.spawn("serve", m.Conn, func(p *Proc) { serve(p, m) })
+	p := h.spawn("serve", m.Conn, h.serveOne)
+	p.in = m
 }
 
 func (h *host) broken(c network.ConnID) {
@@ -299,6 +300,13 @@ func (h *host) spawn(name string, reqConn network.ConnID, fn func(p *Proc)) *Pro
 	h.procs = append(h.procs, p)
 	h.ready = append(h.ready, p)
 	return p
+}
+
+// serveOne runs the handler on the message that started the process.
+func (h *host) serveOne(p *Proc) {
+	m := p.in
+	p.in = network.Message{}
+	h.serve(p, m)
 }
 
 func (h *host) resume(p *Proc) {
@@ -531,6 +539,14 @@ func (p *Proc) Handle(h Handler) { p.h.serve = h }
 // OnCommand sets the handler of schedule commands: each runs in a new
 // process.
 func (p *Proc) OnCommand(h CommandHandler) { p.h.command = h }
+
+// Armed reports whether a crash-at or crash-yield fault is armed on the
+// node: callers that build labels from data (the database client's
+// statement names) can skip it when nothing listens.
+func (p *Proc) Armed() bool {
+	e := p.h.env
+	return e.world != nil && (len(e.slot.armed) > 0 || len(e.slot.yields) > 0)
+}
 
 // Point is a named crash point: a crash-at fault armed for the label crashes
 // the node here (the process is unwound; what it asked for before is carried

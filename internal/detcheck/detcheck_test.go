@@ -86,7 +86,7 @@ func f(seq iter.Seq[int]) {
 		return got
 	}
 	assert.ElementsMatch(t, []string{"iter.Pull outside sim/ (coroutines belong to the kernel)", "go statement", "channel type"},
-		what("model/arbiter/bad.go"), "a model may not make coroutines")
+		what("model/judge/bad.go"), "a model may not make coroutines")
 	assert.ElementsMatch(t, []string{"go statement", "channel type"}, what("../../sim/proc.go"),
 		"the kernel may make coroutines, but not goroutines or channels")
 }

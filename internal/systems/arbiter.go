@@ -10,7 +10,6 @@ import (
 
 	"github.com/fencesim/fencesim/checker"
 	jc "github.com/fencesim/fencesim/checker/judge"
-	"github.com/fencesim/fencesim/model/arbiter"
 	"github.com/fencesim/fencesim/model/judge"
 	"github.com/fencesim/fencesim/model/judge/harness"
 	"github.com/fencesim/fencesim/model/judge/scenario"
@@ -19,7 +18,7 @@ import (
 )
 
 // Arbiter is system A: the judge arbiter with leases and fencing tokens
-// (model/arbiter, model/judge, model/judge/harness, checker/judge).
+// (model/judge, model/judge/harness, checker/judge).
 type Arbiter struct{}
 
 var _ System = Arbiter{}
@@ -33,31 +32,31 @@ func (Arbiter) Title() string { return "A: judge arbiter (leases, fencing tokens
 // Knobs implements System.
 func (Arbiter) Knobs() []Knob {
 	var out []Knob
-	for _, k := range arbiter.Knobs {
+	for _, k := range judge.Knobs {
 		out = append(out, Knob{Name: string(k.Knob), Removes: k.Removes, Harmful: k.Harmful, CaughtBy: k.CaughtBy, Scenarios: k.Scenarios})
 	}
 	return out
 }
 
 // Params implements System.
-func (Arbiter) Params() []string { return arbiter.ParamNames() }
+func (Arbiter) Params() []string { return judge.ParamNames() }
 
 // Probes implements System: system A has none.
 func (Arbiter) Probes() []string { return nil }
 
-func (Arbiter) wrap(d arbiter.Design) Design {
+func (Arbiter) wrap(d judge.Design) Design {
 	return Design{System: judge.System, Knobs: knobNames(d.Knobs), JSON: d.JSON(), v: d}
 }
 
 // Default implements System.
-func (a Arbiter) Default() Design { return a.wrap(arbiter.Default()) }
+func (a Arbiter) Default() Design { return a.wrap(judge.Default()) }
 
 // NewDesign implements System.
 func (a Arbiter) NewDesign(knobs, sets []string, file []byte) (Design, error) {
-	d := arbiter.Default()
+	d := judge.Default()
 	err := buildDesign(file, knobs, sets,
-		func(b []byte) (err error) { d, err = arbiter.ParseDesign(b); return err },
-		func(k string) (err error) { d, err = d.With(arbiter.Knob(k)); return err },
+		func(b []byte) (err error) { d, err = judge.ParseDesign(b); return err },
+		func(k string) (err error) { d, err = d.With(judge.Knob(k)); return err },
 		func(name, value string) error { return d.Set(name, value) })
 	if err != nil {
 		return Design{}, err
@@ -69,7 +68,7 @@ func (a Arbiter) NewDesign(knobs, sets []string, file []byte) (Design, error) {
 // kinds (harness.CheckerFilter); Options.Full records everything. It plays
 // what harness.RunSeed plays, timing the checker apart from the run.
 func (a Arbiter) Run(dd Design, seed uint64, f Faults, o Options) *Result {
-	d := dd.v.(arbiter.Design)
+	d := dd.v.(judge.Design)
 	hf, err := harness.Intensity(string(f))
 	if err != nil {
 		panic(err) // the command line parses intensities first
@@ -163,7 +162,7 @@ func (Arbiter) Scenarios() (string, bool, error) {
 
 // KnobScenario implements System.
 func (Arbiter) KnobScenario(knob string) (bool, string, bool, error) {
-	info, ok := arbiter.Info(arbiter.Knob(knob))
+	info, ok := judge.Info(judge.Knob(knob))
 	if !ok {
 		return false, "", false, fmt.Errorf("unknown knob %q for the arbiter", knob)
 	}
@@ -184,7 +183,7 @@ func (Arbiter) KnobScenario(knob string) (bool, string, bool, error) {
 	// Then the knob's fault families: its scenario with drawn parameters,
 	// judged with the family's promised bounds (the same hunt as
 	// TestDesignKnobs, here with seeds).
-	d := arbiter.Default().MustWith(info.Knob)
+	d := judge.Default().MustWith(info.Knob)
 	for _, name := range harness.KnobFamilies[info.Knob] {
 		f, err := harness.FamilyByName(name)
 		if err != nil {

@@ -222,7 +222,11 @@ func (c *Conn) roundTrip(p *sim.Proc, stmts []Stmt, atomic bool) ([]Result, erro
 	c.next++
 	id := c.next
 	conn := c.conn
-	m, err := p.Call(conn, Request{ID: id, Stmts: stmts, Atomic: atomic}, c.Timeout, Label(stmts), func(m network.Message) bool {
+	label := "db"
+	if p.Armed() || (c.Timeout > 0 && p.Recording()) {
+		label = Label(stmts) // only built when a fault or the trace can show it
+	}
+	m, err := p.Call(conn, Request{ID: id, Stmts: stmts, Atomic: atomic}, c.Timeout, label, func(m network.Message) bool {
 		resp, ok := m.Body.(Response)
 		return ok && resp.ID == id
 	})

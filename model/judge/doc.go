@@ -1,11 +1,34 @@
-// Package judge builds worlds of system A: a database (model/db) with the
-// arbiter's schema, one or more arbiters, the workers (home first, then
-// production), a monitor that polls the arbiters' probe and raises the
-// "waiting and unpaired" alert (A-S8), and a web front that inserts
-// submissions as they arrive. Build turns (Design, Workload, fault schedule,
-// entropy) into a runnable sim.World; Spec describes it for generic fault
-// generation; the scenario tests A-S1..A-S9 live here.
+// Package judge is system A of SYSTEMS.md, the judge arbiter, written the
+// way its Go service would be: one file per node, each node ordinary
+// sequential code in processes (sim.Program) whose operations follow A.2-A.4
+// top to bottom.
 //
-// Like every model package it never reads the wall clock, starts goroutines
-// or depends on map order.
+//   - design.go: the Design (every knob and parameter, defaults from the
+//     source) and the knob registry;
+//   - sql.go and schema.go: every statement, one function each, with the
+//     condition SYSTEMS.md gives it; a knob changes a condition at the one
+//     place it lives;
+//   - messages.go: the HTTP-like requests and replies (claim, heartbeat,
+//     submit, probe);
+//   - arbiter.go: the central arbiter (A.1): the leader lock, the start-up
+//     grace, the dispatch loop that pairs hanging claims home-first and
+//     round-robin, claim/heartbeat/submit/rejudge/sweep, 503 while the
+//     database is unreachable; crash points "claim-before-commit",
+//     "claim-after-commit", "claim-after-reply" (A-S1);
+//   - worker.go: the judge workers (A.3), and the old direct-to-database
+//     worker of the migration (A-S9);
+//   - web.go and monitor.go: the web front that inserts submissions and
+//     reads statuses, and the monitor that polls the probe (A-S8);
+//   - world.go and simulate.go: Build turns (Design, Workload, fault
+//     schedule, entropy) into a runnable sim.World.
+//
+// Beneath it, harness/ runs and checks seeded and rapid runs and the fault
+// families; scenario/ holds A-S1..A-S9 and the A.5 table.
+//
+// Facts live only in the database (except under the memory-facts knob). The
+// package never reads the wall clock, starts goroutines, uses channels or
+// depends on map order; its processes are driven by the kernel alone. Every
+// request and reply is recorded as a hist.Call / hist.Return note, every
+// judging and result on disk as a hist.Judge / hist.Result note, for the
+// checkers, which never import this package.
 package judge

@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/fencesim/fencesim/clock"
-	"github.com/fencesim/fencesim/model/arbiter"
 	"github.com/fencesim/fencesim/network"
 	"github.com/fencesim/fencesim/sim"
 	"github.com/fencesim/fencesim/traces"
@@ -25,7 +24,7 @@ func DefaultNetwork() network.Policy {
 
 // Options describe one run.
 type Options struct {
-	Design    arbiter.Design
+	Design    Design
 	Workload  Workload
 	Schedule  sim.Schedule
 	Seed      uint64      // the PCG seed, when Entropy is nil

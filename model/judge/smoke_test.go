@@ -7,7 +7,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/fencesim/fencesim/clock"
-	"github.com/fencesim/fencesim/model/arbiter"
 	"github.com/fencesim/fencesim/model/db"
 	"github.com/fencesim/fencesim/network"
 	"github.com/fencesim/fencesim/sim"
@@ -16,7 +15,7 @@ import (
 
 func TestSmokeAllTerminal(t *testing.T) {
 	mem := &traces.Memory{}
-	w, err := Build(arbiter.Default(), DefaultWorkload(), sim.Config{
+	w, err := Build(Default(), DefaultWorkload(), sim.Config{
 		Entropy: sim.NewPCG(1), Recorder: mem,
 		Network: network.Policy{DelayMin: time.Millisecond, DelayMax: 10 * time.Millisecond},
 		Limits:  sim.Limits{MaxTime: clock.Time(10 * time.Minute), MaxEvents: 5_000_000},

@@ -5,9 +5,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/fencesim/fencesim/model/arbiter"
 	"github.com/fencesim/fencesim/model/db"
-	"github.com/fencesim/fencesim/model/worker"
 	"github.com/fencesim/fencesim/network"
 	"github.com/fencesim/fencesim/sim"
 )
@@ -87,7 +85,7 @@ type Names struct {
 }
 
 // NamesOf returns the node names of a design.
-func NamesOf(d arbiter.Design) Names {
+func NamesOf(d Design) Names {
 	n := Names{DB: "db", Monitor: "monitor", Web: "web"}
 	for i := 1; i <= d.Arbiters+d.StandbyArbiters; i++ {
 		name := fmt.Sprintf("arbiter-%d", i)
@@ -124,7 +122,7 @@ func (n Names) AllArbiters() []string {
 // World is a built world of system A with what it was built from.
 type World struct {
 	*sim.World
-	Design   arbiter.Design
+	Design   Design
 	Workload Workload
 	Arrivals []Arrival
 	Names    Names
@@ -132,7 +130,7 @@ type World struct {
 
 // Build turns a design, a workload and a kernel configuration (entropy,
 // network policy, fault schedule, limits, recorder) into a runnable world.
-func Build(d arbiter.Design, wl Workload, cfg sim.Config) (*World, error) {
+func Build(d Design, wl Workload, cfg sim.Config) (*World, error) {
 	if err := d.Validate(); err != nil {
 		return nil, err
 	}
@@ -154,26 +152,26 @@ func Build(d arbiter.Design, wl Workload, cfg sim.Config) (*World, error) {
 			seedUsers = append(seedUsers, db.Row{"id": a.User, "xp": int64(0)})
 		}
 	}
-	seed := map[string][]db.Row{arbiter.TUsers: seedUsers}
+	seed := map[string][]db.Row{TUsers: seedUsers}
 	if d.LegacyRules || d.LegacyWorkers > 0 {
 		// The old scheme's shared round row; step 4 of the migration
 		// deletes it with the global lock.
-		seed[arbiter.TDispatch] = []db.Row{{"id": int64(1), "round": int64(0)}}
+		seed[TDispatch] = []db.Row{{"id": int64(1), "round": int64(0)}}
 	}
-	w.Add(names.DB, db.New(arbiter.Schema(d), db.Config{Seed: seed}))
+	w.Add(names.DB, db.New(Schema(d), db.Config{Seed: seed}))
 	var arbs []network.Addr
 	for _, a := range names.AllArbiters() {
 		arbs = append(arbs, network.Addr(a))
 	}
 	for _, a := range names.Arbiters {
-		w.Add(a, arbiter.New(arbiter.Config{Design: d, DB: network.Addr(names.DB)}))
+		w.Add(a, NewArbiter(ArbiterConfig{Design: d, DB: network.Addr(names.DB)}))
 	}
 	for _, a := range names.Standby {
-		w.Add(a, arbiter.New(arbiter.Config{Design: d, DB: network.Addr(names.DB)}), sim.Down())
+		w.Add(a, NewArbiter(ArbiterConfig{Design: d, DB: network.Addr(names.DB)}), sim.Down())
 	}
 	all := names.Workers()
 	for i, name := range all {
-		w.Add(name, worker.New(worker.Config{Design: d, Home: i < len(names.Home), Arbiters: arbs,
+		w.Add(name, NewWorker(WorkerConfig{Design: d, Home: i < len(names.Home), Arbiters: arbs,
 			Direct: i >= len(all)-d.LegacyWorkers, DB: network.Addr(names.DB)}))
 	}
 	w.Add(names.Monitor, NewMonitor(d, arbs))

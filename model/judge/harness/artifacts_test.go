@@ -2,6 +2,7 @@ package harness
 
 import (
 	"bytes"
+	"github.com/fencesim/fencesim/model/judge"
 	"os"
 	"path/filepath"
 	"testing"
@@ -11,7 +12,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	jc "github.com/fencesim/fencesim/checker/judge"
-	"github.com/fencesim/fencesim/model/arbiter"
 	"github.com/fencesim/fencesim/sim"
 	"github.com/fencesim/fencesim/traces"
 )
@@ -23,7 +23,7 @@ import (
 func TestFailingRunLeavesTraceAndVisualisation(t *testing.T) {
 	f, err := FamilyByName("stale")
 	require.NoError(t, err)
-	d := arbiter.Default().MustWith(arbiter.FenceByWorkerID)
+	d := judge.Default().MustWith(judge.FenceByWorkerID)
 	var seed uint64
 	for s := uint64(1); s < 50 && seed == 0; s++ {
 		ent := sim.NewPCG(s)

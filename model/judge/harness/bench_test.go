@@ -1,11 +1,11 @@
 package harness
 
 import (
+	"github.com/fencesim/fencesim/model/judge"
 	"sort"
 	"testing"
 	"time"
 
-	"github.com/fencesim/fencesim/model/arbiter"
 	"github.com/fencesim/fencesim/sim"
 )
 
@@ -15,7 +15,7 @@ func BenchmarkRun(b *testing.B) {
 	f, _ := FamilyByName("random")
 	for i := 0; i < b.N; i++ {
 		ent := sim.NewPCG(uint64(i + 1))
-		if _, err := f.Judged(ent.Stream("family"), arbiter.Default(), ent); err != nil {
+		if _, err := f.Judged(ent.Stream("family"), judge.Default(), ent); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -26,13 +26,13 @@ func BenchmarkRun(b *testing.B) {
 // a property catches it, from 10 different starting seeds; reports the
 // median runs and time to detect. Run with -benchtime=1x.
 func BenchmarkDetect(b *testing.B) {
-	for _, k := range arbiter.Knobs {
+	for _, k := range judge.Knobs {
 		if !k.Harmful {
 			continue
 		}
 		b.Run(string(k.Knob), func(b *testing.B) {
 			f, _ := FamilyByName(KnobFamilies[k.Knob][0])
-			d := arbiter.Default().MustWith(k.Knob)
+			d := judge.Default().MustWith(k.Knob)
 			var runs []int
 			var times []time.Duration
 			for i := 0; i < b.N; i++ {

@@ -8,7 +8,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/fencesim/fencesim/model/arbiter"
 	"github.com/fencesim/fencesim/model/judge"
 )
 
@@ -30,7 +29,7 @@ func TestSeedsDefaultDesign(t *testing.T) {
 	start := time.Now()
 	failures := 0
 	for s := 1; s <= n; s++ {
-		o, err := RunSeed(arbiter.Default(), judge.DefaultWorkload(), Moderate(), uint64(s))
+		o, err := RunSeed(judge.Default(), judge.DefaultWorkload(), Moderate(), uint64(s))
 		require.NoError(t, err, "seed %d", s)
 		for _, v := range o.Failed() {
 			failures++

@@ -6,7 +6,6 @@ import (
 
 	jc "github.com/fencesim/fencesim/checker/judge"
 	"github.com/fencesim/fencesim/clock"
-	"github.com/fencesim/fencesim/model/arbiter"
 	"github.com/fencesim/fencesim/model/judge"
 	"github.com/fencesim/fencesim/sim"
 )
@@ -19,8 +18,8 @@ import (
 type Family struct {
 	Name    string
 	About   string
-	Options func(r sim.Rand, d arbiter.Design) judge.Options
-	Bounds  func(d arbiter.Design) jc.Bounds
+	Options func(r sim.Rand, d judge.Design) judge.Options
+	Bounds  func(d judge.Design) jc.Bounds
 }
 
 const sec = time.Second
@@ -42,7 +41,7 @@ func subs(n int, spread time.Duration) []judge.Arrival {
 	return out
 }
 
-func fleet(d arbiter.Design, home, prod int) arbiter.Design {
+func fleet(d judge.Design, home, prod int) judge.Design {
 	d.HomeWorkers, d.ProdWorkers = home, prod
 	return d
 }
@@ -51,18 +50,18 @@ func fleet(d arbiter.Design, home, prod int) arbiter.Design {
 var Families = []Family{
 	{
 		Name: "random", About: "generic faults of every kind (moderate), the default workload",
-		Options: func(r sim.Rand, d arbiter.Design) judge.Options {
+		Options: func(r sim.Rand, d judge.Design) judge.Options {
 			wl := judge.DefaultWorkload()
 			arr := wl.Plan(r)
 			wl.Arrivals = arr
 			s, _ := Schedule(r, d, arr, Moderate())
 			return judge.Options{Design: d, Workload: wl, Schedule: s, Until: Until(d, len(arr), Moderate())}
 		},
-		Bounds: func(arbiter.Design) jc.Bounds { return jc.Bounds{} },
+		Bounds: func(judge.Design) jc.Bounds { return jc.Bounds{} },
 	},
 	{
 		Name: "stale", About: "A-S5: one worker's link stalls while it judges, its lease is reclaimed, it claims again, the stale result arrives late",
-		Options: func(r sim.Rand, d arbiter.Design) judge.Options {
+		Options: func(r sim.Rand, d judge.Design) judge.Options {
 			d = fleet(d, 1, 0)
 			d.Heartbeat, d.SweepEvery = 10*sec, sec
 			j := between(r, "judging", 30*sec, 60*sec)
@@ -76,11 +75,11 @@ var Families = []Family{
 			return judge.Options{Design: d, Workload: judge.Workload{Arrivals: subs(1, 0)},
 				Schedule: sim.Schedule{stall("home-1", "arbiter-1"), stall("arbiter-1", "home-1")}, Until: 400 * sec}
 		},
-		Bounds: func(arbiter.Design) jc.Bounds { return jc.Bounds{} },
+		Bounds: func(judge.Design) jc.Bounds { return jc.Bounds{} },
 	},
 	{
 		Name: "orphan", About: "A-S1: the claim's reply is held up and the worker dies before it arrives; the lease nobody heard of must expire after the unconfirmed lease",
-		Options: func(r sim.Rand, d arbiter.Design) judge.Options {
+		Options: func(r sim.Rand, d judge.Design) judge.Options {
 			d = fleet(d, 1, 1)
 			d.JudgeMin, d.JudgeMax = 10*sec, 10*sec
 			held := between(r, "reply-held", 2*sec, 5*sec)
@@ -91,13 +90,13 @@ var Families = []Family{
 					{At: at(c), Kind: sim.Crash, Node: "home-1"}, {At: at(c + sec), Kind: sim.Restart, Node: "home-1"},
 				}.Sorted(), Until: 300 * sec}
 		},
-		Bounds: func(d arbiter.Design) jc.Bounds {
+		Bounds: func(d judge.Design) jc.Bounds {
 			return jc.Bounds{ExtraLatency: d.UnconfirmedLease + d.SweepEvery + 2*d.DispatchEvery + 2*d.BackoffBase}
 		},
 	},
 	{
 		Name: "outage", About: "A-S2: the arbiter is down longer than a lease while workers judge",
-		Options: func(r sim.Rand, d arbiter.Design) judge.Options {
+		Options: func(r sim.Rand, d judge.Design) judge.Options {
 			d = fleet(d, 2, 1)
 			d.JudgeMin, d.JudgeMax = 60*sec, 120*sec
 			c := between(r, "crash", 10*sec, 40*sec)
@@ -110,11 +109,11 @@ var Families = []Family{
 			}
 			return judge.Options{Design: d, Workload: judge.Workload{Arrivals: subs(3, 0)}, Schedule: s, Until: 1500 * sec}
 		},
-		Bounds: func(arbiter.Design) jc.Bounds { return jc.Bounds{NoWaste: true, NoFalseSysErrors: true} },
+		Bounds: func(judge.Design) jc.Bounds { return jc.Bounds{NoWaste: true, NoFalseSysErrors: true} },
 	},
 	{
 		Name: "clock", About: "A-S7: the arbiter's clock jumps ahead while leases are in flight; expiry is the database's business",
-		Options: func(r sim.Rand, d arbiter.Design) judge.Options {
+		Options: func(r sim.Rand, d judge.Design) judge.Options {
 			d = fleet(d, 2, 1)
 			d.JudgeMin, d.JudgeMax = 60*sec, 120*sec
 			t := between(r, "jump-at", 5*sec, 30*sec)
@@ -122,11 +121,11 @@ var Families = []Family{
 			return judge.Options{Design: d, Workload: judge.Workload{Arrivals: subs(3, 0)},
 				Schedule: sim.Schedule{{At: at(t), Kind: sim.Jump, Node: "arbiter-1", Amount: by}}, Until: 600 * sec}
 		},
-		Bounds: func(arbiter.Design) jc.Bounds { return jc.Bounds{NoWaste: true, NoFalseSysErrors: true} },
+		Bounds: func(judge.Design) jc.Bounds { return jc.Bounds{NoWaste: true, NoFalseSysErrors: true} },
 	},
 	{
 		Name: "inflight", About: "A-S2: results are ready while the arbiter is down, and the worker holding them restarts",
-		Options: func(r sim.Rand, d arbiter.Design) judge.Options {
+		Options: func(r sim.Rand, d judge.Design) judge.Options {
 			d = fleet(d, 1, 1)
 			j := between(r, "judging", 10*sec, 30*sec)
 			d.JudgeMin, d.JudgeMax = j, j
@@ -138,11 +137,11 @@ var Families = []Family{
 					{At: at(wc), Kind: sim.Crash, Node: "home-1"}, {At: at(wc + 2*sec), Kind: sim.Restart, Node: "home-1"},
 				}.Sorted(), Until: 600 * sec}
 		},
-		Bounds: func(arbiter.Design) jc.Bounds { return jc.Bounds{} },
+		Bounds: func(judge.Design) jc.Bounds { return jc.Bounds{} },
 	},
 	{
 		Name: "dboutage", About: "A-S7: the arbiter cannot reach the database for minutes; workers back off",
-		Options: func(r sim.Rand, d arbiter.Design) judge.Options {
+		Options: func(r sim.Rand, d judge.Design) judge.Options {
 			d = fleet(d, 2, 1)
 			d.JudgeMin, d.JudgeMax = 30*sec, 90*sec
 			t := between(r, "cut-at", 10*sec, 30*sec)
@@ -150,7 +149,7 @@ var Families = []Family{
 			return judge.Options{Design: d, Workload: judge.Workload{Arrivals: subs(3, 0)},
 				Schedule: sim.Schedule{{At: at(t), Kind: sim.Partition, Groups: [][]string{{"arbiter-1"}, {"db"}}}, {At: at(t + length), Kind: sim.Heal}}, Until: 900 * sec}
 		},
-		Bounds: func(d arbiter.Design) jc.Bounds {
+		Bounds: func(d judge.Design) jc.Bounds {
 			// Each worker has at most two retry streams (a claim, a result
 			// upload), each backing off as the design says.
 			return jc.Bounds{OutageLoad: 2 * PerMinute(d.Promised())}
@@ -158,7 +157,7 @@ var Families = []Family{
 	},
 	{
 		Name: "dual", About: "A-S6: a second arbiter comes up, the leader stalls and loses its connections, the home workers cannot reach the new one, the old one comes back with requests queued up",
-		Options: func(r sim.Rand, d arbiter.Design) judge.Options {
+		Options: func(r sim.Rand, d judge.Design) judge.Options {
 			d = fleet(d, 2, 1)
 			d.StandbyArbiters = 1
 			d.JudgeMin, d.JudgeMax = 40*sec, 100*sec
@@ -180,7 +179,7 @@ var Families = []Family{
 			s = append(s, sim.Action{At: at(back + 30*sec), Kind: sim.Heal})
 			return judge.Options{Design: d, Workload: judge.Workload{Arrivals: subs(8, 10*sec)}, Schedule: s.Sorted(), Until: 900 * sec}
 		},
-		Bounds: func(arbiter.Design) jc.Bounds { return jc.Bounds{} },
+		Bounds: func(judge.Design) jc.Bounds { return jc.Bounds{} },
 	},
 }
 
@@ -197,26 +196,26 @@ func FamilyByName(name string) (Family, error) {
 // KnobFamilies is where each knob's damage shows: the families a hunt for
 // it draws from (PROPERTIES.md names the property, the source's scenario
 // names the situation).
-var KnobFamilies = map[arbiter.Knob][]string{
-	arbiter.FenceByWorkerID:         {"stale"},
-	arbiter.UnconditionalWrites:     {"stale"},
-	arbiter.NoRequestID:             {"random"},
-	arbiter.LongFirstLease:          {"orphan"},
-	arbiter.NoGrace:                 {"outage"},
-	arbiter.ArbiterClock:            {"clock"},
-	arbiter.DuplicateIsError:        {"random"},
-	arbiter.NoUniqueHistory:         {"random"},
-	arbiter.CreditWithoutOnConflict: {"random"},
-	arbiter.ReclaimKeepsToken:       {"stale"},
-	arbiter.MemoryFacts:             {"dual"},
-	arbiter.WorkerNoDisk:            {"inflight"},
-	arbiter.NoBackoffCap:            {"dboutage"},
-	arbiter.NoLeaderLock:            {"dual", "random"},
+var KnobFamilies = map[judge.Knob][]string{
+	judge.FenceByWorkerID:         {"stale"},
+	judge.UnconditionalWrites:     {"stale"},
+	judge.NoRequestID:             {"random"},
+	judge.LongFirstLease:          {"orphan"},
+	judge.NoGrace:                 {"outage"},
+	judge.ArbiterClock:            {"clock"},
+	judge.DuplicateIsError:        {"random"},
+	judge.NoUniqueHistory:         {"random"},
+	judge.CreditWithoutOnConflict: {"random"},
+	judge.ReclaimKeepsToken:       {"stale"},
+	judge.MemoryFacts:             {"dual"},
+	judge.WorkerNoDisk:            {"inflight"},
+	judge.NoBackoffCap:            {"dboutage"},
+	judge.NoLeaderLock:            {"dual", "random"},
 }
 
 // Judged plays a family's run and judges it: the properties and the
 // family's bounds.
-func (f Family) Judged(r sim.Rand, d arbiter.Design, ent sim.Entropy) (*Outcome, error) {
+func (f Family) Judged(r sim.Rand, d judge.Design, ent sim.Entropy) (*Outcome, error) {
 	o := f.Options(r, d)
 	o.Entropy = ent
 	o.Filter = CheckerFilter
@@ -230,7 +229,7 @@ func (f Family) Judged(r sim.Rand, d arbiter.Design, ent sim.Entropy) (*Outcome,
 
 // PerMinute is the most requests one retry stream sends in a minute when it
 // backs off as a design says (the ramp from the base delay to the cap).
-func PerMinute(d arbiter.Design) int {
+func PerMinute(d judge.Design) int {
 	n, t := 1, time.Duration(0)
 	for i := 0; ; i++ {
 		t += d.Backoff(i)

@@ -1,6 +1,7 @@
 package harness
 
 import (
+	"github.com/fencesim/fencesim/model/judge"
 	"strings"
 	"testing"
 	"time"
@@ -11,7 +12,6 @@ import (
 
 	"github.com/fencesim/fencesim/checker"
 	"github.com/fencesim/fencesim/internal/hunt"
-	"github.com/fencesim/fencesim/model/arbiter"
 	"github.com/fencesim/fencesim/sim"
 )
 
@@ -22,7 +22,7 @@ const knobBudget = 60
 
 // huntFamily hunts a design in a family with rapid. It returns rapid's
 // result and the shrunk failing outcome (nil when none was found).
-func huntFamily(t *testing.T, f Family, d arbiter.Design, budget int) (hunt.Result, *Outcome) {
+func huntFamily(t *testing.T, f Family, d judge.Design, budget int) (hunt.Result, *Outcome) {
 	t.Helper()
 	var last *Outcome
 	prop := func(rt *rapid.T) {
@@ -51,14 +51,14 @@ func propertyID(v checker.Verdict) string { return strings.Fields(v.Property)[0]
 func TestDesignKnobs(t *testing.T) {
 	t.Run("default", func(t *testing.T) {
 		for _, f := range Families {
-			res, _ := huntFamily(t, f, arbiter.Default(), knobBudget/2)
+			res, _ := huntFamily(t, f, judge.Default(), knobBudget/2)
 			assert.False(t, res.Found, "the default design must pass family %s:\n%s", f.Name, res.Output)
 		}
 	})
-	for _, k := range arbiter.Knobs {
+	for _, k := range judge.Knobs {
 		k := k
 		t.Run(string(k.Knob), func(t *testing.T) {
-			d := arbiter.Default().MustWith(k.Knob)
+			d := judge.Default().MustWith(k.Knob)
 			for _, name := range KnobFamilies[k.Knob] {
 				f, err := FamilyByName(name)
 				require.NoError(t, err)

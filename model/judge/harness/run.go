@@ -9,7 +9,6 @@ import (
 
 	jc "github.com/fencesim/fencesim/checker/judge"
 	"github.com/fencesim/fencesim/clock"
-	"github.com/fencesim/fencesim/model/arbiter"
 	"github.com/fencesim/fencesim/model/db"
 	"github.com/fencesim/fencesim/model/judge"
 	"github.com/fencesim/fencesim/sim"
@@ -52,7 +51,7 @@ func Intensity(name string) (Faults, error) {
 // arbiters, workers and the database can crash and pause; the arbiters'
 // claim crash points and the database's commit crash point can be armed;
 // the operator can rejudge a submission or stall an arbiter's dispatch loop.
-func Spec(d arbiter.Design, wl []judge.Arrival, f Faults) sim.GenSpec {
+func Spec(d judge.Design, wl []judge.Arrival, f Faults) sim.GenSpec {
 	n := judge.NamesOf(d)
 	nodes := append([]string{n.DB}, n.Arbiters...)
 	nodes = append(nodes, n.Workers()...)
@@ -61,7 +60,7 @@ func Spec(d arbiter.Design, wl []judge.Arrival, f Faults) sim.GenSpec {
 	for _, a := range n.Arbiters {
 		// After COMMIT, before the reply is the moment A-S1 is about:
 		// drawn twice as often as the others.
-		points = append(points, sim.PointSpec{Node: a, Points: []string{arbiter.PointBeforeCommit, arbiter.PointAfterCommit, arbiter.PointAfterCommit, arbiter.PointAfterReply}})
+		points = append(points, sim.PointSpec{Node: a, Points: []string{judge.PointBeforeCommit, judge.PointAfterCommit, judge.PointAfterCommit, judge.PointAfterReply}})
 	}
 	points = append(points, sim.PointSpec{Node: n.DB, Points: []string{db.PointCommit}})
 	var ids []string
@@ -76,7 +75,7 @@ func Spec(d arbiter.Design, wl []judge.Arrival, f Faults) sim.GenSpec {
 // Schedule draws a schedule and ends it with heal-all at the horizon (the
 // healed phase in which PA8 is checked). A standby arbiter is started at a
 // drawn time (a rolling deploy).
-func Schedule(r sim.Rand, d arbiter.Design, wl []judge.Arrival, f Faults) (sim.Schedule, sim.Profile) {
+func Schedule(r sim.Rand, d judge.Design, wl []judge.Arrival, f Faults) (sim.Schedule, sim.Profile) {
 	s, prof := sim.Generate(r, Spec(d, wl, f))
 	for _, a := range judge.NamesOf(d).Standby {
 		at := clock.Time(r.Uint64n("standby-start", uint64(f.Horizon/time.Millisecond)+1)) * clock.Time(time.Millisecond)
@@ -88,7 +87,7 @@ func Schedule(r sim.Rand, d arbiter.Design, wl []judge.Arrival, f Faults) (sim.S
 
 // Until is how long a run must go on for PA8 to be checked: the healing
 // time plus the liveness bound, plus a margin.
-func Until(d arbiter.Design, submissions int, f Faults) time.Duration {
+func Until(d judge.Design, submissions int, f Faults) time.Duration {
 	p, err := jc.ParseParams(d.JSON())
 	if err != nil {
 		panic(err)
@@ -104,12 +103,19 @@ var CheckerKinds = map[string]bool{
 	"fault": true, "crash": true, "restart": true, "start": true,
 }
 
-// CheckerFilter records the checker kinds only.
-func CheckerFilter(kind string) bool { return CheckerKinds[kind] }
+// CheckerFilter records the checker kinds only (CheckerKinds, as a switch:
+// it runs for every event).
+func CheckerFilter(kind string) bool {
+	switch kind {
+	case "commit", "call", "return", "judge", "result", "alert", "state", "fault", "crash", "restart", "start":
+		return true
+	}
+	return false
+}
 
 // RunSeed runs one seeded run: the schedule from the seed's "faults"
 // stream, everything else from the seed's other streams.
-func RunSeed(d arbiter.Design, wl judge.Workload, f Faults, seed uint64) (*Outcome, error) {
+func RunSeed(d judge.Design, wl judge.Workload, f Faults, seed uint64) (*Outcome, error) {
 	ent := sim.NewPCG(seed)
 	arr := wl.Plan(ent.Stream("workload"))
 	s, prof := Schedule(ent.Stream("faults"), d, arr, f)
@@ -123,7 +129,7 @@ func RunSeed(d arbiter.Design, wl judge.Workload, f Faults, seed uint64) (*Outco
 // Replay re-runs a trace's header: the same design, workload, schedule,
 // network and entropy (a seed, or a rapid run's tape).
 func Replay(h HeaderInputs) (*Outcome, error) {
-	d, err := arbiter.ParseDesign(h.Design)
+	d, err := judge.ParseDesign(h.Design)
 	if err != nil {
 		return nil, err
 	}
@@ -157,7 +163,7 @@ func Replay(h HeaderInputs) (*Outcome, error) {
 // fault schedule (profile first), run with rapid-backed entropy, check
 // everything. failed is called with the failing outcome (the last call is
 // rapid's replay of the shrunk case) before the property fails.
-func Property(d arbiter.Design, wl judge.Workload, f Faults, failed func(*Outcome)) func(*rapid.T) {
+func Property(d judge.Design, wl judge.Workload, f Faults, failed func(*Outcome)) func(*rapid.T) {
 	return func(t *rapid.T) {
 		arr := wl.Plan(sim.NewPCG(1).Stream("workload"))
 		wl := wl

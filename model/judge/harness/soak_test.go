@@ -1,6 +1,7 @@
 package harness
 
 import (
+	"github.com/fencesim/fencesim/model/judge"
 	"os"
 	"runtime"
 	"strconv"
@@ -12,7 +13,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	jc "github.com/fencesim/fencesim/checker/judge"
-	"github.com/fencesim/fencesim/model/arbiter"
 	"github.com/fencesim/fencesim/sim"
 )
 
@@ -27,15 +27,15 @@ var probeMinimum = map[string]float64{
 	jc.ProbeDBDownWhileRetrying:      0.02,
 }
 
-func probeDesign() arbiter.Design {
-	d := arbiter.Default()
+func probeDesign() judge.Design {
+	d := judge.Default()
 	d.StandbyArbiters = 1
 	return d
 }
 
 // sweep runs n seeds of the random family in parallel (one run per
 // goroutine) and returns the failures and the probe counts.
-func sweep(t *testing.T, d arbiter.Design, n int) (failed []string, probes map[string]int) {
+func sweep(t *testing.T, d judge.Design, n int) (failed []string, probes map[string]int) {
 	f, err := FamilyByName("random")
 	require.NoError(t, err)
 	probes = map[string]int{}

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/fencesim/fencesim/model/arbiter"
 	"github.com/fencesim/fencesim/model/judge"
 	"github.com/fencesim/fencesim/sim"
 )
@@ -17,8 +16,8 @@ import (
 // (4) the production worker too, the global lock and the round row gone;
 // and step 2 rolled back: home-1 switched back to direct at 30 s.
 func S9() Scenario {
-	step := func(legacy int, rules bool, rollback bool) func(knobs ...arbiter.Knob) judge.Options {
-		return func(knobs ...arbiter.Knob) judge.Options {
+	step := func(legacy int, rules bool, rollback bool) func(knobs ...judge.Knob) judge.Options {
+		return func(knobs ...judge.Knob) judge.Options {
 			d := design(2, 1, knobs...)
 			d.LegacyWorkers, d.LegacyRules = legacy, rules
 			d.JudgeMin, d.JudgeMax = 5*sec, 30*sec

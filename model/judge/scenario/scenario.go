@@ -7,7 +7,6 @@ import (
 
 	"github.com/fencesim/fencesim/checker"
 	"github.com/fencesim/fencesim/clock"
-	"github.com/fencesim/fencesim/model/arbiter"
 	"github.com/fencesim/fencesim/model/judge"
 	"github.com/fencesim/fencesim/model/judge/harness"
 )
@@ -40,7 +39,7 @@ func (c Cost) OK() bool { return len(c.Broken) == 0 && len(checker.Failed(c.Verd
 // Case is one run of a scenario (A-S1 has one per crash moment).
 type Case struct {
 	Name    string
-	Options func(knobs ...arbiter.Knob) judge.Options
+	Options func(knobs ...judge.Knob) judge.Options
 }
 
 // Scenario is one row of SYSTEMS.md A.5.
@@ -54,7 +53,7 @@ type Scenario struct {
 }
 
 // Measured plays every case of a scenario (with knobs) and measures them.
-func (s Scenario) Measured(knobs ...arbiter.Knob) ([]*Outcome, Cost, error) {
+func (s Scenario) Measured(knobs ...judge.Knob) ([]*Outcome, Cost, error) {
 	var os []*Outcome
 	for _, c := range s.Cases {
 		o, err := Play(c.Options(knobs...))
@@ -88,8 +87,8 @@ func (c *Cost) expect(ok bool, format string, args ...any) {
 }
 
 // design returns the default design with knobs and a fleet.
-func design(home, prod int, knobs ...arbiter.Knob) arbiter.Design {
-	d := arbiter.Default().MustWith(knobs...)
+func design(home, prod int, knobs ...judge.Knob) judge.Design {
+	d := judge.Default().MustWith(knobs...)
 	d.HomeWorkers, d.ProdWorkers = home, prod
 	return d
 }

@@ -2,6 +2,7 @@ package scenario
 
 import (
 	"flag"
+	"github.com/fencesim/fencesim/model/judge"
 	"os"
 	"testing"
 
@@ -9,7 +10,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/fencesim/fencesim/checker"
-	"github.com/fencesim/fencesim/model/arbiter"
 	"github.com/fencesim/fencesim/model/judge/harness"
 	"github.com/fencesim/fencesim/sim"
 )
@@ -18,7 +18,7 @@ var rewrite = flag.Bool("rewrite", false, "rewrite golden files under testdata/"
 
 // run plays a scenario and fails on any broken expectation or property,
 // logging the measured cost beside the promised one.
-func run(t *testing.T, s Scenario, knobs ...arbiter.Knob) ([]*Outcome, Cost) {
+func run(t *testing.T, s Scenario, knobs ...judge.Knob) ([]*Outcome, Cost) {
 	t.Helper()
 	os, c, err := s.Measured(knobs...)
 	require.NoError(t, err)
@@ -65,7 +65,7 @@ func TestTableA5(t *testing.T) {
 // TestKnobDamage: the scenarios' own schedules with the matching knob on
 // show the damage the source warns of: each breaks its promise.
 func TestKnobDamage(t *testing.T) {
-	for _, k := range arbiter.Knobs {
+	for _, k := range judge.Knobs {
 		for _, id := range k.Scenarios {
 			s, ok := ByID(id)
 			require.True(t, ok, "knob %s names scenario %s", k.Knob, id)
@@ -103,7 +103,7 @@ func TestKnobDamage(t *testing.T) {
 // The two damages the issue names, checked in detail.
 func TestKnobDamageDetails(t *testing.T) {
 	t.Run("A-S5 with fence-by-worker-id: the stale result is accepted", func(t *testing.T) {
-		o, err := Play(S5Options(arbiter.FenceByWorkerID))
+		o, err := Play(S5Options(judge.FenceByWorkerID))
 		require.NoError(t, err)
 		grants := o.Transitions(101, "pending", "judging")
 		require.Len(t, grants, 2)
@@ -113,7 +113,7 @@ func TestKnobDamageDetails(t *testing.T) {
 		assert.NotEmpty(t, o.Failed())
 	})
 	t.Run("A-S2 with no-grace: double judging, then system_error", func(t *testing.T) {
-		os, c, err := S2().Measured(arbiter.NoGrace)
+		os, c, err := S2().Measured(judge.NoGrace)
 		require.NoError(t, err)
 		assert.False(t, c.OK())
 		assert.Greater(t, os[0].Result.Metrics.Wasted, 0, "double judging after one long outage")
@@ -124,8 +124,8 @@ func TestKnobDamageDetails(t *testing.T) {
 
 // huntFamilies runs a knob's fault families for up to 60 seeds each and
 // returns the first catch.
-func huntFamilies(t *testing.T, k arbiter.Knob) (string, uint64, string) {
-	d := arbiter.Default().MustWith(k)
+func huntFamilies(t *testing.T, k judge.Knob) (string, uint64, string) {
+	d := judge.Default().MustWith(k)
 	for _, name := range harness.KnobFamilies[k] {
 		f, err := harness.FamilyByName(name)
 		require.NoError(t, err)

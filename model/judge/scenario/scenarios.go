@@ -4,10 +4,8 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/fencesim/fencesim/model/arbiter"
 	"github.com/fencesim/fencesim/model/judge"
 	"github.com/fencesim/fencesim/model/judge/harness"
-	"github.com/fencesim/fencesim/model/worker"
 	"github.com/fencesim/fencesim/sim"
 )
 
@@ -16,12 +14,12 @@ func All() []Scenario {
 	return []Scenario{S1(), S2(), S3(), S4(), S5(), S6(), S7(), S8(), S9()}
 }
 
-func fixedJudging(d *arbiter.Design, t time.Duration) { d.JudgeMin, d.JudgeMax = t, t }
+func fixedJudging(d *judge.Design, t time.Duration) { d.JudgeMin, d.JudgeMax = t, t }
 
 // firstAC returns the first submission id from 101 whose judging gives AC.
 func firstAC() int64 {
 	for id := int64(101); ; id++ {
-		if worker.VerdictOf(id) == "AC" {
+		if judge.VerdictOf(id) == "AC" {
 			return id
 		}
 	}
@@ -38,8 +36,8 @@ func firstAC() int64 {
 // full 60 s: the two fixes of the source interact), and with
 // confirm_aware_grace, which keeps the 10 s.
 func S1() Scenario {
-	mk := func(point string, workerCrash, confirmAware bool) func(knobs ...arbiter.Knob) judge.Options {
-		return func(knobs ...arbiter.Knob) judge.Options {
+	mk := func(point string, workerCrash, confirmAware bool) func(knobs ...judge.Knob) judge.Options {
+		return func(knobs ...judge.Knob) judge.Options {
 			d := design(1, 1, knobs...)
 			d.ConfirmAwareGrace = confirmAware
 			fixedJudging(&d, 10*sec)
@@ -59,11 +57,11 @@ func S1() Scenario {
 		Guard:   "transaction atomicity; request_id makes claim idempotent; unconfirmed lease expires after 10 s",
 		Promise: "one submission 10 s late",
 		Cases: []Case{
-			{"a: before COMMIT", mk(arbiter.PointBeforeCommit, false, false)},
-			{"b: after COMMIT, before the reply", mk(arbiter.PointAfterCommit, false, false)},
-			{"c: after the reply", mk(arbiter.PointAfterReply, false, false)},
-			{"b, the worker gone too (source's grace)", mk(arbiter.PointAfterCommit, true, false)},
-			{"b, the worker gone too (confirm-aware grace)", mk(arbiter.PointAfterCommit, true, true)},
+			{"a: before COMMIT", mk(judge.PointBeforeCommit, false, false)},
+			{"b: after COMMIT, before the reply", mk(judge.PointAfterCommit, false, false)},
+			{"c: after the reply", mk(judge.PointAfterReply, false, false)},
+			{"b, the worker gone too (source's grace)", mk(judge.PointAfterCommit, true, false)},
+			{"b, the worker gone too (confirm-aware grace)", mk(judge.PointAfterCommit, true, true)},
 		},
 		Measure: func(os []*Outcome) Cost {
 			var c Cost
@@ -96,7 +94,7 @@ func S1() Scenario {
 }
 
 // Terminal reports whether a status is terminal.
-func Terminal(status string) bool { return arbiter.Terminal(status) }
+func Terminal(status string) bool { return judge.Terminal(status) }
 
 // ---- A-S2 ----
 
@@ -105,14 +103,14 @@ func Terminal(status string) bool { return arbiter.Terminal(status) }
 // judging: without the grace every outage costs an attempt until
 // system_error.
 func S2() Scenario {
-	one := func(knobs ...arbiter.Knob) judge.Options {
+	one := func(knobs ...judge.Knob) judge.Options {
 		d := design(2, 1, knobs...)
 		fixedJudging(&d, 100*sec)
 		return judge.Options{Design: d, Workload: judge.Workload{Arrivals: arrivals(101, 102, 103)},
 			Schedule: sim.Schedule{{At: at(30 * sec), Kind: sim.Crash, Node: "arbiter-1"}, {At: at(150 * sec), Kind: sim.Restart, Node: "arbiter-1"}},
 			Until:    400 * sec}
 	}
-	three := func(knobs ...arbiter.Knob) judge.Options {
+	three := func(knobs ...judge.Knob) judge.Options {
 		d := design(1, 0, knobs...)
 		fixedJudging(&d, 300*sec)
 		var s sim.Schedule
@@ -159,8 +157,8 @@ func S2() Scenario {
 // submission must not be slowed (compared with the same run without the
 // crash).
 func S3() Scenario {
-	opts := func(crash bool) func(knobs ...arbiter.Knob) judge.Options {
-		return func(knobs ...arbiter.Knob) judge.Options {
+	opts := func(crash bool) func(knobs ...judge.Knob) judge.Options {
+		return func(knobs ...judge.Knob) judge.Options {
 			d := design(2, 0, knobs...)
 			fixedJudging(&d, 40*sec)
 			var s sim.Schedule
@@ -219,7 +217,7 @@ func S4() Scenario {
 		ID: "A-S4", Title: "same result submitted twice (reply lost)",
 		Guard:   "UNIQUE (submission_id, lease_token); first-AC/XP ON CONFLICT DO NOTHING",
 		Promise: "none",
-		Cases: []Case{{"reply stalled, then rejudged", func(knobs ...arbiter.Knob) judge.Options {
+		Cases: []Case{{"reply stalled, then rejudged", func(knobs ...judge.Knob) judge.Options {
 			d := design(1, 0, knobs...)
 			fixedJudging(&d, 10*sec)
 			return judge.Options{Design: d, Workload: judge.Workload{Arrivals: []judge.Arrival{{At: Origin, ID: sub, User: 1, Problem: 1}}},
@@ -248,7 +246,7 @@ func S4() Scenario {
 			}
 			c.expect(len(o.Run.Accepted) == 2, "one history row per generation, got %d", len(o.Run.Accepted))
 			c.expect(len(o.Run.FirstAC) == 1, "one first-AC record, got %d", len(o.Run.FirstAC))
-			c.expect(o.Run.XP[1] == arbiter.XPPerFirstAC, "user 1 has %d XP, want %d", o.Run.XP[1], arbiter.XPPerFirstAC)
+			c.expect(o.Run.XP[1] == judge.XPPerFirstAC, "user 1 has %d XP, want %d", o.Run.XP[1], judge.XPPerFirstAC)
 			c.Text = fmt.Sprintf("none: %d submits of one result, 1 history row, 1 first-AC record, XP %d", len(o.Ops("submit", "")), o.Run.XP[1])
 			return c
 		},
@@ -301,7 +299,7 @@ func lastReturn(o *Outcome, op, token string) int64 {
 // 1 s sweep, 40 s of judging, and the network between home-1 and the
 // arbiter stalled from 10.1 s to 70.5 s, what was sent meanwhile arriving
 // at 75 s. Times are relative to Origin.
-func S5Options(knobs ...arbiter.Knob) judge.Options {
+func S5Options(knobs ...judge.Knob) judge.Options {
 	d := design(1, 0, knobs...)
 	d.Heartbeat = 10 * sec
 	d.SweepEvery = sec
@@ -363,7 +361,7 @@ func tokenArbiter(token string) string {
 }
 
 // S6Options is A-S6's run.
-func S6Options(knobs ...arbiter.Knob) judge.Options {
+func S6Options(knobs ...judge.Knob) judge.Options {
 	d := design(2, 1, knobs...)
 	d.StandbyArbiters = 1
 	d.JudgeMin, d.JudgeMax = 60*sec, 100*sec
@@ -419,7 +417,7 @@ func S7() Scenario {
 
 // S7Options is A-S7's run: 3 submissions, 60 s judgings, the arbiter cut
 // off from the database from 20 s to 200 s.
-func S7Options(knobs ...arbiter.Knob) judge.Options {
+func S7Options(knobs ...judge.Knob) judge.Options {
 	d := design(2, 1, knobs...)
 	fixedJudging(&d, 60*sec)
 	return judge.Options{Design: d, Workload: judge.Workload{Arrivals: arrivals(101, 102, 103)},
@@ -436,8 +434,8 @@ func S7Options(knobs ...arbiter.Knob) judge.Options {
 // (a goroutine stuck on a slow query) while it still answers everything
 // else, and claimable work and waiting workers pile up.
 func S8() Scenario {
-	opts := func(stall bool) func(knobs ...arbiter.Knob) judge.Options {
-		return func(knobs ...arbiter.Knob) judge.Options {
+	opts := func(stall bool) func(knobs ...judge.Knob) judge.Options {
+		return func(knobs ...judge.Knob) judge.Options {
 			d := design(2, 1, knobs...)
 			fixedJudging(&d, 5*sec)
 			var arr []judge.Arrival

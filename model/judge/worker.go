@@ -1,4 +1,4 @@
-package worker
+package judge
 
 import (
 	"errors"
@@ -7,16 +7,15 @@ import (
 	"time"
 
 	"github.com/fencesim/fencesim/clock"
-	"github.com/fencesim/fencesim/model/arbiter"
 	"github.com/fencesim/fencesim/model/db"
 	"github.com/fencesim/fencesim/network"
 	"github.com/fencesim/fencesim/sim"
 	"github.com/fencesim/fencesim/traces/hist"
 )
 
-// Config configures one worker.
-type Config struct {
-	Design   arbiter.Design
+// WorkerConfig configures one worker.
+type WorkerConfig struct {
+	Design   Design
 	Home     bool           // a home machine (dispatch prefers them)
 	Arbiters []network.Addr // arbiters to talk to, tried in turn
 	// Direct makes the worker claim and submit directly from the database,
@@ -36,7 +35,7 @@ type client struct {
 
 // job is the judging in progress.
 type job struct {
-	lease     arbiter.Lease
+	lease     Lease
 	verdict   string
 	confirmed bool                // a heartbeat got 200: the unconfirmed lease became a full one
 	gone      sim.Queue[struct{}] // a heartbeat got 410: the lease is gone, stop judging
@@ -51,7 +50,7 @@ type pending struct {
 
 // Worker is one judge worker (A.3).
 type Worker struct {
-	cfg  Config
+	cfg  WorkerConfig
 	name string
 	inc  int64
 	no   uint64 // last request number
@@ -78,8 +77,8 @@ type Worker struct {
 	claimSQL, resultSQL *db.Conn
 }
 
-// New returns the worker's factory.
-func New(cfg Config) sim.Factory {
+// NewWorker returns the worker's factory.
+func NewWorker(cfg WorkerConfig) sim.Factory {
 	return func(name string, disk *sim.Disk) sim.Node {
 		w := &Worker{cfg: cfg, name: name, results: map[string]*pending{}, memory: map[string]hist.Result{},
 			claimSQL: &db.Conn{DB: cfg.DB}, resultSQL: &db.Conn{DB: cfg.DB}}
@@ -122,14 +121,14 @@ func (w *Worker) main(p *sim.Proc) {
 // there is none) and waits for its reply, recording the call and its
 // return. A timeout gives up on the connection (it is closed, and the
 // client moves on to the next arbiter); a broken connection moves on too.
-func (w *Worker) call(p *sim.Proc, c *client, r arbiter.Request, timeout time.Duration) (arbiter.Reply, error) {
+func (w *Worker) call(p *sim.Proc, c *client, r Request, timeout time.Duration) (Reply, error) {
 	w.no++
 	no := w.no
 	r.No, r.Worker, r.Home = no, w.name, w.cfg.Home
 	id := fmt.Sprintf("%s#%d.%d", w.name, w.inc, no)
 	if p.Recording() {
 		call := hist.Call{ID: id, Client: w.name, Op: string(r.Op), Sub: r.Sub, Token: r.Token, Gen: r.Gen, RequestID: r.RequestID, Verdict: r.Verdict}
-		if r.Op == arbiter.OpClaim {
+		if r.Op == OpClaim {
 			call.Episode = w.claimID
 		}
 		p.Note(hist.KindCall, r.String(), call)
@@ -143,7 +142,7 @@ func (w *Worker) call(p *sim.Proc, c *client, r arbiter.Request, timeout time.Du
 	}
 	conn := c.conn
 	m, err := p.Call(conn, r, timeout, "POST /"+string(r.Op), func(m network.Message) bool {
-		rep, ok := m.Body.(arbiter.Reply)
+		rep, ok := m.Body.(Reply)
 		return ok && rep.No == no
 	})
 	if err != nil {
@@ -153,9 +152,9 @@ func (w *Worker) call(p *sim.Proc, c *client, r arbiter.Request, timeout time.Du
 			c.conn = 0
 			c.next(len(w.cfg.Arbiters))
 		}
-		return arbiter.Reply{}, err
+		return Reply{}, err
 	}
-	rep := m.Body.(arbiter.Reply)
+	rep := m.Body.(Reply)
 	if p.Recording() {
 		p.Note(hist.KindReturn, rep.String(), hist.Return{ID: id, Code: rep.Code, Sub: rep.Lease.Sub + rep.Sub, Token: rep.Lease.Token + rep.Token,
 			Gen: rep.Lease.Gen, User: rep.Lease.User, Problem: rep.Lease.Problem})
@@ -197,7 +196,7 @@ func (w *Worker) elsewhere(p *sim.Proc, c *client) {
 // claim gets the next lease: from the arbiter, or straight from the
 // database in the old scheme. It returns false when a mode switch
 // interrupted it.
-func (w *Worker) claim(p *sim.Proc) (arbiter.Lease, bool) {
+func (w *Worker) claim(p *sim.Proc) (Lease, bool) {
 	if w.direct {
 		return w.claimDirect(p)
 	}
@@ -207,7 +206,7 @@ func (w *Worker) claim(p *sim.Proc) (arbiter.Lease, bool) {
 // claimArbiter asks the arbiter for work until it gets a lease (A.3): the
 // claim hangs until paired or 204; a retry after a failure carries the same
 // request_id, after the backoff.
-func (w *Worker) claimArbiter(p *sim.Proc) (arbiter.Lease, bool) {
+func (w *Worker) claimArbiter(p *sim.Proc) (Lease, bool) {
 	d := w.cfg.Design
 	for !w.direct {
 		if w.claimID == "" {
@@ -215,15 +214,15 @@ func (w *Worker) claimArbiter(p *sim.Proc) (arbiter.Lease, bool) {
 			w.claimID = fmt.Sprintf("%s-%d-%d", w.name, w.inc, w.claimSeq)
 			w.claimAttempt = 0
 		}
-		rep, err := w.call(p, &w.jobs, arbiter.Request{Op: arbiter.OpClaim, RequestID: w.requestID()}, d.ClaimHold+d.RequestTimeout)
+		rep, err := w.call(p, &w.jobs, Request{Op: OpClaim, RequestID: w.requestID()}, d.ClaimHold+d.RequestTimeout)
 		if w.direct {
 			break
 		}
 		switch {
-		case err == nil && rep.Code == arbiter.Code200:
+		case err == nil && rep.Code == Code200:
 			w.claimID = ""
 			return rep.Lease, true
-		case err == nil && rep.Code == arbiter.Code204:
+		case err == nil && rep.Code == Code204:
 			w.claimID = "" // no work within the hold: a new claim at once
 			continue
 		case err == nil: // 503: the database is unreachable, or not the leader
@@ -236,14 +235,14 @@ func (w *Worker) claimArbiter(p *sim.Proc) (arbiter.Lease, bool) {
 		}
 	}
 	w.claimID = ""
-	return arbiter.Lease{}, false
+	return Lease{}, false
 }
 
 // requestID is the request_id a claim attempt carries: the claim's own id,
 // the same on every retry (A.3). Under no-request-id every attempt carries a
 // new one, so a retry is a new claim to the arbiter.
 func (w *Worker) requestID() string {
-	if w.cfg.Design.Has(arbiter.NoRequestID) {
+	if w.cfg.Design.Has(NoRequestID) {
 		return fmt.Sprintf("%s.%d", w.claimID, w.claimAttempt)
 	}
 	return w.claimID
@@ -254,7 +253,7 @@ func (w *Worker) requestID() string {
 // judge judges a lease. The first heartbeat confirms the lease at once, and
 // heartbeats go on every interval while the judging runs; a 410 means the
 // lease is gone and the judging is abandoned.
-func (w *Worker) judge(p *sim.Proc, l arbiter.Lease) {
+func (w *Worker) judge(p *sim.Proc, l Lease) {
 	d := w.cfg.Design
 	took := max(time.Duration(sim.Between(p.Rand(), "judge-time", int64(d.JudgeMin), int64(d.JudgeMax))), time.Nanosecond)
 	j := &job{lease: l, verdict: VerdictOf(l.Sub)}
@@ -290,15 +289,15 @@ func (w *Worker) heartbeats(p *sim.Proc, j *job) {
 func (w *Worker) beat(p *sim.Proc, j *job) {
 	p.Go("beat", func(p *sim.Proc) {
 		l := j.lease
-		rep, err := w.call(p, &w.jobs, arbiter.Request{Op: arbiter.OpHeartbeat, Sub: l.Sub, Token: l.Token}, w.cfg.Design.RequestTimeout)
+		rep, err := w.call(p, &w.jobs, Request{Op: OpHeartbeat, Sub: l.Sub, Token: l.Token}, w.cfg.Design.RequestTimeout)
 		switch {
 		case w.job != j:
 		case errors.Is(err, sim.ErrTimeout):
 			w.reconfirm(p, j)
 		case err != nil: // the connection broke: the next heartbeat tries again
-		case rep.Code == arbiter.Code410:
+		case rep.Code == Code410:
 			j.gone.Put(struct{}{})
-		case rep.Code == arbiter.Code200:
+		case rep.Code == Code200:
 			j.confirmed = true
 		default:
 			w.reconfirm(p, j)
@@ -328,7 +327,7 @@ func (w *Worker) finish(p *sim.Proc, j *job) {
 	w.note(p, hist.Judge{Worker: w.name, Sub: l.Sub, Token: l.Token, Gen: l.Gen, Phase: hist.JudgeEnd, Verdict: j.verdict})
 	res := hist.Result{Worker: w.name, Sub: l.Sub, Token: l.Token, Gen: l.Gen, Verdict: j.verdict, Phase: hist.ResultSaved}
 	key := resultKey(l.Sub, l.Token)
-	if w.cfg.Design.Has(arbiter.WorkerNoDisk) {
+	if w.cfg.Design.Has(WorkerNoDisk) {
 		w.memory[key] = res
 	} else {
 		res.Durable = true
@@ -371,11 +370,11 @@ func (w *Worker) submit(p *sim.Proc, r hist.Result) (code int, done bool) {
 	if r.Token == "" {
 		return w.submitDirect(p, r)
 	}
-	rep, err := w.call(p, &w.uploads, arbiter.Request{Op: arbiter.OpSubmit, Sub: r.Sub, Token: r.Token, Gen: r.Gen, Verdict: r.Verdict}, w.cfg.Design.RequestTimeout)
+	rep, err := w.call(p, &w.uploads, Request{Op: OpSubmit, Sub: r.Sub, Token: r.Token, Gen: r.Gen, Verdict: r.Verdict}, w.cfg.Design.RequestTimeout)
 	switch {
 	case err != nil:
 		return 0, false
-	case rep.Code == arbiter.Code200 || rep.Code == arbiter.Code410:
+	case rep.Code == Code200 || rep.Code == Code410:
 		return rep.Code, true
 	}
 	w.elsewhere(p, &w.uploads)
@@ -426,7 +425,7 @@ func VerdictOf(sub int64) string {
 	if x%2 == 0 {
 		return "AC"
 	}
-	return arbiter.Verdicts[1+int(x/2)%(len(arbiter.Verdicts)-1)]
+	return Verdicts[1+int(x/2)%(len(Verdicts)-1)]
 }
 
 // ---- the old scheme: straight to the database (A-S9) ----
@@ -459,7 +458,7 @@ func (w *Worker) command(p *sim.Proc, cmd sim.Cmd) {
 // claimDirect runs the old scheme's claim transaction: the global lock, a
 // pending row with SKIP LOCKED, the row made ours, the shared round moved
 // on. With nothing to claim it tries again every dispatch interval.
-func (w *Worker) claimDirect(p *sim.Proc) (arbiter.Lease, bool) {
+func (w *Worker) claimDirect(p *sim.Proc) (Lease, bool) {
 	for w.direct {
 		retryAt := p.Mono().Add(w.cfg.Design.DispatchEvery)
 		l, ok := w.claimDirectOnce(p, &retryAt)
@@ -473,46 +472,46 @@ func (w *Worker) claimDirect(p *sim.Proc) (arbiter.Lease, bool) {
 			break
 		}
 	}
-	return arbiter.Lease{}, false
+	return Lease{}, false
 }
 
 // claimDirectOnce makes one claim attempt; a failed one sets retryAt to a
 // dispatch interval after the failure was known.
-func (w *Worker) claimDirectOnce(p *sim.Proc, retryAt *clock.Time) (arbiter.Lease, bool) {
+func (w *Worker) claimDirectOnce(p *sim.Proc, retryAt *clock.Time) (Lease, bool) {
 	tx, _ := w.claimSQL.Begin(p)
-	tx.Queue(arbiter.GlobalLock().Named("global-lock"))
-	row, err := tx.QueryRow(arbiter.PickPending().Named("pick-pending"))
+	tx.Queue(GlobalLock().Named("global-lock"))
+	row, err := tx.QueryRow(PickPending().Named("pick-pending"))
 	if err != nil || row == nil {
 		*retryAt = p.Mono().Add(w.cfg.Design.DispatchEvery)
 		tx.Rollback()
-		return arbiter.Lease{}, false
+		return Lease{}, false
 	}
 	id := row.Int("id")
-	rs, err := tx.CommitBatch(arbiter.LegacyClaim(id, w.name).Named("legacy-claim"), arbiter.AdvanceRound(w.name).Named("advance-round"))
+	rs, err := tx.CommitBatch(LegacyClaim(id, w.name).Named("legacy-claim"), AdvanceRound(w.name).Named("advance-round"))
 	*retryAt = p.Mono().Add(w.cfg.Design.DispatchEvery)
 	if err != nil || rs[0].Affected != 1 {
-		return arbiter.Lease{}, false
+		return Lease{}, false
 	}
 	claimed := rs[0].Rows[0]
-	return arbiter.Lease{Sub: id, Gen: claimed.Int("lease_gen"), User: claimed.Int("user_id"), Problem: claimed.Int("problem_id")}, true
+	return Lease{Sub: id, Gen: claimed.Int("lease_gen"), User: claimed.Int("user_id"), Problem: claimed.Int("problem_id")}, true
 }
 
 // submitDirect writes a result the old way: conditional on the row still
 // being judging and ours.
 func (w *Worker) submitDirect(p *sim.Proc, r hist.Result) (code int, done bool) {
 	tx, _ := w.resultSQL.Begin(p)
-	row, err := tx.QueryRow(arbiter.LegacyDecide(r.Sub, w.name, r.Verdict).Named("legacy-decide"))
+	row, err := tx.QueryRow(LegacyDecide(r.Sub, w.name, r.Verdict).Named("legacy-decide"))
 	if err != nil {
 		tx.Rollback()
 		return 0, false
 	}
 	if row == nil {
 		tx.Rollback()
-		return arbiter.Code410, true
+		return Code410, true
 	}
 	now := p.Now()
 	user := row.Int("user_id")
-	write := []db.Stmt{arbiter.RecordJudging(r.Sub, "", r.Gen, w.name, r.Verdict, now).Named("record-judging")}
+	write := []db.Stmt{RecordJudging(r.Sub, "", r.Gen, w.name, r.Verdict, now).Named("record-judging")}
 	if r.Verdict == "AC" {
 		write = append(write, w.cfg.Design.CreditFirstAC(user, row.Int("problem_id"), r.Sub, now).Named("credit-first-ac"))
 	}
@@ -522,11 +521,11 @@ func (w *Worker) submitDirect(p *sim.Proc, r hist.Result) (code int, done bool) 
 		return 0, false
 	}
 	if r.Verdict == "AC" && rs[1].Inserted {
-		tx.Queue(arbiter.CreditXP(user).Named("credit-xp"))
+		tx.Queue(CreditXP(user).Named("credit-xp"))
 	}
 	if err := tx.Commit(); err != nil {
 		tx.Rollback()
 		return 0, false
 	}
-	return arbiter.Code200, true
+	return Code200, true
 }

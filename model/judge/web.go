@@ -5,83 +5,11 @@ import (
 	"time"
 
 	"github.com/fencesim/fencesim/clock"
-	"github.com/fencesim/fencesim/model/arbiter"
 	"github.com/fencesim/fencesim/model/db"
 	"github.com/fencesim/fencesim/network"
 	"github.com/fencesim/fencesim/sim"
 	"github.com/fencesim/fencesim/traces/hist"
 )
-
-// ---- monitor ----
-
-// Monitor polls every arbiter's probe and raises an alert when the dispatch
-// loop is stuck (A.4, A-S8): a claim is waiting and no dispatch round has
-// completed (or nothing was paired while work was claimable) for longer than
-// the threshold, or the probe went unanswered that long. One alert per
-// episode and arbiter.
-type Monitor struct {
-	d        arbiter.Design
-	arbiters []network.Addr
-	no       uint64
-	answered map[network.Addr]clock.Time
-	alerted  map[network.Addr]bool
-}
-
-// NewMonitor returns the monitor's factory.
-func NewMonitor(d arbiter.Design, arbiters []network.Addr) sim.Factory {
-	return func(string, *sim.Disk) sim.Node {
-		m := &Monitor{d: d, arbiters: arbiters, answered: map[network.Addr]clock.Time{}, alerted: map[network.Addr]bool{}}
-		return sim.ProgramOf(m, m.main)
-	}
-}
-
-// main polls every ProbeEvery; the probes' answers (datagrams) are judged as
-// they arrive.
-func (m *Monitor) main(p *sim.Proc) {
-	p.Handle(m.answer)
-	for {
-		p.Sleep(m.d.ProbeEvery, "probe interval")
-		now := p.Now()
-		for _, a := range m.arbiters {
-			last, seen := m.answered[a]
-			if seen && now.Sub(last) > m.d.ProbeThreshold {
-				m.alert(p, a, fmt.Sprintf("probe unanswered for %v", now.Sub(last)))
-			}
-			if !seen {
-				m.answered[a] = now // start counting from the first poll
-			}
-			m.no++
-			p.Send(a, arbiter.Request{No: m.no, Op: arbiter.OpProbe})
-		}
-	}
-}
-
-// answer judges one probe answer.
-func (m *Monitor) answer(p *sim.Proc, msg network.Message) {
-	r, ok := msg.Body.(arbiter.Reply)
-	if !ok || r.Op != arbiter.OpProbe {
-		return
-	}
-	a, now, pr := msg.From, p.Now(), r.Probe
-	m.answered[a] = now
-	stuck := pr.Leader && pr.Waiting > 0 && (now.Sub(pr.LastRound) > m.d.ProbeThreshold ||
-		(pr.Claimable && now.Sub(pr.LastPair) > m.d.ProbeThreshold))
-	if stuck {
-		m.alert(p, a, fmt.Sprintf("%d waiting, last dispatch round %v ago, last pairing %v ago", pr.Waiting, now.Sub(pr.LastRound), now.Sub(pr.LastPair)))
-	} else if pr.Waiting == 0 || now.Sub(pr.LastRound) <= m.d.ProbeThreshold {
-		m.alerted[a] = false // the episode is over
-	}
-}
-
-func (m *Monitor) alert(p *sim.Proc, a network.Addr, why string) {
-	if m.alerted[a] {
-		return
-	}
-	m.alerted[a] = true
-	p.Note(hist.KindAlert, string(a)+": "+why, hist.Alert{Monitor: string(p.Self()), Target: string(a), Reason: why})
-}
-
-// ---- web front ----
 
 // Arrival is one submission arriving.
 type Arrival struct {
@@ -137,7 +65,7 @@ func (w *Web) main(p *sim.Proc) {
 // unknown or the database unreachable.
 func (w *Web) insert(p *sim.Proc, c *db.Conn, a Arrival) {
 	for {
-		_, err := c.Exec(p, db.Insert(arbiter.TSubmissions, db.Row{"id": a.ID, "user_id": a.User, "problem_id": a.Problem}).Named("insert-submission"))
+		_, err := c.Exec(p, db.Insert(TSubmissions, db.Row{"id": a.ID, "user_id": a.User, "problem_id": a.Problem}).Named("insert-submission"))
 		if err == nil || db.Code(err) == db.CodeUniqueViolation {
 			return
 		}
@@ -158,7 +86,7 @@ func (w *Web) read(p *sim.Proc, c *db.Conn) {
 	if p.Recording() {
 		p.Note(hist.KindCall, fmt.Sprintf("read %d", a.ID), hist.Call{ID: id, Client: string(p.Self()), Op: "read", Sub: a.ID})
 	}
-	res, err := c.Exec(p, arbiter.ReadStatus(a.ID).Named("read-status"))
+	res, err := c.Exec(p, ReadStatus(a.ID).Named("read-status"))
 	if db.Unknown(err) || !p.Recording() {
 		return
 	}

@@ -1,4 +1,4 @@
-package arbiter
+package judge
 
 import "github.com/fencesim/fencesim/model/db"
 

@@ -1,4 +1,4 @@
-package arbiter
+package judge
 
 import (
 	"fmt"
@@ -11,8 +11,8 @@ import (
 	"github.com/fencesim/fencesim/traces/hist"
 )
 
-// Config configures one arbiter.
-type Config struct {
+// ArbiterConfig configures one arbiter.
+type ArbiterConfig struct {
 	Design Design
 	DB     network.Addr
 }
@@ -75,8 +75,8 @@ type Arbiter struct {
 	cache  map[int64]string // memory-facts: leases this process granted
 }
 
-// New returns the arbiter's factory.
-func New(cfg Config) sim.Factory {
+// NewArbiter returns the arbiter's factory.
+func NewArbiter(cfg ArbiterConfig) sim.Factory {
 	return func(name string, disk *sim.Disk) sim.Node {
 		a := &Arbiter{d: cfg.Design, name: name, cache: map[int64]string{},
 			lock: &db.Conn{DB: cfg.DB}, pool: db.NewPool(cfg.DB, cfg.Design.Pool, 0)}

@@ -1,4 +1,4 @@
-package arbiter
+package judge
 
 // Every write of system A is here, one function each, with the condition
 // SYSTEMS.md gives it (principle 2: every write is conditional). A knob

@@ -1,4 +1,4 @@
-package arbiter
+package judge
 
 import (
 	"encoding/json"
