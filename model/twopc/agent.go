@@ -1,10 +1,11 @@
 package twopc
 
 import (
+	"cmp"
 	"fmt"
-	"sort"
+	"slices"
+	"time"
 
-	"github.com/fencesim/fencesim/clock"
 	"github.com/fencesim/fencesim/model/db"
 	"github.com/fencesim/fencesim/network"
 	"github.com/fencesim/fencesim/sim"
@@ -19,18 +20,24 @@ import (
 // had not voted refuses the gid forever (a tombstone row in txlog that the
 // gid's own work would conflict with) and that means ABORT; when every peer
 // is prepared too, nobody can decide and the agent stays blocked.
+//
+// Its processes: main polls every agent_poll; each peer's message is served
+// in its own process. They share a small pool of database sessions.
 type Agent struct {
 	d     Design
 	name  string
 	db    network.Addr
 	peers []network.Addr
-	cl    db.Client
-	acts  map[string]bool // gids with a COMMIT/ROLLBACK PREPARED in flight
-	round map[string]map[network.Addr]string
-	noted map[string]bool // blocked noted
+	pool  *db.Pool
+
+	acting  map[string]bool                    // gids with a COMMIT/ROLLBACK PREPARED in flight
+	rounds  map[string]map[network.Addr]string // gid -> the peers' answers of the current round
+	blocked map[string]bool                    // gids noted blocked
 }
 
-var _ sim.Node = (*Agent)(nil)
+// agentSessions is the size of an agent's connection pool: a poll and the
+// answers to a few peers at once.
+const agentSessions = 4
 
 // Ask is an agent's question to a peer agent: what do you know of GID?
 type Ask struct {
@@ -44,194 +51,161 @@ type Answer struct {
 	State string
 }
 
-func (a Ask) String() string    { return "ask " + a.GID }
-func (a Answer) String() string { return "answer " + a.GID + " " + a.State }
-
-type (
-	agentTick struct{}
-	tagPoll   struct{}
-	tagCheck  struct {
-		gid  string
-		from network.Addr
-	}
-	tagTomb struct {
-		gid  string
-		from network.Addr
-	}
-	tagEnd struct {
-		gid, outcome, reason string
-		unilateral           bool
-	}
+// Answer states besides TxCommitted and TxRefused.
+const (
+	statePrepared = "prepared"
+	stateUnknown  = "unknown"
 )
 
-func (agentTick) String() string { return "agent-poll" }
+func (a Ask) String() string    { return "ask " + a.GID }
+func (a Answer) String() string { return "answer " + a.GID + " " + a.State }
 
 // NewAgent returns the factory of participant db's agent.
 func NewAgent(d Design, dbAddr network.Addr, peers []network.Addr) sim.Factory {
 	return func(name string, _ *sim.Disk) sim.Node {
-		return &Agent{d: d, name: name, db: dbAddr, peers: peers, cl: db.Client{DB: dbAddr},
-			acts: map[string]bool{}, round: map[string]map[network.Addr]string{}, noted: map[string]bool{}}
+		a := &Agent{d: d, name: name, db: dbAddr, peers: peers, pool: db.NewPool(dbAddr, agentSessions, 0),
+			acting: map[string]bool{}, rounds: map[string]map[network.Addr]string{}, blocked: map[string]bool{}}
+		return sim.Program(a.main)
 	}
 }
 
-func (a *Agent) note(env *sim.Env, n hist.Txn) {
-	if !env.Recording() {
+func (a *Agent) main(p *sim.Proc) {
+	p.Handle(func(p *sim.Proc, m network.Message) {
+		switch b := m.Body.(type) {
+		case Ask:
+			a.answer(p, m.From, b.GID)
+		case Answer:
+			a.heard(p, m.From, b)
+		}
+	})
+	// Poll every agent_poll, on the clock: a poll that overruns its period
+	// delays the next one (cron with a lock: runs never overlap).
+	next := p.Mono()
+	for {
+		next = next.Add(a.d.AgentPoll)
+		if wait := time.Duration(next - p.Mono()); wait > 0 {
+			p.Sleep(wait, "agent poll")
+		}
+		a.poll(p)
+	}
+}
+
+func (a *Agent) note(p *sim.Proc, n hist.Txn) {
+	if !p.Recording() {
 		return
 	}
 	n.By, n.Participant = a.name, string(a.db)
-	env.Note(hist.KindTxn, fmt.Sprintf("%s %s %s %s", n.What, n.GID, n.Outcome, n.Reason), n)
+	p.Note(hist.KindTxn, fmt.Sprintf("%s %s %s %s", n.What, n.GID, n.Outcome, n.Reason), n)
 }
 
-// Step implements sim.Node.
-func (a *Agent) Step(env *sim.Env, in sim.Input) {
-	switch in.Kind {
-	case sim.Start:
-		env.After(a.d.AgentPoll, agentTick{})
-		return
-	case sim.Timer:
-		if _, ok := in.Tag.(agentTick); ok {
-			a.cl.Exec(env, tagPoll{}, db.PreparedXacts())
-			env.After(a.d.AgentPoll, agentTick{})
-		}
-		return
-	case sim.Deliver:
-		switch m := in.Msg.Body.(type) {
-		case Ask:
-			a.cl.Exec(env, tagCheck{m.GID, in.Msg.From}, db.PreparedXacts())
-			return
-		case Answer:
-			a.answer(env, in.Msg.From, m)
-			return
-		}
+// poll reads pg_prepared_xacts and acts on every prepared transaction that
+// has waited long enough: timeout-abort rolls it back; cooperative
+// termination asks the peers.
+func (a *Agent) poll(p *sim.Proc) {
+	conn := a.pool.Get(p)
+	res, err := conn.Exec(p, db.PreparedXacts())
+	a.pool.Put(conn)
+	if err != nil {
+		return // the next poll asks again
 	}
-	done, ok := a.cl.Handle(in)
-	if !ok {
-		return
-	}
-	for _, d := range done {
-		switch tag := d.Tag.(type) {
-		case tagPoll:
-			a.polled(env, d)
-		case tagCheck:
-			a.checked(env, tag, d)
-		case tagTomb:
-			a.tombed(env, tag, d)
-		case tagEnd:
-			delete(a.acts, tag.gid)
-			if d.Err() == nil {
-				w := hist.TxnResolve
-				if tag.unilateral {
-					w = hist.TxnUnilateral
-				}
-				a.note(env, hist.Txn{What: w, GID: tag.gid, Outcome: tag.outcome, Reason: tag.reason})
-			}
-		}
-	}
-}
-
-func prepared(d db.Done) (map[string]clock.Time, bool) {
-	if d.Err() != nil {
-		return nil, false
-	}
-	out := map[string]clock.Time{}
-	for _, row := range d.Resp.Results[len(d.Resp.Results)-1].Rows {
-		age, _ := row["age"].(int64)
-		out[row["gid"].(string)] = clock.Time(age)
-	}
-	return out, true
-}
-
-func (a *Agent) polled(env *sim.Env, d db.Done) {
-	ps, ok := prepared(d)
-	if !ok {
-		return
-	}
-	gids := make([]string, 0, len(ps))
-	for g := range ps {
-		gids = append(gids, g)
-	}
-	sort.Strings(gids)
-	for _, gid := range gids {
-		age := ps[gid]
-		if a.acts[gid] {
+	rows := slices.Clone(res.Rows)
+	slices.SortFunc(rows, func(x, y db.Row) int { return cmp.Compare(x.Text("gid"), y.Text("gid")) })
+	for _, row := range rows {
+		gid, age := row.Text("gid"), time.Duration(row.Int("age"))
+		if a.acting[gid] {
 			continue
 		}
 		switch {
-		case a.d.Has(TimeoutAbort) && age >= clock.Time(a.d.AbortAfter):
-			a.end(env, gid, outcomeAbort, fmt.Sprintf("prepared for %v, no decision: timeout", age), true)
-		case a.d.Cooperative && age >= clock.Time(a.d.AskAfter):
-			a.round[gid] = map[network.Addr]string{}
-			for _, p := range a.peers {
-				env.Send(p, Ask{GID: gid})
+		case a.d.Has(TimeoutAbort) && age >= a.d.AbortAfter:
+			a.end(p, gid, hist.OutcomeAbort, fmt.Sprintf("prepared for %v, no decision: timeout", age), true)
+		case a.d.Cooperative && age >= a.d.AskAfter:
+			// A new round: the answers of the last one are forgotten.
+			a.rounds[gid] = map[network.Addr]string{}
+			for _, peer := range a.peers {
+				p.Send(peer, Ask{GID: gid})
 			}
 		}
 	}
 }
 
-func (a *Agent) end(env *sim.Env, gid, outcome, reason string, unilateral bool) {
-	a.acts[gid] = true
-	delete(a.round, gid)
-	a.cl.Exec(env, tagEnd{gid, outcome, reason, unilateral}, Finish(gid, outcome))
+// end finishes a prepared gid at the agent's database on its own word
+// (unilateral) or on a peer's.
+func (a *Agent) end(p *sim.Proc, gid, outcome, reason string, unilateral bool) {
+	a.acting[gid] = true
+	delete(a.rounds, gid)
+	conn := a.pool.Get(p)
+	_, err := conn.Exec(p, Finish(gid, outcome))
+	a.pool.Put(conn)
+	delete(a.acting, gid)
+	if err != nil {
+		return // still prepared: the next poll tries again
+	}
+	what := hist.TxnResolve
+	if unilateral {
+		what = hist.TxnUnilateral
+	}
+	a.note(p, hist.Txn{What: what, GID: gid, Outcome: outcome, Reason: reason})
 }
 
-// checked answers a peer's Ask: prepared here, or not (then try the
-// tombstone).
-func (a *Agent) checked(env *sim.Env, tag tagCheck, d db.Done) {
-	ps, ok := prepared(d)
-	switch {
-	case !ok:
-		env.Send(tag.from, Answer{GID: tag.gid, State: "unknown"})
-	case ps[tag.gid] != 0 || hasKey(ps, tag.gid):
-		env.Send(tag.from, Answer{GID: tag.gid, State: "prepared"})
-	default:
-		a.cl.ExecAtomic(env, tagTomb{tag.gid, tag.from}, Refuse(tag.gid)...)
-	}
+// answer tells a peer what this participant knows of gid.
+func (a *Agent) answer(p *sim.Proc, peer network.Addr, gid string) {
+	conn := a.pool.Get(p)
+	state := a.know(p, conn, peer, gid)
+	a.pool.Put(conn)
+	p.Send(peer, Answer{GID: gid, State: state})
 }
 
-func hasKey(m map[string]clock.Time, k string) bool { _, ok := m[k]; return ok }
-
-func (a *Agent) tombed(env *sim.Env, tag tagTomb, d db.Done) {
-	if d.Err() != nil { // e.g. lock_timeout: the gid is being prepared right now
-		env.Send(tag.from, Answer{GID: tag.gid, State: "unknown"})
-		return
+// know finds gid's state here: prepared; else it refuses the gid forever (a
+// tombstone) and says refused, or finds the row already there (committed:
+// the gid's own work; refused: an earlier tombstone).
+func (a *Agent) know(p *sim.Proc, conn *db.Conn, peer network.Addr, gid string) string {
+	res, err := conn.Exec(p, db.PreparedXacts())
+	if err != nil {
+		return stateUnknown
 	}
-	if d.Resp.Results[0].Inserted {
-		a.note(env, hist.Txn{What: hist.TxnRefuse, GID: tag.gid, Reason: "asked by " + string(tag.from) + "; never voted"})
-		env.Send(tag.from, Answer{GID: tag.gid, State: TxRefused})
-		return
-	}
-	state := "unknown"
-	if rows := d.Resp.Results[1].Rows; len(rows) == 1 {
-		state, _ = rows[0]["state"].(string)
-	}
-	env.Send(tag.from, Answer{GID: tag.gid, State: state})
-}
-
-func (a *Agent) answer(env *sim.Env, from network.Addr, m Answer) {
-	r := a.round[m.GID]
-	if r == nil || a.acts[m.GID] {
-		return
-	}
-	r[from] = m.State
-	switch m.State {
-	case TxCommitted:
-		a.end(env, m.GID, outcomeCommit, string(from)+" committed it", false)
-		return
-	case TxRefused:
-		a.end(env, m.GID, outcomeAbort, string(from)+" refused it", false)
-		return
-	}
-	if len(r) < len(a.peers) {
-		return
-	}
-	for _, s := range r {
-		if s != "prepared" {
-			return
+	for _, row := range res.Rows {
+		if row.Text("gid") == gid {
+			return statePrepared
 		}
 	}
-	delete(a.round, m.GID)
-	if !a.noted[m.GID] {
-		a.noted[m.GID] = true
-		a.note(env, hist.Txn{What: hist.TxnBlocked, GID: m.GID, Reason: "every peer is prepared too: only the coordinator's log can decide"})
+	rs, err := conn.Atomic(p, Refuse(gid)...)
+	if err != nil {
+		return stateUnknown // e.g. lock_timeout: the gid is being prepared right now
+	}
+	if rs[0].Inserted {
+		a.note(p, hist.Txn{What: hist.TxnRefuse, GID: gid, Reason: "asked by " + string(peer) + "; never voted"})
+		return TxRefused
+	}
+	if rows := rs[1].Rows; len(rows) == 1 {
+		return rows[0].Text("state")
+	}
+	return stateUnknown
+}
+
+// heard takes a peer's answer into the gid's round: one peer that committed
+// or refused decides; every peer prepared means nobody can.
+func (a *Agent) heard(p *sim.Proc, peer network.Addr, m Answer) {
+	r := a.rounds[m.GID]
+	if r == nil || a.acting[m.GID] {
+		return
+	}
+	r[peer] = m.State
+	switch m.State {
+	case TxCommitted:
+		a.end(p, m.GID, hist.OutcomeCommit, string(peer)+" committed it", false)
+		return
+	case TxRefused:
+		a.end(p, m.GID, hist.OutcomeAbort, string(peer)+" refused it", false)
+		return
+	}
+	for _, q := range a.peers {
+		if r[q] != statePrepared {
+			return // not every peer answered, or one does not know
+		}
+	}
+	delete(a.rounds, m.GID)
+	if !a.blocked[m.GID] {
+		a.blocked[m.GID] = true
+		a.note(p, hist.Txn{What: hist.TxnBlocked, GID: m.GID, Reason: "every peer is prepared too: only the coordinator's log can decide"})
 	}
 }

@@ -104,6 +104,7 @@ func C8Takeover() ([]TakeoverRow, error) {
 		if err != nil {
 			return nil, err
 		}
+		defer s.close()
 		if err := s.until(settleAt); err != nil {
 			return nil, err
 		}
@@ -220,6 +221,7 @@ func C8MaxPrepared() (MaxPrepResult, error) {
 	if err != nil {
 		return MaxPrepResult{}, err
 	}
+	defer s.close()
 	if err := s.until(60 * time.Second); err != nil {
 		return MaxPrepResult{}, err
 	}

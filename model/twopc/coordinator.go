@@ -2,17 +2,12 @@ package twopc
 
 import (
 	"fmt"
-	"sort"
+	"slices"
 
 	"github.com/fencesim/fencesim/model/db"
 	"github.com/fencesim/fencesim/network"
 	"github.com/fencesim/fencesim/sim"
 	"github.com/fencesim/fencesim/traces/hist"
-)
-
-const (
-	outcomeCommit = hist.OutcomeCommit
-	outcomeAbort  = hist.OutcomeAbort
 )
 
 // Crash points of the coordinator (sim.CrashAt actions arm them). The five
@@ -38,7 +33,9 @@ func logKey(gid string) string { return "decision/" + gid }
 // Positions are C.1's five crash positions as coordinator crash points.
 var Positions = []string{PointBegin, PointPrepared + "orders", PointDecided, PointLogged, PointCommitted + "orders"}
 
-// CoordinatorPoints lists the coordinator's crash points for a design.
+// CoordinatorPoints lists the coordinator's crash points for a design. Every
+// blocking call of the coordinator is a crash point too, labelled by what it
+// waits for (crash-yield faults reach those by number).
 func CoordinatorPoints(d Design) []string {
 	ps := []string{PointStep, PointBegin}
 	for i := 0; i < d.Participants; i++ {
@@ -56,111 +53,52 @@ func CoordinatorPoints(d Design) []string {
 // before the decision; the decision written and fsync'd before the first
 // COMMIT PREPARED (the commit-before-log knob swaps them); the log read on
 // every start, before new work, to finish what is left prepared.
+//
+// Its processes: main recovers (Recover) and then opens the door to new
+// work; each "txn" command runs one global transaction (Commit) in its own
+// process, as a service runs each request in its own goroutine. Each
+// process passes PointStep when an input (its start, the command, an
+// answer, a timeout, a broken connection) wakes it, before it acts on it.
 type Coordinator struct {
 	d     Design
 	name  string
 	parts []network.Addr
 	disk  *sim.Disk
-
-	txns    []*txn
-	rec     *recovery
-	queued  []string
-	nextGen int
-}
-
-var _ sim.Node = (*Coordinator)(nil)
-
-type txn struct {
-	gid     string
-	cls     []db.Client
-	votes   []string
-	cur     int // phase one: the participant being prepared
-	timer   sim.TimerID
-	outcome string
-	steps   []step // phase two
-	tries   int
-	seq     int
-}
-
-// step of phase two: log the decision (part < 0) or finish a participant.
-type step struct{ part int }
-
-type recovery struct {
-	cls     []db.Client
-	found   [][]string // per participant: its prepared gids (nil until it answered)
-	actions []recAction
-	tries   []int
-	seq     []int
-	started bool
-}
-
-type recAction struct {
-	part    int
-	gid     string
-	outcome string
-	done    bool
-	sent    bool
-}
-
-// Request tags.
-type (
-	tagPrepare struct {
-		gid  string
-		part int
-	}
-	tagFinish struct {
-		gid  string
-		part int
-	}
-	tagQuery  struct{ part int }
-	tagRecAct struct{ i int }
-)
-
-// Timer tags.
-type (
-	voteTimer struct {
-		GID  string
-		Part int
-	}
-	retryTimer struct {
-		GID  string
-		Part int
-	}
-	recRetry struct{ Part, Action int }
-	// reqTimer drops a connection whose request got no answer in time.
-	reqTimer struct {
-		GID  string // "" for recovery
-		Part int
-		Seq  int
-	}
-)
-
-func (t reqTimer) String() string {
-	return fmt.Sprintf("request-timeout %q part %d #%d", t.GID, t.Part, t.Seq)
-}
-
-func (t voteTimer) String() string  { return fmt.Sprintf("vote-timeout %s part %d", t.GID, t.Part) }
-func (t retryTimer) String() string { return fmt.Sprintf("retry %s part %d", t.GID, t.Part) }
-func (t recRetry) String() string {
-	return fmt.Sprintf("recovery-retry part %d action %d", t.Part, t.Action)
+	// recovered opens when recovery is over: transactions asked for before
+	// wait for it.
+	recovered gate
 }
 
 // NewCoordinator returns the factory of a coordinator.
 func NewCoordinator(d Design, parts []network.Addr) sim.Factory {
 	return func(name string, disk *sim.Disk) sim.Node {
 		disk.AutoSync = false // every log write is fsync'd explicitly (or never, under log-not-durable)
-		return &Coordinator{d: d, name: name, parts: parts, disk: disk}
+		c := &Coordinator{d: d, name: name, parts: parts, disk: disk}
+		return sim.Program(c.main)
 	}
 }
 
-func (c *Coordinator) note(env *sim.Env, n hist.Txn) {
-	if !env.Recording() {
+func (c *Coordinator) main(p *sim.Proc) {
+	p.Point(PointStep) // the start is an input
+	p.OnCommand(func(p *sim.Proc, cmd sim.Cmd) {
+		p.Point(PointStep)
+		if cmd.Name != CmdTxn {
+			return
+		}
+		c.recovered.wait(p, "wait for recovery")
+		c.Commit(p, cmd.Arg)
+	})
+	c.Recover(p)
+	c.recovered.open()
+}
+
+func (c *Coordinator) note(p *sim.Proc, n hist.Txn) {
+	if !p.Recording() {
 		return
 	}
 	n.By = c.name
 	text := n.What + " " + n.GID
-	switch {
-	case n.Participant != "":
+	if n.Participant != "" {
 		text += " " + n.Participant
 	}
 	switch {
@@ -169,99 +107,245 @@ func (c *Coordinator) note(env *sim.Env, n hist.Txn) {
 	case n.Outcome != "":
 		text += " " + n.Outcome
 	}
-	env.Note(hist.KindTxn, text, n)
+	p.Note(hist.KindTxn, text, n)
 }
 
-// Step implements sim.Node.
-func (c *Coordinator) Step(env *sim.Env, in sim.Input) {
-	switch in.Kind {
-	case sim.Start:
-		c.startRecovery(env)
-		return
-	case sim.Command:
-		if in.Cmd.Name == CmdTxn {
-			if c.rec != nil {
-				c.queued = append(c.queued, in.Cmd.Arg)
-				return
-			}
-			c.begin(env, in.Cmd.Arg)
+// ---- the decision path (C.1) ----
+
+// Commit runs global transaction gid over every participant and returns its
+// outcome. Phase one prepares the participants one after another, orders
+// first, as the source does; a NO, or a vote that never came, decides ABORT.
+// Phase two writes the decision to the log, fsync'd, and only then tells
+// each participant that voted (C.6: log first, then COMMIT PREPARED).
+func (c *Coordinator) Commit(p *sim.Proc, gid string) string {
+	p.Point(PointBegin)
+	conns := c.connect()
+	c.note(p, hist.Txn{What: hist.TxnBegin, GID: gid, Participants: c.names()})
+
+	// Phase one: the work and PREPARE TRANSACTION at each participant. Once
+	// it voted YES a participant holds the transaction prepared, whatever
+	// happens to it or to us, until told how to end it.
+	var voters []int // the participants that may hold it prepared: YES, or no answer
+	outcome, why := hist.OutcomeCommit, "every participant voted yes"
+	for i, part := range c.parts {
+		vote := c.prepare(p, conns[i], i, gid)
+		if vote != hist.VoteNo {
+			voters = append(voters, i)
 		}
-		return
-	case sim.Timer:
-		switch t := in.Tag.(type) {
-		case voteTimer:
-			if x := c.find(t.GID); x != nil && x.outcome == "" && x.cur == t.Part {
-				c.handle(env, x.cls[t.Part].Close(env))
-			}
-		case retryTimer:
-			if x := c.find(t.GID); x != nil {
-				c.send(env, x)
-			}
-		case recRetry:
-			c.recRetry(env, t)
-		case reqTimer:
-			c.timedOut(env, t)
+		if vote != hist.VoteYes {
+			outcome, why = hist.OutcomeAbort, "participant "+string(part)+" voted "+vote
+			break
 		}
-		return
+		p.Point(PointPrepared + string(part))
 	}
-	if r := c.rec; r != nil {
-		for i := range r.cls {
-			if done, ok := r.cls[i].Handle(in); ok {
-				c.handle(env, done)
-				return
-			}
-		}
+
+	// The decision, in memory only: a crash here leaves it unwritten, and
+	// recovery will roll back.
+	c.note(p, hist.Txn{What: hist.TxnDecide, GID: gid, Outcome: outcome, Reason: why})
+	p.Point(PointDecided)
+
+	// Phase two. The decision is durable before any participant hears it;
+	// under commit-before-log the first participant commits before the log
+	// is written (C.6's wrong order).
+	tell := voters
+	if c.d.Has(CommitBeforeLog) && outcome == hist.OutcomeCommit {
+		c.tell(p, conns, gid, outcome, tell[:1])
+		tell = tell[1:]
 	}
-	for _, x := range c.txns {
-		for i := range x.cls {
-			if done, ok := x.cls[i].Handle(in); ok {
-				c.handle(env, done)
-				return
-			}
+	if logged := c.log(p, gid, outcome); logged != outcome {
+		// Another instance (or its recovery) decided first: follow the log,
+		// and tell every participant that voted.
+		outcome = logged
+		c.note(p, hist.Txn{What: hist.TxnDecide, GID: gid, Outcome: outcome, Reason: "the decision log already held " + outcome})
+		tell = voters
+	}
+	p.Point(PointLogged)
+	c.tell(p, conns, gid, outcome, tell)
+
+	c.note(p, hist.Txn{What: hist.TxnDone, GID: gid, Outcome: outcome})
+	closeAll(p, conns)
+	return outcome
+}
+
+// prepare is phase one at participant i: its work and PREPARE TRANSACTION in
+// one atomic round trip. It notes and returns the vote: YES (prepared), NO
+// (the participant refused: an error, nothing is left prepared) or unknown
+// (no answer within vote_timeout, or the connection broke: it may or may not
+// have prepared).
+func (c *Coordinator) prepare(p *sim.Proc, conn *db.Conn, i int, gid string) string {
+	conn.Timeout = c.d.VoteTimeout
+	res, err := conn.Atomic(p, PrepareBatch(i, gid)...)
+	p.Point(PointStep) // the answer (or the timeout, or the break) is in: a crash here loses it
+	n := hist.Txn{What: hist.TxnVote, GID: gid, Participant: string(c.parts[i]), Vote: hist.VoteYes}
+	switch {
+	case err == nil:
+		for _, r := range res {
+			n.Rows += r.Affected
 		}
+	case db.Unknown(err):
+		n.Vote, n.Code = hist.VoteUnknown, db.Code(err)
+	default:
+		n.Vote, n.Code = hist.VoteNo, db.Code(err)
+	}
+	c.note(p, n)
+	return n.Vote
+}
+
+// log writes the decision record, fsync'd before it is trusted, and returns
+// the outcome now in the log. The first record of a gid wins: a coordinator
+// that finds one (another instance's, or its recovery's ABORT) follows it.
+// The log-not-durable knob skips the fsync.
+func (c *Coordinator) log(p *sim.Proc, gid, outcome string) string {
+	if found := c.logged(gid); found != "" {
+		c.note(p, hist.Txn{What: hist.TxnLog, GID: gid, Outcome: found, Found: found, Synced: true})
+		return found
+	}
+	c.disk.Put(logKey(gid), outcome)
+	synced := !c.d.Has(LogNotDurable)
+	if synced {
+		p.Sync("decision " + gid)
+	}
+	c.note(p, hist.Txn{What: hist.TxnLog, GID: gid, Outcome: outcome, Synced: synced})
+	return outcome
+}
+
+// logged reads the decision log's record of gid ("" for none).
+func (c *Coordinator) logged(gid string) string {
+	if v, ok := c.disk.Get(logKey(gid)); ok {
+		return v.(string)
+	}
+	return ""
+}
+
+// tell finishes gid at the given participants, one after another, as the
+// outcome says.
+func (c *Coordinator) tell(p *sim.Proc, conns []*db.Conn, gid, outcome string, parts []int) {
+	point := PointCommitted
+	if outcome == hist.OutcomeAbort {
+		point = PointAborted
+	}
+	for _, i := range parts {
+		tries := 0
+		c.finish(p, conns[i], i, gid, outcome, &tries)
+		p.Point(point + string(c.parts[i]))
 	}
 }
 
-func (c *Coordinator) find(gid string) *txn {
-	for _, x := range c.txns {
-		if x.gid == gid {
-			return x
-		}
-	}
-	return nil
-}
-
-func (c *Coordinator) handle(env *sim.Env, done []db.Done) {
-	for _, d := range done {
-		switch tag := d.Tag.(type) {
-		case tagPrepare:
-			c.voted(env, tag, d)
-		case tagFinish:
-			c.finished(env, tag, d)
-		case tagQuery:
-			c.answered(env, tag, d)
-		case tagRecAct:
-			c.recActed(env, tag, d)
-		}
-		if env.CrashPoint("") { // crashed inside: stop at once
+// finish sends COMMIT PREPARED or ROLLBACK PREPARED until the participant
+// answers. A participant that does not answer within request_timeout may be
+// down (a request to a dead host is never answered): the connection is
+// dropped and the request sent again after a backoff, as is a refused one.
+// "No such prepared transaction" (42704) means it is finished already (the
+// retry of one that did run, or a participant that never prepared it).
+// tries counts the failed requests so far: the backoff grows with it.
+func (c *Coordinator) finish(p *sim.Proc, conn *db.Conn, i int, gid, outcome string, tries *int) {
+	conn.Timeout = c.d.ReqTimeout
+	for {
+		_, err := conn.Exec(p, Finish(gid, outcome))
+		p.Point(PointStep)
+		if err == nil || db.Code(err) == db.CodeUndefinedObject {
 			return
 		}
+		p.Sleep(c.d.Backoff(*tries), "backoff "+string(c.parts[i]))
+		p.Point(PointStep)
+		*tries++
 	}
 }
 
-// ---- phase one ----
+// ---- recovery (C.4) ----
 
-func (c *Coordinator) begin(env *sim.Env, gid string) {
-	if env.CrashPoint(PointBegin) {
-		return
+// Recover runs on every start, before new work: ask every participant for
+// its prepared transactions, then finish each as the decision log says. A
+// gid the log has no record of cannot have committed anywhere: it is logged
+// ABORT (so that an instance still running it follows) and rolled back;
+// presume-commit-on-no-record commits it instead.
+func (c *Coordinator) Recover(p *sim.Proc) {
+	conns := c.connect()
+	tries := make([]int, len(c.parts)) // per participant: its failed requests so far (the backoff)
+
+	// Every participant's prepared transactions, asked of all at once.
+	found := make([][]string, len(c.parts))
+	c.each(p, "recovery query", func(p *sim.Proc, i int) {
+		found[i] = c.preparedAt(p, conns[i], i, &tries[i])
+	})
+
+	// What the log says of each.
+	type action struct{ gid, outcome string }
+	todo := make([][]action, len(c.parts))
+	actions := 0
+	for _, gid := range union(found) {
+		logged := c.logged(gid)
+		outcome := logged
+		if outcome == "" {
+			outcome = c.presume(p, gid)
+		}
+		for i, gids := range found {
+			if _, ok := slices.BinarySearch(gids, gid); ok {
+				todo[i] = append(todo[i], action{gid, outcome})
+				actions++
+				c.note(p, hist.Txn{What: hist.TxnRecover, GID: gid, Participant: string(c.parts[i]), Outcome: outcome, Found: logged})
+			}
+		}
 	}
-	x := &txn{gid: gid, cls: make([]db.Client, len(c.parts)), votes: make([]string, len(c.parts))}
-	for i, p := range c.parts {
-		x.cls[i].DB = p
+
+	// Finish them: each participant's in turn, all participants at once.
+	c.each(p, "recovery", func(p *sim.Proc, i int) {
+		for _, a := range todo[i] {
+			c.finish(p, conns[i], i, a.gid, a.outcome, &tries[i])
+			p.Point(PointRecovered + string(c.parts[i]))
+		}
+	})
+	closeAll(p, conns)
+	c.note(p, hist.Txn{What: hist.TxnRecovered, Reason: fmt.Sprintf("%d actions", actions)})
+}
+
+// preparedAt reads participant i's pg_prepared_xacts, asking again after a
+// backoff until it answers, and returns the gids, sorted.
+func (c *Coordinator) preparedAt(p *sim.Proc, conn *db.Conn, i int, tries *int) []string {
+	conn.Timeout = c.d.ReqTimeout
+	for {
+		res, err := conn.Exec(p, db.PreparedXacts())
+		p.Point(PointStep)
+		if err == nil {
+			gids := []string{}
+			for _, row := range res.Rows {
+				gids = append(gids, row.Text("gid"))
+			}
+			slices.Sort(gids)
+			return gids
+		}
+		p.Sleep(c.d.Backoff(*tries), "backoff "+string(c.parts[i]))
+		p.Point(PointStep)
+		*tries++
 	}
-	c.txns = append(c.txns, x)
-	c.note(env, hist.Txn{What: hist.TxnBegin, GID: gid, Participants: c.names()})
-	c.prepare(env, x)
+}
+
+// presume is what recovery does with a prepared transaction the log has no
+// record of: it cannot have committed anywhere, so ABORT, logged first;
+// presume-commit-on-no-record commits it instead.
+func (c *Coordinator) presume(p *sim.Proc, gid string) string {
+	if c.d.Has(PresumeCommit) {
+		return hist.OutcomeCommit
+	}
+	return c.log(p, gid, hist.OutcomeAbort)
+}
+
+// ---- plumbing ----
+
+// connect returns a client per participant (one session each, dialed on
+// first use).
+func (c *Coordinator) connect() []*db.Conn {
+	conns := make([]*db.Conn, len(c.parts))
+	for i, a := range c.parts {
+		conns[i] = &db.Conn{DB: a}
+	}
+	return conns
+}
+
+func closeAll(p *sim.Proc, conns []*db.Conn) {
+	for _, conn := range conns {
+		conn.Close(p)
+	}
 }
 
 func (c *Coordinator) names() []string {
@@ -272,317 +356,51 @@ func (c *Coordinator) names() []string {
 	return out
 }
 
-func (c *Coordinator) prepare(env *sim.Env, x *txn) {
-	x.cls[x.cur].ExecAtomic(env, tagPrepare{x.gid, x.cur}, PrepareBatch(x.cur, x.gid)...)
-	x.timer = env.After(c.d.VoteTimeout, voteTimer{x.gid, x.cur})
-}
-
-func (c *Coordinator) voted(env *sim.Env, tag tagPrepare, d db.Done) {
-	x := c.find(tag.gid)
-	if x == nil || x.outcome != "" || x.cur != tag.part {
-		return
+// each runs fn for every participant at once, each in a process of its own,
+// and waits until all have returned (an errgroup over the participants).
+func (c *Coordinator) each(p *sim.Proc, what string, fn func(p *sim.Proc, i int)) {
+	var done sim.Queue[int]
+	for i, part := range c.parts {
+		p.Go(what+" "+string(part), func(p *sim.Proc) {
+			fn(p, i)
+			done.Put(i)
+		})
 	}
-	env.Cancel(x.timer)
-	n := hist.Txn{What: hist.TxnVote, GID: x.gid, Participant: string(c.parts[tag.part]), Vote: hist.VoteYes}
-	switch e := d.Err(); {
-	case e == nil:
-		for _, r := range d.Resp.Results {
-			n.Rows += r.Affected
-		}
-	case d.Unknown():
-		n.Vote, n.Code = hist.VoteUnknown, e.Code
-	default:
-		n.Vote, n.Code = hist.VoteNo, e.Code
-	}
-	x.votes[tag.part] = n.Vote
-	c.note(env, n)
-	if n.Vote != hist.VoteYes {
-		c.decide(env, x, outcomeAbort, "participant "+n.Participant+" voted "+n.Vote)
-		return
-	}
-	if env.CrashPoint(PointPrepared + n.Participant) {
-		return
-	}
-	x.cur++
-	if x.cur < len(c.parts) {
-		c.prepare(env, x)
-		return
-	}
-	c.decide(env, x, outcomeCommit, "every participant voted yes")
-}
-
-// ---- the decision and phase two ----
-
-// decide fixes the outcome in memory and plans phase two: log, then finish
-// each participant in order; under commit-before-log the first participant
-// is finished before the log is written.
-func (c *Coordinator) decide(env *sim.Env, x *txn, outcome, why string) {
-	x.outcome = outcome
-	c.note(env, hist.Txn{What: hist.TxnDecide, GID: x.gid, Outcome: outcome, Reason: why})
-	if env.CrashPoint(PointDecided) {
-		return
-	}
-	x.steps = append(x.steps, step{part: -1})
-	for i := range c.parts {
-		if x.votes[i] == hist.VoteYes || x.votes[i] == hist.VoteUnknown {
-			x.steps = append(x.steps, step{part: i})
-		}
-	}
-	if c.d.Has(CommitBeforeLog) && outcome == outcomeCommit {
-		x.steps[0], x.steps[1] = x.steps[1], x.steps[0]
-	}
-	c.advance(env, x)
-}
-
-// logDecision writes the decision record, fsync'd before it is trusted. The
-// first record of a gid wins: a coordinator that finds one (another
-// instance's, or its recovery's ABORT) follows it. It returns the outcome now
-// in the log. The log-not-durable knob skips the fsync.
-func (c *Coordinator) logDecision(env *sim.Env, gid, outcome string) string {
-	if v, ok := c.disk.Get(logKey(gid)); ok {
-		found := v.(string)
-		c.note(env, hist.Txn{What: hist.TxnLog, GID: gid, Outcome: found, Found: found, Synced: true})
-		return found
-	}
-	c.disk.Put(logKey(gid), outcome)
-	synced := !c.d.Has(LogNotDurable)
-	if synced {
-		c.disk.Sync()
-	}
-	c.note(env, hist.Txn{What: hist.TxnLog, GID: gid, Outcome: outcome, Synced: synced})
-	return outcome
-}
-
-func (c *Coordinator) advance(env *sim.Env, x *txn) {
-	for len(x.steps) > 0 {
-		s := x.steps[0]
-		if s.part >= 0 {
-			x.tries = 0
-			c.send(env, x)
-			return
-		}
-		x.steps = x.steps[1:]
-		if got := c.logDecision(env, x.gid, x.outcome); got != x.outcome {
-			// Another instance decided first: follow the log.
-			x.outcome = got
-			c.note(env, hist.Txn{What: hist.TxnDecide, GID: x.gid, Outcome: got, Reason: "the decision log already held " + got})
-			x.steps = x.steps[:0]
-			for i := range c.parts {
-				if x.votes[i] == hist.VoteYes || x.votes[i] == hist.VoteUnknown {
-					x.steps = append(x.steps, step{part: i})
-				}
-			}
-		}
-		if env.CrashPoint(PointLogged) {
-			return
-		}
-	}
-	c.note(env, hist.Txn{What: hist.TxnDone, GID: x.gid, Outcome: x.outcome})
-	for i := range x.cls {
-		x.cls[i].Close(env)
-	}
-	for i, y := range c.txns {
-		if y == x {
-			c.txns = append(c.txns[:i], c.txns[i+1:]...)
-			break
+	for range c.parts {
+		if _, err := done.Get(p, 0, "wait for "+what); err != nil {
+			panic(fmt.Sprintf("twopc: %s: waiting for %s: %v", c.name, what, err))
 		}
 	}
 }
 
-func (c *Coordinator) send(env *sim.Env, x *txn) {
-	p := x.steps[0].part
-	x.cls[p].Exec(env, tagFinish{x.gid, p}, Finish(x.gid, x.outcome))
-	x.seq++
-	env.After(c.d.ReqTimeout, reqTimer{x.gid, p, x.seq})
-}
-
-// timedOut drops a connection whose request was not answered in time (the
-// database may be down: a request to a dead host is never answered); the
-// request then fails as unknown and is retried.
-func (c *Coordinator) timedOut(env *sim.Env, t reqTimer) {
-	if t.GID == "" {
-		if r := c.rec; r != nil && r.seq[t.Part] == t.Seq && r.cls[t.Part].Pending() > 0 {
-			c.handle(env, r.cls[t.Part].Close(env))
-		}
-		return
-	}
-	if x := c.find(t.GID); x != nil && x.seq == t.Seq && x.cls[t.Part].Pending() > 0 {
-		c.handle(env, x.cls[t.Part].Close(env))
-	}
-}
-
-func (c *Coordinator) recExec(env *sim.Env, p int, tag any, st db.Stmt) {
-	r := c.rec
-	r.cls[p].Exec(env, tag, st)
-	r.seq[p]++
-	env.After(c.d.ReqTimeout, reqTimer{"", p, r.seq[p]})
-}
-
-func (c *Coordinator) finished(env *sim.Env, tag tagFinish, d db.Done) {
-	x := c.find(tag.gid)
-	if x == nil || len(x.steps) == 0 || x.steps[0].part != tag.part {
-		return
-	}
-	if e := d.Err(); e != nil && e.Code != db.CodeUndefinedObject {
-		// Unknown (the connection broke) or refused: ask again, later.
-		env.After(c.d.Backoff(x.tries), retryTimer{x.gid, tag.part})
-		x.tries++
-		return
-	}
-	x.steps = x.steps[1:]
-	point := PointCommitted
-	if x.outcome == outcomeAbort {
-		point = PointAborted
-	}
-	if env.CrashPoint(point + string(c.parts[tag.part])) {
-		return
-	}
-	c.advance(env, x)
-}
-
-// ---- recovery ----
-
-// startRecovery runs on every start: ask each participant for its prepared
-// transactions, then finish each one as the log says (no record: ABORT,
-// logged first; under presume-commit-on-no-record: COMMIT).
-func (c *Coordinator) startRecovery(env *sim.Env) {
-	r := &recovery{cls: make([]db.Client, len(c.parts)), found: make([][]string, len(c.parts)), tries: make([]int, len(c.parts)), seq: make([]int, len(c.parts))}
-	for i, p := range c.parts {
-		r.cls[i].DB = p
-	}
-	c.rec = r
-	for i := range c.parts {
-		c.recExec(env, i, tagQuery{i}, db.PreparedXacts())
-	}
-}
-
-func (c *Coordinator) answered(env *sim.Env, tag tagQuery, d db.Done) {
-	r := c.rec
-	if r == nil || r.started {
-		return
-	}
-	if d.Err() != nil {
-		env.After(c.d.Backoff(r.tries[tag.part]), recRetry{Part: tag.part, Action: -1})
-		r.tries[tag.part]++
-		return
-	}
-	gids := []string{}
-	for _, row := range d.Resp.Results[len(d.Resp.Results)-1].Rows {
-		gids = append(gids, row["gid"].(string))
-	}
-	sort.Strings(gids)
-	r.found[tag.part] = gids
-	for _, f := range r.found {
-		if f == nil {
-			return
-		}
-	}
-	r.started = true
+// union returns the gids of every list, once each, sorted.
+func union(lists [][]string) []string {
 	var all []string
-	seen := map[string]bool{}
-	for _, f := range r.found {
-		for _, g := range f {
-			if !seen[g] {
-				seen[g] = true
-				all = append(all, g)
-			}
-		}
+	for _, l := range lists {
+		all = append(all, l...)
 	}
-	sort.Strings(all)
-	for _, gid := range all {
-		found := ""
-		if v, ok := c.disk.Get(logKey(gid)); ok {
-			found = v.(string)
-		}
-		outcome := found
-		if outcome == "" {
-			outcome = c.presume(env, gid)
-		}
-		for p, f := range r.found {
-			if containsSorted(f, gid) {
-				r.actions = append(r.actions, recAction{part: p, gid: gid, outcome: outcome})
-				c.note(env, hist.Txn{What: hist.TxnRecover, GID: gid, Participant: string(c.parts[p]), Outcome: outcome, Found: found})
-			}
-		}
-	}
-	for i := range r.actions {
-		c.recSend(env, i)
-	}
-	c.recMaybeDone(env)
+	slices.Sort(all)
+	return slices.Compact(all)
 }
 
-// presume is what recovery does with a prepared transaction the log has no
-// record of: it cannot have committed anywhere, so ABORT (logged first, so
-// that an instance still running it follows); presume-commit-on-no-record
-// commits it instead.
-func (c *Coordinator) presume(env *sim.Env, gid string) string {
-	if c.d.Has(PresumeCommit) {
-		return outcomeCommit
-	}
-	return c.logDecision(env, gid, outcomeAbort)
+// gate is a door the processes of one node wait at until it opens.
+type gate struct {
+	opened  bool
+	waiters sim.Queue[struct{}]
 }
 
-func containsSorted(xs []string, x string) bool {
-	i := sort.SearchStrings(xs, x)
-	return i < len(xs) && xs[i] == x
-}
-
-func (c *Coordinator) recSend(env *sim.Env, i int) {
-	a := &c.rec.actions[i]
-	a.sent = true
-	c.recExec(env, a.part, tagRecAct{i}, Finish(a.gid, a.outcome))
-}
-
-func (c *Coordinator) recRetry(env *sim.Env, t recRetry) {
-	r := c.rec
-	if r == nil {
+func (g *gate) wait(p *sim.Proc, label string) {
+	if g.opened {
 		return
 	}
-	if t.Action < 0 {
-		c.recExec(env, t.Part, tagQuery{t.Part}, db.PreparedXacts())
-		return
-	}
-	if !r.actions[t.Action].done {
-		c.recSend(env, t.Action)
+	if _, err := g.waiters.Get(p, 0, label); err != nil {
+		panic("twopc: waiting at a gate: " + err.Error())
 	}
 }
 
-func (c *Coordinator) recActed(env *sim.Env, tag tagRecAct, d db.Done) {
-	r := c.rec
-	if r == nil {
-		return
-	}
-	a := &r.actions[tag.i]
-	if e := d.Err(); e != nil && e.Code != db.CodeUndefinedObject {
-		env.After(c.d.Backoff(r.tries[a.part]), recRetry{Part: a.part, Action: tag.i})
-		r.tries[a.part]++
-		return
-	}
-	a.done = true
-	if env.CrashPoint(PointRecovered + string(c.parts[a.part])) {
-		return
-	}
-	c.recMaybeDone(env)
-}
-
-func (c *Coordinator) recMaybeDone(env *sim.Env) {
-	r := c.rec
-	for _, a := range r.actions {
-		if !a.done {
-			return
-		}
-	}
-	for i := range r.cls {
-		r.cls[i].Close(env)
-	}
-	c.rec = nil
-	c.note(env, hist.Txn{What: hist.TxnRecovered, Reason: fmt.Sprintf("%d actions", len(r.actions))})
-	q := c.queued
-	c.queued = nil
-	for _, gid := range q {
-		c.begin(env, gid)
-		if env.CrashPoint("") {
-			return
-		}
+func (g *gate) open() {
+	g.opened = true
+	for g.waiters.Waiting() > 0 {
+		g.waiters.Put(struct{}{})
 	}
 }

@@ -11,10 +11,20 @@
 // The Design (parameters and the knob registry of PROPERTIES.md "System
 // C"), the coordinator (coordinator.go), the participants' agents
 // (agent.go: the timeout-abort knob and the cooperative termination
-// protocol), the schemas and statements (sql.go), the world builder
-// (world.go), the checked-run harness with exhaustive crash enumeration
-// (run.go), and the source's scenarios C.1-C.7 and the C.8 extensions with
-// their tables (scenarios.go).
+// protocol), a scripted database session for the scenarios (script.go), the
+// schemas and statements (sql.go), the world builder (world.go), the
+// checked-run harness with exhaustive crash enumeration (run.go), and the
+// source's scenarios C.1-C.7 and the C.8 extensions with their tables
+// (scenarios.go, c8.go, tables.go).
+//
+// # Nodes are processes
+//
+// The coordinator, the agents and the scripts are sim.Program nodes written
+// as sequential Go against model/db's blocking client (db.Conn, db.Pool):
+// Coordinator.Commit is C.1's decision path and Coordinator.Recover is C.4's
+// recovery, each one function that reads top to bottom as the source's
+// coordinator and recover() do. The participants are model/db's database
+// nodes.
 //
 // # Order of effects
 //
@@ -23,24 +33,29 @@
 // the first COMMIT PREPARED is sent (commit-before-log swaps them). Every
 // start of a coordinator first recovers: it asks every participant for its
 // prepared transactions and finishes each as the log says; a gid without a
-// record is logged ABORT, then rolled back. The first decision record of a
-// gid wins: an instance that finds one follows it, which makes a second
-// instance taking over from the same log safe.
+// record is logged ABORT, then rolled back. Transactions asked for meanwhile
+// wait until recovery is over. The first decision record of a gid wins: an
+// instance that finds one follows it, which makes a second instance taking
+// over from the same log safe.
 //
 // # Crash points
 //
-// Every node passes PointStep before each input (so a crash can be injected
-// at every step); the coordinator also passes the named points PointBegin,
-// PointPrepared+p, PointDecided, PointLogged, PointCommitted+p, PointAborted+p
-// and PointRecovered+p; the databases pass db.PointPrepare and
-// db.PointCommit. Positions lists C.1's five.
+// Every blocking call of a coordinator is a crash point labelled by what it
+// waits for (crash-yield faults reach them by number); the coordinator also
+// passes the named points PointBegin, PointPrepared+p, PointDecided,
+// PointLogged, PointCommitted+p, PointAborted+p and PointRecovered+p.
+// Positions lists C.1's five. A database passes PointStep before each input
+// (so a crash can be injected at every step) and db.PointPrepare and
+// db.PointCommit.
 //
 // # Trace
 //
-// The coordinator and agents write "2pc" notes whose data is traces/hist's
-// Txn, the contract with checker/twopc: the nodes import no checker; only
-// the harness and the scenarios (run.go, scenarios.go) call checker/twopc to
-// judge a run. model/db writes the "prepared", "commit" and "db" events.
+// The coordinators and agents write "2pc" notes whose data is traces/hist's
+// Txn, the contract with checker/twopc: the node files (coordinator.go,
+// agent.go, script.go) import no checker. model/db writes the "prepared",
+// "commit" and "db" events. Only the harness and the scenarios (run.go,
+// scenarios.go) call checker/twopc, to judge a run; they live here because
+// the command line reaches them through this package.
 //
 // Like every model package it never reads the wall clock, starts goroutines
 // or depends on map order.

@@ -41,7 +41,7 @@ func DefaultHarness() Harness {
 
 // Outcome is one checked run.
 type Outcome struct {
-	World    *World
+	World    *World       // closed when Run returns: its databases can be read, nothing runs
 	Schedule sim.Schedule // the faults (without the workload's commands and the heal-all)
 	Events   []traces.Event
 	Report   ct.Report
@@ -108,6 +108,7 @@ func (h Harness) Run(d Design, faults sim.Schedule, ent sim.Entropy) *Outcome {
 		quiet = quiet && w.Up(n)
 	}
 	w.Note(hist.KindTxn, fmt.Sprintf("end quiesced=%v", quiet), hist.Txn{What: hist.TxnEnd, Quiesced: quiet})
+	w.Close()
 	o.Schedule = append(o.Schedule, rec.added...)
 	o.Events = rec.Events
 	rep, err := ct.Check(o.Events)

@@ -77,6 +77,9 @@ func newScene(d Design, sched sim.Schedule) (*scene, error) {
 	return &scene{w: w, mem: mem}, nil
 }
 
+// close ends the scene's world (its databases can still be read).
+func (s *scene) close() { s.w.Close() }
+
 func (s *scene) until(t time.Duration) error { return s.w.RunUntil(clock.Time(t)) }
 
 func (s *scene) state() State {
@@ -227,6 +230,7 @@ func CrashAt(d Design, point, gid string, opts CrashOpts) (CrashRow, error) {
 	if err != nil {
 		return CrashRow{}, err
 	}
+	defer s.close()
 	if err := s.until(crashRead); err != nil {
 		return CrashRow{}, err
 	}
@@ -323,6 +327,7 @@ func C2() (C2Result, error) {
 	if err != nil {
 		return C2Result{}, err
 	}
+	defer s.close()
 	ms := time.Millisecond
 	biz := &Script{DB: "inventory", Steps: []ScriptStep{
 		{At: 110 * ms, Stmts: []db.Stmt{db.PreparedXacts()}},
@@ -336,7 +341,7 @@ func C2() (C2Result, error) {
 		{At: 7000 * ms, Stmts: []db.Stmt{db.RollbackPrepared("xw")}},
 		{At: 8000 * ms, Stmts: []db.Stmt{db.Vacuum(TChurn)}},
 	}}
-	s.w.Add("business", func(string, *sim.Disk) sim.Node { return biz })
+	s.w.Add("business", biz.Factory())
 	if err := s.until(10 * time.Second); err != nil {
 		return C2Result{}, err
 	}
@@ -370,9 +375,7 @@ func C2() (C2Result, error) {
 	if err != nil {
 		return r, err
 	}
-	if e := a.Resp.Err(); e != nil {
-		r.Blocked = e.Code
-	}
+	r.Blocked = db.Code(a.Err)
 	r.BlockedWait = a.Took() - 2*hop
 	if a, err = ans(2); err != nil {
 		return r, err
@@ -417,6 +420,7 @@ func C3() ([]C3Row, error) {
 		if err != nil {
 			return nil, err
 		}
+		defer s.close()
 		gid, w := c.gid, s.w
 		step := ScriptStep{At: time.Second, Stmts: []db.Stmt{db.RollbackPrepared(gid)}}
 		if strings.HasPrefix(c.approach, "B") {
@@ -425,7 +429,7 @@ func C3() ([]C3Row, error) {
 			}}
 		}
 		dba := &Script{DB: "inventory", Steps: []ScriptStep{step}}
-		s.w.Add("dba", func(string, *sim.Disk) sim.Node { return dba })
+		s.w.Add("dba", dba.Factory())
 		if err := s.until(900 * time.Millisecond); err != nil {
 			return nil, err
 		}
@@ -467,6 +471,7 @@ func C7() (C7Result, error) {
 	if err != nil {
 		return C7Result{}, err
 	}
+	defer s.close()
 	if err := s.until(settleAt); err != nil {
 		return C7Result{}, err
 	}

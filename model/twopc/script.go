@@ -11,18 +11,15 @@ import (
 )
 
 // Script is a scripted database client (a business session, a DBA at a
-// psql prompt): it sends its steps at fixed times on one connection (one
-// session) and records every answer with the time it arrived. The
-// scenarios of C.2 and C.3 use it.
+// psql prompt): it runs its steps in order on one connection (one session),
+// each at its time (or as soon as the previous step was answered), and
+// records every answer with the time it arrived. The scenarios of C.2 and
+// C.3 use it.
 type Script struct {
 	DB      network.Addr
 	Steps   []ScriptStep
 	Answers []ScriptAnswer
-	cl      db.Client
-	sent    map[uint64]clock.Time
 }
-
-var _ sim.Node = (*Script)(nil)
 
 // ScriptStep is one request. Fn, when set, computes the statements at send
 // time (a DBA who reads the decision log first).
@@ -32,11 +29,13 @@ type ScriptStep struct {
 	Fn    func() []db.Stmt
 }
 
-// ScriptAnswer is one answer: the step, when it was sent and answered.
+// ScriptAnswer is one answer: the step, when it was sent and answered, the
+// results of the statements that ran and the request's error.
 type ScriptAnswer struct {
 	Step     int
 	Sent, At clock.Time
-	Resp     db.Response
+	Results  []db.Result
+	Err      error
 }
 
 // Took is how long the request took, network included.
@@ -44,42 +43,31 @@ func (a ScriptAnswer) Took() time.Duration { return time.Duration(a.At - a.Sent)
 
 // Last returns the result of the request's last statement.
 func (a ScriptAnswer) Last() db.Result {
-	if len(a.Resp.Results) == 0 {
+	if len(a.Results) == 0 {
 		return db.Result{}
 	}
-	return a.Resp.Results[len(a.Resp.Results)-1]
+	return a.Results[len(a.Results)-1]
 }
 
-type scriptTag int
+// Factory returns the factory of the script's node.
+func (s *Script) Factory() sim.Factory {
+	return func(string, *sim.Disk) sim.Node { return sim.Program(s.run) }
+}
 
-func (s scriptTag) String() string { return fmt.Sprintf("script step %d", int(s)) }
-
-// Step implements sim.Node.
-func (s *Script) Step(env *sim.Env, in sim.Input) {
-	switch in.Kind {
-	case sim.Start:
-		s.cl.DB = s.DB
-		s.sent = map[uint64]clock.Time{}
-		for i, st := range s.Steps {
-			env.After(st.At, scriptTag(i))
+func (s *Script) run(p *sim.Proc) {
+	conn := &db.Conn{DB: s.DB}
+	start := p.Mono()
+	for i, st := range s.Steps {
+		if wait := st.At - time.Duration(p.Mono()-start); wait > 0 {
+			p.Sleep(wait, fmt.Sprintf("script step %d", i))
 		}
-		return
-	case sim.Timer:
-		if i, ok := in.Tag.(scriptTag); ok {
-			st := s.Steps[i]
-			stmts := st.Stmts
-			if st.Fn != nil {
-				stmts = st.Fn()
-			}
-			id := s.cl.Exec(env, int(i), stmts...)
-			s.sent[id] = env.Now()
-			return
+		stmts := st.Stmts
+		if st.Fn != nil {
+			stmts = st.Fn()
 		}
-	}
-	if done, ok := s.cl.Handle(in); ok {
-		for _, d := range done {
-			s.Answers = append(s.Answers, ScriptAnswer{Step: d.Tag.(int), Sent: s.sent[d.ID], At: env.Now(), Resp: d.Resp})
-		}
+		sent := p.Now()
+		rs, err := conn.Batch(p, stmts...)
+		s.Answers = append(s.Answers, ScriptAnswer{Step: i, Sent: sent, At: p.Now(), Results: rs, Err: err})
 	}
 }
 

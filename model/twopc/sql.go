@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	"github.com/fencesim/fencesim/model/db"
+	"github.com/fencesim/fencesim/traces/hist"
 )
 
 // Table names.
@@ -93,7 +94,7 @@ func PrepareBatch(i int, gid string) []db.Stmt {
 
 // Finish is phase two: COMMIT PREPARED or ROLLBACK PREPARED.
 func Finish(gid, outcome string) db.Stmt {
-	if outcome == outcomeCommit {
+	if outcome == hist.OutcomeCommit {
 		return db.CommitPrepared(gid)
 	}
 	return db.RollbackPrepared(gid)

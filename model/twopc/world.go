@@ -13,13 +13,16 @@ import (
 // System is the system's name in trace headers.
 const System = "twopc"
 
-// PointStep is the crash point every node of system C passes before each
-// input it handles (a start, a message, a timer, a broken connection): a
-// crash-at on it with Count k crashes the node at its k-th step, so that
-// crash injection can be enumerated at every step of every node.
+// PointStep is the crash point every coordinator and participant passes
+// before it acts on each input (its start, a command, a message, a timeout,
+// a broken connection): a crash-at on it with Count k crashes the node at
+// its k-th input, so that crash injection can be enumerated at every step of
+// every node. A coordinator's processes pass it when an input wakes them
+// (coordinator.go); a database node, a state machine the kernel steps, is
+// wrapped in Stepped.
 const PointStep = "step"
 
-// Stepped wraps a node with PointStep.
+// Stepped wraps a database node (model/db's state machine) with PointStep.
 type Stepped struct{ Node sim.Node }
 
 // Step implements sim.Node.
@@ -123,10 +126,10 @@ func Build(d Design, cfg sim.Config) (*World, error) {
 	}
 	log := sim.NewDisk()
 	for _, c := range names.Started {
-		w.Add(c, stepped(NewCoordinator(d, parts)), sim.WithDisk(log))
+		w.Add(c, NewCoordinator(d, parts), sim.WithDisk(log))
 	}
 	for _, c := range names.Standby {
-		w.Add(c, stepped(NewCoordinator(d, parts)), sim.WithDisk(log), sim.Down())
+		w.Add(c, NewCoordinator(d, parts), sim.WithDisk(log), sim.Down())
 	}
 	for i, a := range names.Agents {
 		var peers []network.Addr
@@ -135,7 +138,7 @@ func Build(d Design, cfg sim.Config) (*World, error) {
 				peers = append(peers, network.Addr(b))
 			}
 		}
-		w.Add(a, stepped(NewAgent(d, parts[i], peers)))
+		w.Add(a, NewAgent(d, parts[i], peers))
 	}
 	return &World{World: w, Design: d, Names: names, Plan: plan, Log: log}, nil
 }
