@@ -13,7 +13,7 @@ import (
 	"github.com/fencesim/fencesim/traces/hist"
 )
 
-// Table and note names: the contract with model/outbox.
+// Table names and operations: the contract with model/outbox's schema.
 const (
 	TKeys      = "idempotency_keys"
 	TCharges   = "charges"
@@ -22,17 +22,20 @@ const (
 	TProcessed = "processed_messages"
 	TEffects   = "effects"
 
-	KindEvent    = "b-event"
-	KindDelivery = "b-delivery"
-	KindSender   = "b-sender"
-	KindHandle   = "b-handle"
-	KindRelay    = "b-relay"
-	KindPublish  = "b-publish"
-	KindPush     = "b-push"
-	KindApply    = "b-apply"
-
 	OpCharge = "charge"
 	OpRefund = "refund"
+)
+
+// Note kinds: system B's notes, whose shapes traces/hist defines.
+const (
+	KindEvent    = hist.KindBEvent
+	KindDelivery = hist.KindBDelivery
+	KindSender   = hist.KindBSender
+	KindHandle   = hist.KindBHandle
+	KindRelay    = hist.KindBRelay
+	KindPublish  = hist.KindBPublish
+	KindPush     = hist.KindBPush
+	KindApply    = hist.KindBApply
 )
 
 // Never is the return time of a call whose reply never came.
@@ -174,12 +177,7 @@ func Decode(events []traces.Event) (*History, error) {
 				h.Calls[j].Return, h.Calls[j].Code, h.Calls[j].Value = e.T, r.Code, r.Value
 			}
 		case KindDelivery:
-			var d struct {
-				Call        string `json:"call"`
-				Handler     string `json:"handler"`
-				Attempt     int    `json:"attempt"`
-				DeliveredAt int64  `json:"delivered_at"`
-			}
+			var d hist.BDelivery
 			if err = json.Unmarshal(e.Data, &d); err == nil {
 				j, ok := calls[d.Call]
 				if !ok {
@@ -188,18 +186,13 @@ func Decode(events []traces.Event) (*History, error) {
 				h.Calls[j].Handler, h.Calls[j].Attempt, h.Calls[j].DeliveredAt = d.Handler, d.Attempt, d.DeliveredAt
 			}
 		case KindEvent:
-			var ev EventInfo
+			var ev hist.BEvent
 			if err = json.Unmarshal(e.Data, &ev); err == nil {
 				evIdx[ev.Payload] = len(h.Events)
-				h.Events = append(h.Events, ev)
+				h.Events = append(h.Events, EventInfo{Event: ev.Event, Payload: ev.Payload, Op: ev.Op, Copies: ev.Copies, Bound: ev.Bound})
 			}
 		case KindSender:
-			var s struct {
-				Payload  string `json:"payload"`
-				What     string `json:"what"`
-				Code     int    `json:"code"`
-				Attempts int    `json:"attempts"`
-			}
+			var s hist.BSender
 			if err = json.Unmarshal(e.Data, &s); err == nil {
 				j, ok := evIdx[s.Payload]
 				if !ok {
@@ -220,29 +213,29 @@ func Decode(events []traces.Event) (*History, error) {
 				h.Commits = append(h.Commits, c)
 			}
 		case KindPublish:
-			var p Publish
+			var p hist.BPublish
 			if err = json.Unmarshal(e.Data, &p); err == nil {
-				p.T = e.T
-				h.Publishes = append(h.Publishes, p)
+				h.Publishes = append(h.Publishes, Publish{Msg: Message(p.Msg), From: p.From, Seq: p.Seq, T: e.T})
 			}
 		case KindHandle:
-			var x Handle
+			var x hist.BHandle
 			if err = json.Unmarshal(e.Data, &x); err == nil {
-				x.T = e.T
-				h.Handles = append(h.Handles, x)
+				h.Handles = append(h.Handles, Handle{Handler: x.Handler, Event: x.Event, Key: x.Key, Phase: x.Phase, Code: x.Code, Path: x.Path, T: e.T})
 			}
-		case KindRelay, KindPush, KindApply:
-			var s Step
-			if err = json.Unmarshal(e.Data, &s); err == nil {
-				s.Node, s.T = e.Node, e.T
-				switch e.Kind {
-				case KindRelay:
-					h.Relay = append(h.Relay, s)
-				case KindPush:
-					h.Pushes = append(h.Pushes, s)
-				default:
-					h.Applies = append(h.Applies, s)
-				}
+		case KindRelay:
+			var r hist.BRelay
+			if err = json.Unmarshal(e.Data, &r); err == nil {
+				h.Relay = append(h.Relay, Step{Node: e.Node, T: e.T, Msg: r.Msg, What: r.What})
+			}
+		case KindPush:
+			var r hist.BPush
+			if err = json.Unmarshal(e.Data, &r); err == nil {
+				h.Pushes = append(h.Pushes, Step{Node: e.Node, T: e.T, Msg: r.Msg, Seq: r.Seq, Attempt: r.Attempt})
+			}
+		case KindApply:
+			var r hist.BApply
+			if err = json.Unmarshal(e.Data, &r); err == nil {
+				h.Applies = append(h.Applies, Step{Node: e.Node, T: e.T, Msg: r.Msg, Seq: r.Seq, What: r.What})
 			}
 		case "crash":
 			h.Crashes = append(h.Crashes, Crash{Node: e.Node, T: e.T})

@@ -1,6 +1,10 @@
 package outbox
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/fencesim/fencesim/traces/hist"
+)
 
 // Probes are sometimes-assertions: situations a sweep must reach often
 // enough for its passing runs to mean something.
@@ -48,7 +52,7 @@ func Probes(h *History) map[string]bool {
 		if x.Key == "" {
 			continue
 		}
-		if x.Phase == "start" {
+		if x.Phase == hist.HandleStart {
 			intervals = append(intervals, open{x.Handler, x.Key, x.T})
 			continue
 		}
@@ -108,7 +112,7 @@ func Probes(h *History) map[string]bool {
 			pending = map[string]bool{}
 			ci++
 		}
-		if s.What == "published" {
+		if s.What == hist.RelayPublished {
 			pending[s.Msg] = true
 		} else {
 			delete(pending, s.Msg)
@@ -131,7 +135,7 @@ func Probes(h *History) map[string]bool {
 		p[ProbeBrokerRedo] = true
 	}
 	for _, a := range h.Applies {
-		if a.What == "duplicate" {
+		if a.What == hist.ApplyDuplicate {
 			p[ProbeDedup] = true
 		}
 	}
@@ -146,7 +150,7 @@ func Probes(h *History) map[string]bool {
 		}
 	}
 	for _, e := range h.Events {
-		if e.What == "give-up" {
+		if e.What == hist.SenderGiveUp {
 			p[ProbeGaveUp] = true
 		}
 	}

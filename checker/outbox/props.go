@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+
+	"github.com/fencesim/fencesim/traces/hist"
 )
 
 // Property ids.
@@ -293,7 +295,7 @@ func CheckPB5(h *History) Verdict {
 		switch {
 		case e.What == "":
 			v.fail("event %s committed but the sender was still delivering it at the end (%d deliveries)", e.Event, deliveries[e.Payload])
-		case e.What != "done" || e.Code < 200 || e.Code >= 300:
+		case e.What != hist.SenderDone || e.Code < 200 || e.Code >= 300:
 			v.fail("event %s committed but the sender never heard a success: %s after %d attempts", e.Event, e.What, e.Attempts)
 		}
 	}
