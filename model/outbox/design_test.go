@@ -79,16 +79,3 @@ func TestRetryPolicy(t *testing.T) {
 	// so "the sender stopped on a success" (PB5) is decidable.
 	assert.Greater(t, d.RetrySpan(), time.Duration(HealAt(FaultSpec(d))))
 }
-
-func TestRunSeedIsDeterministic(t *testing.T) {
-	a := RunSeed(Default(), DefaultWorkload(), 42)
-	b := RunSeed(Default(), DefaultWorkload(), 42)
-	require.NoError(t, a.Err)
-	require.Equal(t, len(a.Trace), len(b.Trace))
-	for i := range a.Trace {
-		if a.Trace[i].String() != b.Trace[i].String() {
-			t.Fatalf("runs of one seed differ at event %d:\n%s\n%s", i, a.Trace[i], b.Trace[i])
-		}
-	}
-	assert.Equal(t, a.Verdicts, b.Verdicts)
-}

@@ -47,9 +47,11 @@
 // # For the command line
 //
 // Default, ParseDesign, Design.Set/With/JSON, Knobs (the registry), Build
-// (a world), FaultSpec/Faults (generated schedules ending in heal-all),
-// RunSeed (one run for a seed, judged by checker/outbox: verdicts, probes,
-// metrics) and Simulate (the same for given events and schedule).
+// (a world), FaultSpec/Faults (generated schedules ending in heal-all) and
+// Simulate (one run for given events and schedule: its trace and metrics;
+// the world is closed when it returns). Judging is not done here:
+// model/outbox/harness runs checker/outbox on the trace (RunSeed, Simulate,
+// Judge); this package imports no checker.
 //
 // It never reads the wall clock, starts goroutines, uses global randomness
 // or depends on map iteration order. Driven by the kernel (package sim).

@@ -5,12 +5,13 @@ import (
 	"fmt"
 	"time"
 
-	check "github.com/fencesim/fencesim/checker/outbox"
+	"github.com/fencesim/fencesim/model/db"
 	"github.com/fencesim/fencesim/sim"
 	"github.com/fencesim/fencesim/traces"
+	"github.com/fencesim/fencesim/traces/hist"
 )
 
-// Metrics are measured on every run.
+// Metrics are measured on every run, from its trace.
 type Metrics struct {
 	Deliveries  int           `json:"deliveries"`   // deliveries the sender made
 	Charges     int           `json:"charges"`      // charge rows committed
@@ -23,33 +24,22 @@ type Metrics struct {
 	TraceEvents int           `json:"trace_events"`
 }
 
-// Outcome is one simulated run and its judgement.
+// Outcome is one simulated run: its inputs, its trace and its metrics. It
+// is judged by checker/outbox (see model/outbox/harness); this package does
+// not import a checker.
 type Outcome struct {
 	Seed     uint64
 	Design   Design
 	Schedule sim.Schedule
 	Profile  sim.Profile
 	Events   []Event
-	Verdicts []check.Verdict
-	Probes   map[string]bool
 	Metrics  Metrics
 	Trace    []traces.Event
-	World    *World // the world at the end, for tests and reports
-	Err      error  // the run itself failed (budget, an invalid schedule, an undecodable trace)
+	World    *World // the world at the end, closed: its nodes' state can be read, it cannot run again
+	Err      error  // the run itself failed (budget, an invalid schedule)
 }
 
-// Failed returns the failed properties ("run" when the run itself failed).
-func (o *Outcome) Failed() []string {
-	if o.Err != nil {
-		return []string{"run"}
-	}
-	return check.Failed(o.Verdicts)
-}
-
-// OK reports whether the run completed and every property held.
-func (o *Outcome) OK() bool { return len(o.Failed()) == 0 }
-
-// Summary renders the outcome in a few lines.
+// Summary renders the run's inputs in a few lines.
 func (o *Outcome) Summary() string {
 	s := fmt.Sprintf("design %s\nseed %d, profile: %s\nschedule:\n%s\nevents:\n", o.Design.JSON(), o.Seed, o.Profile, o.Schedule)
 	for _, e := range o.Events {
@@ -58,9 +48,6 @@ func (o *Outcome) Summary() string {
 	}
 	if o.Err != nil {
 		s += "run error: " + o.Err.Error() + "\n"
-	}
-	for _, v := range o.Verdicts {
-		s += v.String() + "\n"
 	}
 	return s
 }
@@ -72,20 +59,9 @@ func Draw(r sim.Rand, d Design, wl Workload) ([]Event, sim.Schedule, sim.Profile
 	return events, s, p
 }
 
-// RunSeed runs one simulated run of a design for a seed: the workload and
-// the faults are drawn from the seed's streams, the run goes until it
-// settles after the faults heal (or MaxTime), and every property is
-// checked. It is what `fencesim explore` calls per seed.
-func RunSeed(d Design, wl Workload, seed uint64) *Outcome {
-	ent := sim.NewPCG(seed)
-	events := wl.Draw(ent.Stream("workload"))
-	s, p := Faults(ent.Stream("faults"), FaultSpec(d))
-	o := Simulate(d, wl, events, s, ent)
-	o.Seed, o.Profile = seed, p
-	return o
-}
-
-// Simulate runs a world with given events and schedule and judges it.
+// Simulate runs a world with given events and schedule: past the faults,
+// then until it settles (or MaxTime). It records every event, measures the
+// run, and closes the world.
 func Simulate(d Design, wl Workload, events []Event, schedule sim.Schedule, ent sim.Entropy) *Outcome {
 	o := &Outcome{Design: d, Schedule: schedule, Events: events}
 	mem := &traces.Memory{}
@@ -101,6 +77,7 @@ func Simulate(d Design, wl Workload, events []Event, schedule sim.Schedule, ent 
 		o.Err = err
 		return o
 	}
+	defer w.Close()
 	heal := HealAt(g)
 	for _, a := range schedule {
 		if a.At > heal {
@@ -134,29 +111,46 @@ func Simulate(d Design, wl Workload, events []Event, schedule sim.Schedule, ent 
 	o.Metrics.SimTime = time.Duration(w.Now())
 	o.Metrics.KernelSteps = w.Events()
 	o.Metrics.TraceEvents = len(mem.Events)
-	h, err := check.Decode(mem.Events)
-	if err != nil {
+	if err := o.Metrics.count(mem.Events); err != nil && o.Err == nil {
 		o.Err = err
-		return o
-	}
-	o.Verdicts = check.Check(h)
-	o.Probes = check.Probes(h)
-	o.Metrics.Deliveries = len(h.Calls)
-	o.Metrics.Publishes = len(h.Publishes)
-	for _, c := range h.Commits {
-		for _, ch := range c.Changes {
-			if ch.Op == "insert" && ch.Table == check.TCharges {
-				o.Metrics.Charges++
-			}
-			if ch.Op == "insert" && ch.Table == check.TEffects {
-				o.Metrics.Effects++
-			}
-		}
-	}
-	for _, e := range h.Events {
-		if e.What == "give-up" {
-			o.Metrics.GaveUp++
-		}
 	}
 	return o
+}
+
+// count measures the trace: deliveries, publishes and give-ups from the
+// notes, charges and effects from the databases' commit records.
+func (m *Metrics) count(events []traces.Event) error {
+	for i := range events {
+		e := &events[i]
+		switch e.Kind {
+		case hist.KindCall:
+			m.Deliveries++
+		case hist.KindBPublish:
+			m.Publishes++
+		case hist.KindBSender:
+			var s hist.BSender
+			if err := json.Unmarshal(e.Data, &s); err != nil {
+				return fmt.Errorf("trace #%d (%s): %w", e.Seq, e.Kind, err)
+			}
+			if s.What == hist.SenderGiveUp {
+				m.GaveUp++
+			}
+		case hist.KindCommit:
+			var c struct {
+				Changes []struct{ Table, Op string } `json:"changes"`
+			}
+			if err := json.Unmarshal(e.Data, &c); err != nil {
+				return fmt.Errorf("trace #%d (%s): %w", e.Seq, e.Kind, err)
+			}
+			for _, ch := range c.Changes {
+				if ch.Op == db.OpInsert && ch.Table == TCharges {
+					m.Charges++
+				}
+				if ch.Op == db.OpInsert && ch.Table == TEffects {
+					m.Effects++
+				}
+			}
+		}
+	}
+	return nil
 }

@@ -1,4 +1,4 @@
-package outbox
+package harness
 
 import (
 	"flag"
@@ -12,6 +12,7 @@ import (
 
 	check "github.com/fencesim/fencesim/checker/outbox"
 	"github.com/fencesim/fencesim/internal/hunt"
+	"github.com/fencesim/fencesim/model/outbox"
 	"github.com/fencesim/fencesim/sim"
 )
 
@@ -19,10 +20,10 @@ import (
 // schedule and a seed for the network's and nodes' streams; run; fail when
 // one of the watched properties fails (every property when watch is empty).
 // The last failing outcome (after shrinking: the shrunk one) is left in *last.
-func property(d Design, wl Workload, watch []string, last **Outcome) func(*rapid.T) {
+func property(d outbox.Design, wl outbox.Workload, watch []string, last **Outcome) func(*rapid.T) {
 	return func(t *rapid.T) {
 		r := sim.NewRapid(t)
-		events, s, p := Draw(r, d, wl)
+		events, s, p := outbox.Draw(r, d, wl)
 		seed := rapid.Uint64Range(0, 1<<20).Draw(t, "seed")
 		o := Simulate(d, wl, events, s, sim.NewPCG(seed))
 		o.Seed, o.Profile = seed, p
@@ -62,20 +63,20 @@ func TestDesignKnobs(t *testing.T) {
 	t.Run("default", func(t *testing.T) {
 		var last *Outcome
 		start := time.Now()
-		res := hunt.Run("default", knobBudget, 1, property(Default(), DefaultWorkload(), nil, &last))
+		res := hunt.Run("default", knobBudget, 1, property(outbox.Default(), outbox.DefaultWorkload(), nil, &last))
 		if res.Found {
 			t.Fatalf("the default design failed after %d runs:\n%s", res.Runs, last.Summary())
 		}
 		t.Logf("default: %d runs passed in %v", res.Runs, time.Since(start).Round(time.Millisecond))
 	})
-	for _, k := range Knobs {
+	for _, k := range outbox.Knobs {
 		k := k
 		t.Run(string(k.Knob), func(t *testing.T) {
 			require.True(t, k.Harmful, "system B has no harmless knob")
-			d := Default().MustWith(k.Knob)
+			d := outbox.Default().MustWith(k.Knob)
 			var last *Outcome
 			start := time.Now()
-			res := hunt.Run(string(k.Knob), knobBudget, 1, property(d, DefaultWorkload(), k.CaughtBy, &last))
+			res := hunt.Run(string(k.Knob), knobBudget, 1, property(d, outbox.DefaultWorkload(), k.CaughtBy, &last))
 			took := time.Since(start)
 			require.Truef(t, res.Found, "knob %s was not caught by %v within %d runs", k.Knob, k.CaughtBy, knobBudget)
 			require.NotNil(t, last)
@@ -92,7 +93,7 @@ func TestDesignKnobs(t *testing.T) {
 			// RunSeed until the first catch.
 			seeds, exploreStart := 0, time.Now()
 			for seed := uint64(1); seed <= knobBudget; seed++ {
-				o := RunSeed(d, DefaultWorkload(), seed)
+				o := RunSeed(d, outbox.DefaultWorkload(), seed)
 				if contains(o.Failed(), k.CaughtBy[0]) || (len(k.CaughtBy) > 1 && contains(o.Failed(), k.CaughtBy[1])) {
 					seeds = int(seed)
 					break

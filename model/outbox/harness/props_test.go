@@ -1,4 +1,4 @@
-package outbox
+package harness
 
 import (
 	"fmt"
@@ -14,6 +14,7 @@ import (
 	"pgregory.net/rapid"
 
 	check "github.com/fencesim/fencesim/checker/outbox"
+	"github.com/fencesim/fencesim/model/outbox"
 )
 
 // TestProperties: the default design keeps PB1-PB6 under generated
@@ -22,7 +23,7 @@ import (
 // partitions, broker redelivery). A failure prints the shrunk schedule;
 // rapid's fail file replays it (-rapid.failfile).
 func TestProperties(t *testing.T) {
-	rapid.Check(t, property(Default(), DefaultWorkload(), nil, nil))
+	rapid.Check(t, property(outbox.Default(), outbox.DefaultWorkload(), nil, nil))
 }
 
 // sweep runs the default design over seeds [1, n] and counts failures and
@@ -34,7 +35,7 @@ type sweep struct {
 	took     time.Duration
 }
 
-func runSweep(d Design, wl Workload, n int) sweep {
+func runSweep(d outbox.Design, wl outbox.Workload, n int) sweep {
 	s := sweep{runs: n, probes: map[string]int{}}
 	start := time.Now()
 	for seed := uint64(1); seed <= uint64(n); seed++ {
@@ -80,7 +81,7 @@ var minRates = map[string]float64{
 // TestProbeRates: a sweep of the default design passes and reaches every
 // probe often enough.
 func TestProbeRates(t *testing.T) {
-	s := runSweep(Default(), DefaultWorkload(), 300)
+	s := runSweep(outbox.Default(), outbox.DefaultWorkload(), 300)
 	t.Log("\n" + s.report())
 	for _, f := range s.failures {
 		t.Error(f)
@@ -105,7 +106,7 @@ func TestSoakDefault(t *testing.T) {
 		n, err = strconv.Atoi(v)
 		require.NoError(t, err, "FENCESIM_SOAK_RUNS=%q is not a number", v)
 	}
-	s := runSweep(Default(), DefaultWorkload(), n)
+	s := runSweep(outbox.Default(), outbox.DefaultWorkload(), n)
 	t.Log("\n" + s.report())
 	for i, f := range s.failures {
 		if i == 3 {
@@ -114,18 +115,4 @@ func TestSoakDefault(t *testing.T) {
 		}
 		t.Error(f)
 	}
-}
-
-// BenchmarkRun measures simulated runs per second of the default design
-// (generated workload and faults, every checker).
-func BenchmarkRun(b *testing.B) {
-	d, wl := Default(), DefaultWorkload()
-	start := time.Now()
-	for i := 0; i < b.N; i++ {
-		o := RunSeed(d, wl, uint64(i+1))
-		if o.Err != nil {
-			b.Fatal(o.Err)
-		}
-	}
-	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "runs/s")
 }

@@ -1,0 +1,23 @@
+package outbox_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/fencesim/fencesim/model/outbox"
+	"github.com/fencesim/fencesim/model/outbox/harness"
+)
+
+// BenchmarkRun measures simulated runs per second of the default design
+// (generated workload and faults, every checker).
+func BenchmarkRun(b *testing.B) {
+	d, wl := outbox.Default(), outbox.DefaultWorkload()
+	start := time.Now()
+	for i := 0; i < b.N; i++ {
+		o := harness.RunSeed(d, wl, uint64(i+1))
+		if o.Err != nil {
+			b.Fatal(o.Err)
+		}
+	}
+	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "runs/s")
+}
