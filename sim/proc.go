@@ -556,6 +556,9 @@ func (p *Proc) Point(label string) {
 	e := p.h.env
 	if e.world != nil && (e.CrashPoint(label) || e.world.yieldPoint(e.slot, label)) {
 		p.h.crashed = true
+		// What was asked for so far is carried out; what deferred calls
+		// ask for while the process unwinds is not.
+		p.h.env = discardEnv()
 		panic(unwind{})
 	}
 }

@@ -196,3 +196,31 @@ func TestClosedWorldsLeaveNoCoroutines(t *testing.T) {
 	runtime.GC()
 	assert.LessOrEqual(t, runtime.NumGoroutine(), before+2, "every process of a closed world is unwound")
 }
+
+// TestCrashPointDiscardsWhatDefersAsk: effects before a crash point are
+// carried out; what deferred calls ask for while the process unwinds is not.
+func TestCrashPointDiscardsWhatDefersAsk(t *testing.T) {
+	rec := &textRec{}
+	f := func(string, *sim.Disk) sim.Node {
+		return sim.Program(func(p *sim.Proc) {
+			p.Send("peer", echoReq{N: 1})
+			defer p.Send("peer", echoReq{N: 2})
+			p.Point("here")
+			p.Send("peer", echoReq{N: 3})
+		})
+	}
+	// The node starts after the fault is armed: a restart at 1 ms.
+	w := sim.New(sim.Config{Entropy: sim.NewPCG(1), Recorder: rec, Limits: sim.Limits{MaxTime: clock.Time(time.Second)},
+		Schedule: sim.Schedule{{At: 0, Kind: sim.CrashAt, Node: "n", Point: "here"}, {At: clock.Time(time.Millisecond), Kind: sim.Restart, Node: "n"}}})
+	w.Add("peer", server(time.Second))
+	w.Add("n", f, sim.Down())
+	require.NoError(t, w.Run())
+	w.Close()
+	var sent []string
+	for _, l := range rec.lines {
+		if strings.HasPrefix(l, "n send") {
+			sent = append(sent, l[strings.LastIndex(l, " ")+1:])
+		}
+	}
+	assert.Equal(t, []string{"1"}, sent, "only the send before the crash point goes out")
+}

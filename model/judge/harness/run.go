@@ -3,6 +3,7 @@ package harness
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"time"
 
 	"pgregory.net/rapid"
@@ -19,7 +20,13 @@ type Faults struct {
 	Horizon    time.Duration // faults start in [0, Horizon); heal-all at Horizon
 	MaxActions int           // at most this many drawn faults
 	MaxDown    time.Duration // longest downtime, pause, partition or burst
-	Kinds      []sim.Kind    // nil: every generic kind
+	Kinds      []sim.Kind    // nil: every generic kind; a list without crash-at or command draws no crash points or commands
+	// Yields are the nodes (arbiters, workers) that crash-yield faults may
+	// hit: the node crashes at its N-th blocking call (N drawn; zero is no
+	// crash, so shrinking removes it). The trace names the call the crash
+	// hit. Nil: none.
+	Yields   []string
+	MaxYield int // largest N (0: 200)
 }
 
 // Moderate is the default fault intensity: up to 8 faults in the first
@@ -68,8 +75,14 @@ func Spec(d judge.Design, wl []judge.Arrival, f Faults) sim.GenSpec {
 		ids = append(ids, fmt.Sprint(a.ID))
 	}
 	cmds := []sim.CmdSpec{{Node: n.Arbiters[0], Name: "rejudge", Args: ids}, {Node: n.Arbiters[0], Name: "stall", Args: []string{"20s", "45s"}}}
+	if f.Kinds != nil && !slices.Contains(f.Kinds, sim.CrashAt) {
+		points = nil
+	}
+	if f.Kinds != nil && !slices.Contains(f.Kinds, sim.Do) {
+		cmds = nil
+	}
 	return sim.GenSpec{Nodes: nodes, Crashable: crashable, Horizon: f.Horizon, MaxActions: f.MaxActions, MaxDown: f.MaxDown,
-		MaxJump: 2 * time.Minute, MaxDrift: 200_000, Kinds: f.Kinds, Points: points, Commands: cmds}
+		MaxJump: 2 * time.Minute, MaxDrift: 200_000, Kinds: f.Kinds, Points: points, Commands: cmds, Yields: f.Yields, MaxYield: f.MaxYield}
 }
 
 // Schedule draws a schedule and ends it with heal-all at the horizon (the
