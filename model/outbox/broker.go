@@ -5,6 +5,7 @@ import (
 
 	"github.com/fencesim/fencesim/network"
 	"github.com/fencesim/fencesim/sim"
+	"github.com/fencesim/fencesim/traces/hist"
 )
 
 // BrokerConfig configures the broker.
@@ -13,87 +14,87 @@ type BrokerConfig struct {
 	Consumer network.Addr
 }
 
-type redeliver struct {
-	seq     uint64
-	attempt int
-}
-
-func (r redeliver) String() string {
-	return fmt.Sprintf("redeliver seq=%d attempt=%d", r.seq, r.attempt)
-}
-
 type queued struct {
-	Msg     Message
-	Attempt int
+	Msg Message
 }
 
 // Broker is a durable queue with at-least-once delivery: it keeps every
 // published message on disk (synced before the PUBACK) and pushes it to the
-// consumer until the consumer acknowledges it. It does not dedup: a message
-// published twice is queued twice.
+// consumer, in a process per message, until the consumer acknowledges it.
+// It does not dedup: a message published twice is queued twice.
 type Broker struct {
 	cfg     BrokerConfig
 	seq     uint64
-	unacked map[uint64]*queued
+	unacked map[uint64]Message // looked up by seq, never iterated
 }
-
-var _ sim.Node = (*Broker)(nil)
 
 // NewBroker returns the broker's factory.
 func NewBroker(cfg BrokerConfig) sim.Factory {
-	return func(string, *sim.Disk) sim.Node { return &Broker{cfg: cfg, unacked: map[uint64]*queued{}} }
+	return func(string, *sim.Disk) sim.Node {
+		b := &Broker{cfg: cfg, unacked: map[uint64]Message{}}
+		return sim.ProgramOf(b, b.main)
+	}
 }
 
 func queueKey(seq uint64) string { return fmt.Sprintf("q/%020d", seq) }
 
-// Step implements sim.Node.
-func (b *Broker) Step(env *sim.Env, in sim.Input) {
-	switch in.Kind {
-	case sim.Start:
-		if v, ok := env.Disk().Get("seq"); ok {
-			b.seq = v.(uint64)
-		}
-		for _, k := range env.Disk().Keys("q/") { // sorted: in seq order
-			v, _ := env.Disk().Get(k)
-			q := v.(queued)
-			var seq uint64
-			fmt.Sscanf(k, "q/%d", &seq)
-			b.unacked[seq] = &q
-			b.push(env, seq)
-		}
-	case sim.Deliver:
-		switch m := in.Msg.Body.(type) {
-		case Publish:
-			b.seq++
-			env.Disk().Put("seq", b.seq)
-			env.Disk().Put(queueKey(b.seq), queued{Msg: m.Msg})
-			b.unacked[b.seq] = &queued{Msg: m.Msg}
-			env.Note(KindPublish, fmt.Sprintf("seq=%d %s from %s", b.seq, m.Msg.ID, in.Msg.From), PublishNote{Msg: m.Msg, From: string(in.Msg.From), Seq: b.seq})
-			env.Send(in.Msg.From, PubAck{ID: m.Msg.ID})
-			b.push(env, b.seq)
-		case Ack:
-			if _, ok := b.unacked[m.Seq]; ok {
-				delete(b.unacked, m.Seq)
-				env.Disk().Delete(queueKey(m.Seq))
-			}
-		}
-	case sim.Timer:
-		if t, ok := in.Tag.(redeliver); ok {
-			if q, ok := b.unacked[t.seq]; ok && q.Attempt == t.attempt {
-				b.push(env, t.seq)
-			}
+// main restores the queue from the disk and pushes what is in it again, in
+// seq order.
+func (b *Broker) main(p *sim.Proc) {
+	p.Handle(b.serve)
+	disk := p.Disk()
+	if v, ok := disk.Get("seq"); ok {
+		b.seq = v.(uint64)
+	}
+	for _, k := range disk.Keys("q/") { // sorted: in seq order
+		v, _ := disk.Get(k)
+		var seq uint64
+		fmt.Sscanf(k, "q/%d", &seq)
+		b.unacked[seq] = v.(queued).Msg
+		b.deliver(p, seq)
+	}
+}
+
+func (b *Broker) serve(p *sim.Proc, m network.Message) {
+	switch body := m.Body.(type) {
+	case Publish:
+		b.publish(p, m.From, body.Msg)
+	case Ack:
+		if _, ok := b.unacked[body.Seq]; ok {
+			delete(b.unacked, body.Seq)
+			p.Disk().Delete(queueKey(body.Seq))
 		}
 	}
 }
 
-func (b *Broker) push(env *sim.Env, seq uint64) {
-	q := b.unacked[seq]
-	q.Attempt++
-	if q.Attempt > 1 {
-		env.Note(KindPush, fmt.Sprintf("redeliver seq=%d %s attempt %d", seq, q.Msg.ID, q.Attempt), PushNote{Seq: seq, Msg: q.Msg.ID, Attempt: q.Attempt})
-	}
-	env.Send(b.cfg.Consumer, Push{Seq: seq, Attempt: q.Attempt, Msg: q.Msg})
-	env.After(b.cfg.Design.RedeliverAfter, redeliver{seq: seq, attempt: q.Attempt})
+// publish takes a message: on disk first, then the PUBACK, then the push.
+func (b *Broker) publish(p *sim.Proc, from network.Addr, msg Message) {
+	b.seq++
+	p.Disk().Put("seq", b.seq)
+	p.Disk().Put(queueKey(b.seq), queued{Msg: msg})
+	p.Sync("publish")
+	b.unacked[b.seq] = msg
+	p.Note(hist.KindBPublish, fmt.Sprintf("seq=%d %s from %s", b.seq, msg.ID, from), hist.BPublish{Msg: msg.note(), From: string(from), Seq: b.seq})
+	p.Send(from, PubAck{ID: msg.ID})
+	b.deliver(p, b.seq)
+}
+
+// deliver pushes a message to the consumer, again every RedeliverAfter,
+// until it is acknowledged.
+func (b *Broker) deliver(p *sim.Proc, seq uint64) {
+	p.Go(fmt.Sprintf("push seq=%d", seq), func(p *sim.Proc) {
+		for attempt := 1; ; attempt++ {
+			msg, ok := b.unacked[seq]
+			if !ok {
+				return
+			}
+			if attempt > 1 {
+				p.Note(hist.KindBPush, fmt.Sprintf("redeliver seq=%d %s attempt %d", seq, msg.ID, attempt), hist.BPush{Seq: seq, Msg: msg.ID, Attempt: attempt})
+			}
+			p.Send(b.cfg.Consumer, Push{Seq: seq, Attempt: attempt, Msg: msg})
+			p.Sleep(b.cfg.Design.RedeliverAfter, "redeliver")
+		}
+	})
 }
 
 // Empty reports whether every message was acknowledged.

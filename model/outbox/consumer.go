@@ -6,6 +6,7 @@ import (
 	"github.com/fencesim/fencesim/model/db"
 	"github.com/fencesim/fencesim/network"
 	"github.com/fencesim/fencesim/sim"
+	"github.com/fencesim/fencesim/traces/hist"
 )
 
 // PointAfterApply is the consumer's crash point: applied and committed, not
@@ -24,51 +25,45 @@ type ConsumerConfig struct {
 
 // Consumer is the downstream service (the email sender): it receives
 // messages at least once and applies each once, recording the message id
-// with the effect in one transaction of its own database (PB3). It
-// acknowledges a push only when the message is applied (or was before).
+// with the effect in one transaction of its own database (PB3). Each push
+// is applied in a process of its own; their requests are pipelined on the
+// consumer's one session. It acknowledges a push only when the message is
+// applied (or was before).
 type Consumer struct {
 	cfg ConsumerConfig
-	cl  timedClient
+	db  *db.Conn
 }
-
-var _ sim.Node = (*Consumer)(nil)
 
 // NewConsumer returns the consumer's factory.
 func NewConsumer(cfg ConsumerConfig) sim.Factory {
 	return func(string, *sim.Disk) sim.Node {
-		return &Consumer{cfg: cfg, cl: timedClient{Client: db.Client{DB: cfg.DB}, owner: "consumer", timeout: cfg.Design.DBTimeout}}
+		c := &Consumer{cfg: cfg, db: &db.Conn{DB: cfg.DB, Timeout: cfg.Design.DBTimeout}}
+		return sim.Program(c.main)
 	}
 }
 
-// Step implements sim.Node.
-func (c *Consumer) Step(env *sim.Env, in sim.Input) {
-	if in.Kind == sim.Deliver {
-		if p, ok := in.Msg.Body.(Push); ok {
-			c.cl.ExecAtomic(env, p, c.cfg.Design.Apply(p.Msg)...)
-			return
+func (c *Consumer) main(p *sim.Proc) {
+	p.Handle(func(p *sim.Proc, m network.Message) {
+		if push, ok := m.Body.(Push); ok {
+			c.apply(p, push)
 		}
-	}
-	done, ok := c.cl.Handle(in)
-	if !ok {
-		done, ok = c.cl.Expired(env, in)
-	}
-	if !ok {
-		return
-	}
-	for _, d := range done {
-		p := d.Tag.(Push)
-		switch err := d.Err(); {
-		case err == nil:
-			env.Note(KindApply, fmt.Sprintf("applied %s seq=%d", p.Msg.ID, p.Seq), ApplyNote{Msg: p.Msg.ID, Seq: p.Seq, What: ApplyApplied})
-			if env.CrashPoint(PointAfterApply) {
-				return
-			}
-			env.Send(c.cfg.Broker, Ack{Seq: p.Seq})
-		case err.Code == db.CodeUniqueViolation:
-			env.Note(KindApply, fmt.Sprintf("duplicate %s seq=%d", p.Msg.ID, p.Seq), ApplyNote{Msg: p.Msg.ID, Seq: p.Seq, What: ApplyDuplicate})
-			env.Send(c.cfg.Broker, Ack{Seq: p.Seq})
-		default:
-			// Unknown or failed: no ACK; the broker pushes it again.
-		}
+	})
+}
+
+// apply applies one message: the dedup row and the effect in one
+// transaction (Design.Apply), then the ACK. A unique violation on the dedup
+// row means it was applied before: acknowledged, nothing done.
+func (c *Consumer) apply(p *sim.Proc, push Push) {
+	_, err := c.db.Atomic(p, c.cfg.Design.Apply(push.Msg)...)
+	switch {
+	case err == nil:
+		p.Note(hist.KindBApply, fmt.Sprintf("applied %s seq=%d", push.Msg.ID, push.Seq), hist.BApply{Msg: push.Msg.ID, Seq: push.Seq, What: hist.ApplyApplied})
+		p.Point(PointAfterApply)
+		p.Send(c.cfg.Broker, Ack{Seq: push.Seq})
+	case db.Code(err) == db.CodeUniqueViolation:
+		p.Note(hist.KindBApply, fmt.Sprintf("duplicate %s seq=%d", push.Msg.ID, push.Seq), hist.BApply{Msg: push.Msg.ID, Seq: push.Seq, What: hist.ApplyDuplicate})
+		p.Send(c.cfg.Broker, Ack{Seq: push.Seq})
+	default:
+		// Unknown or failed: no ACK; the broker pushes it again.
 	}
 }

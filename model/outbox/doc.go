@@ -3,23 +3,31 @@
 //
 // # Nodes
 //
-//   - Sender: the payment provider, queue or browser. It delivers events with
-//     a stable event id (or a client's Idempotency-Key, or none), waits for an
-//     answer, and redelivers the same id with a new delivery timestamp after
-//     a 5xx or a timeout, with backoff, until MaxAttempts (its policy). It can
-//     send an event several times at once to different handlers.
-//   - Handler (several): one interactive transaction per delivery on the
-//     service database (model/db): INSERT the key (UNIQUE), the charge row, the
-//     ledger entry and the outbox row, COMMIT, answer 200 "received <charge>".
-//     A unique violation on the key means another arrival did the work: roll
-//     back, read the stored answer, answer it (B.2, B.6). No key: 400, nothing
-//     touched (B.5). A refund is a compensating ledger entry (B.4).
-//   - Relay: polls unsent outbox rows, publishes each to the broker until it
-//     is acknowledged, then marks it sent (B.3). A crash between the two
-//     publishes it again: at least once.
-//   - Broker: a durable queue that pushes to the consumer until acknowledged.
-//   - Consumer: applies each message once, recording its id with the effect in
-//     one transaction of its own database.
+// Every node is a sim.Program: sequential processes that block on the
+// network, the database client (db.Conn, with DBTimeout: a request not
+// answered in time closes the connection and fails with 08006, outcome
+// unknown) and their own queues.
+//
+//   - Sender: the payment provider, queue or browser; a process per event
+//     (Sender.send). It delivers events with a stable event id (or a client's
+//     Idempotency-Key, or none), waits for an answer, and redelivers the same
+//     id with a new delivery timestamp after a 5xx or a timeout, with
+//     backoff, until MaxAttempts (its policy). It can send an event several
+//     times at once to different handlers.
+//   - Handler (several): a process per delivery (Handler.handle), one
+//     interactive transaction on the service database (model/db): INSERT the
+//     key (UNIQUE), the charge row, the ledger entry and the outbox row,
+//     COMMIT, answer 200 "received <charge>". A unique violation on the key
+//     means another arrival did the work: roll back, read the stored answer,
+//     answer it (B.2, B.6). No key: 400, nothing touched (B.5). A refund is a
+//     compensating ledger entry (B.4).
+//   - Relay: a loop (Relay.poll) that reads unsent outbox rows, publishes
+//     each to the broker until it is acknowledged, then marks it sent (B.3).
+//     A crash between the two publishes it again: at least once.
+//   - Broker: a durable queue; a process per message pushes it to the
+//     consumer until acknowledged.
+//   - Consumer: a loop that applies each message once, recording its id with
+//     the effect in one transaction of its own database, then acknowledges.
 //
 // # Order of effects
 //
@@ -42,16 +50,19 @@
 //
 // handler/after-key, handler/before-commit, handler/after-commit,
 // relay/after-publish, relay/after-mark, consumer/after-apply, and the
-// database's db/commit.
+// database's db/commit (FaultSpec draws crash-at faults for these). Every
+// blocking call is a crash point too, labelled by what it waits for ("db
+// store-key", "db unsent", "puback msg-...", "redeliver", ...).
 //
 // # For the command line
 //
 // Default, ParseDesign, Design.Set/With/JSON, Knobs (the registry), Build
 // (a world), FaultSpec/Faults (generated schedules ending in heal-all) and
 // Simulate (one run for given events and schedule: its trace and metrics;
-// the world is closed when it returns). Judging is not done here:
-// model/outbox/harness runs checker/outbox on the trace (RunSeed, Simulate,
-// Judge); this package imports no checker.
+// the world is closed when it returns). The trace notes are traces/hist's
+// (hist.BEvent and the rest). Judging is not done here: model/outbox/harness
+// runs checker/outbox on the trace (RunSeed, Simulate, Judge); this package
+// imports no checker.
 //
 // It never reads the wall clock, starts goroutines, uses global randomness
 // or depends on map iteration order. Driven by the kernel (package sim).

@@ -6,6 +6,7 @@ import (
 	"github.com/fencesim/fencesim/model/db"
 	"github.com/fencesim/fencesim/network"
 	"github.com/fencesim/fencesim/sim"
+	"github.com/fencesim/fencesim/traces/hist"
 )
 
 // Crash points of a handler.
@@ -25,49 +26,26 @@ type HandlerConfig struct {
 	Broker network.Addr // used only under send-before-commit
 }
 
-// stage of a request's transaction.
-type stage uint8
-
-const (
-	stCheck  stage = iota + 1 // check-then-insert: the application's look-up
-	stKey                     // BEGIN; INSERT key
-	stDup                     // ROLLBACK; SELECT stored answer
-	stWrite                   // business rows (+ outbox)
-	stFind                    // refund: the charge's ledger entry
-	stCommit                  // COMMIT
-	stAbort                   // ROLLBACK, then answer code/value
-)
-
-type request struct {
-	from   network.Addr
-	dl     Delivery
-	key    string
-	op     string
-	answer string
-	stage  stage
-	code   int // stAbort: the answer after the rollback
-	value  string
-}
-
-type hconn struct {
-	cl  timedClient
-	req *request
-}
-
-// Handler is one instance of the receiving service (B.1-B.3, B.5, B.6). Each
-// delivery runs as one interactive transaction on its own pooled
-// connection: INSERT the key, write the business rows and the outbox row,
-// COMMIT, answer. A unique violation on the key means another arrival did
-// the work: roll back, read the stored answer, answer it.
+// Handler is one instance of the receiving service (B.1-B.3, B.5, B.6).
+// Each delivery is served in a process of its own (handle), as one
+// interactive transaction on a connection of its own: INSERT the key, write
+// the business rows and the outbox row, COMMIT, answer. A unique violation
+// on the key means another arrival did the work: roll back, read the
+// stored answer, answer it.
 type Handler struct {
 	cfg   HandlerConfig
 	name  string
-	inc   int64
-	n     int64
+	inc   int64 // the incarnation, from the disk: operation ids stay unique across restarts
+	n     int64 // deliveries with a key this incarnation
 	conns []*hconn
 }
 
-var _ sim.Node = (*Handler)(nil)
+// hconn is a connection of the handler's pool (it grows as deliveries
+// overlap; a free one is reused, the oldest first).
+type hconn struct {
+	c    *db.Conn
+	busy bool
+}
 
 // NewHandler returns a handler's factory.
 func NewHandler(cfg HandlerConfig) sim.Factory {
@@ -76,196 +54,175 @@ func NewHandler(cfg HandlerConfig) sim.Factory {
 		if v, ok := disk.Get("incarnation"); ok {
 			h.inc = v.(int64)
 		}
-		return h
+		return sim.Program(h.main)
 	}
 }
 
-// Step implements sim.Node.
-func (h *Handler) Step(env *sim.Env, in sim.Input) {
-	switch in.Kind {
-	case sim.Start:
-		h.inc++
-		env.Disk().Put("incarnation", h.inc)
+func (h *Handler) main(p *sim.Proc) {
+	h.inc++
+	p.Disk().Put("incarnation", h.inc)
+	p.Handle(h.serve)
+}
+
+// serve answers one inbound message: a Delivery (anything else, such as
+// the broker's PUBACK under send-before-commit, is ignored).
+func (h *Handler) serve(p *sim.Proc, m network.Message) {
+	dl, ok := m.Body.(Delivery)
+	if !ok {
 		return
-	case sim.Deliver:
-		if dl, ok := in.Msg.Body.(Delivery); ok {
-			h.receive(env, in.Msg.From, dl)
-			return
-		}
 	}
-	for _, c := range h.conns {
-		done, ok := c.cl.Handle(in)
-		if !ok {
-			done, ok = c.cl.Expired(env, in)
-		}
-		if ok {
-			for _, d := range done {
-				if c.req != nil {
-					h.advance(env, c, d)
-				}
-			}
-			return
-		}
+	key := h.cfg.Design.KeyOf(dl)
+	p.Note(hist.KindBHandle, fmt.Sprintf("%s %s start", dl.Op, orNone(dl.Event)), hist.BHandle{Handler: h.name, Event: dl.Event, Key: key, Phase: hist.HandleStart})
+	if key == "" {
+		// B.5: no key, no work. Nothing is read or written.
+		h.reply(p, m.From, dl, Code400, "refused: the request has no Idempotency-Key; send the same key with every retry", "refused")
+		return
 	}
+	hc := h.conn()
+	code, value, path := h.handle(p, hc.c, dl, key)
+	h.reply(p, m.From, dl, code, value, path)
+	if code == Code503 {
+		// A failed session may still hold an open transaction: start afresh.
+		hc.c.Close(p)
+	}
+	hc.busy = false
 }
 
 func (h *Handler) conn() *hconn {
-	for _, c := range h.conns {
-		if c.req == nil {
-			return c
+	for _, hc := range h.conns {
+		if !hc.busy {
+			hc.busy = true
+			return hc
 		}
 	}
-	c := &hconn{cl: timedClient{Client: db.Client{DB: h.cfg.DB}, owner: fmt.Sprintf("conn-%d", len(h.conns)+1), timeout: h.cfg.Design.DBTimeout}}
-	h.conns = append(h.conns, c)
-	return c
+	hc := &hconn{c: &db.Conn{DB: h.cfg.DB, Timeout: h.cfg.Design.DBTimeout}, busy: true}
+	h.conns = append(h.conns, hc)
+	return hc
 }
 
-func (h *Handler) receive(env *sim.Env, from network.Addr, dl Delivery) {
+// handle does the work of one delivery with a key and returns the answer
+// (and, for the notes, the path it took). The key, the business rows and
+// the outgoing message commit together or not at all (B.1, B.3); the
+// answer is given only after COMMIT succeeded.
+func (h *Handler) handle(p *sim.Proc, c *db.Conn, dl Delivery, key string) (code int, value, path string) {
 	d := h.cfg.Design
-	key := d.KeyOf(dl)
-	env.Note(KindHandle, fmt.Sprintf("%s %s start", dl.Op, orNone(dl.Event)), HandleNote{Handler: h.name, Event: dl.Event, Key: key, Phase: HandleStart})
-	if key == "" {
-		// B.5: no key, no work. Nothing is read or written.
-		h.reply(env, from, dl, Code400, "refused: the request has no Idempotency-Key; send the same key with every retry", "refused")
-		return
-	}
 	h.n++
 	op := fmt.Sprintf("%s.%d.%d", h.name, h.inc, h.n)
-	r := &request{from: from, dl: dl, key: key, op: op, answer: Answer(dl.Op, op)}
-	c := h.conn()
-	c.req = r
-	if d.Has(CheckThenInsert) {
-		r.stage = stCheck
-		c.cl.Exec(env, nil, FindKey(key))
-		return
-	}
-	r.stage = stKey
-	c.cl.Exec(env, nil, db.Begin(), StoreKey(key, dl.Event, op, r.answer))
-}
+	answer := Answer(dl.Op, op)
 
-func (h *Handler) advance(env *sim.Env, c *hconn, d db.Done) {
-	r := c.req
-	if d.Unknown() {
-		// The session is gone (its transaction rolled back, unless the
-		// COMMIT got through): the outcome is unknown. The sender will
-		// deliver again; the key decides.
-		h.finish(env, c, Code503, "database connection lost: outcome unknown, deliver again", "unknown")
-		return
+	if d.Has(CheckThenInsert) {
+		// The application looks the key up before inserting it: two
+		// arrivals that look at once both find nothing (B.2).
+		res, err := c.Exec(p, FindKey(key).Named("check-key"))
+		switch {
+		case db.Unknown(err):
+			return unknown()
+		case err != nil:
+			return Code503, "database error: " + db.Code(err), "error"
+		case len(res.Rows) > 0:
+			code, value := d.DuplicateAnswer(res.Rows[0].Text("answer"))
+			return code, value, "duplicate"
+		}
 	}
-	err := d.Err()
-	last := db.Result{}
-	if n := len(d.Resp.Results); n > 0 {
-		last = d.Resp.Results[n-1]
+
+	// 1. The key, in the transaction that does the work (BEGIN rides with it).
+	tx, err := c.Begin(p)
+	if err != nil {
+		return unknown()
 	}
-	dsn := h.cfg.Design
-	switch r.stage {
-	case stCheck:
-		if err == nil && len(last.Rows) > 0 {
-			code, v := dsn.DuplicateAnswer(last.Rows[0]["answer"].(string))
-			h.finish(env, c, code, v, "duplicate")
-			return
+	_, err = tx.Exec(StoreKey(key, dl.Event, op, answer).Named("store-key"))
+	switch {
+	case db.Unknown(err):
+		return unknown()
+	case db.Code(err) == db.CodeUniqueViolation:
+		// B.2, B.6: another arrival did the work. Roll back, read the
+		// answer it stored, give the same answer (one round trip).
+		rs, err := c.Batch(p, db.Rollback(), FindKey(key).Named("stored-answer"))
+		switch {
+		case db.Unknown(err):
+			return unknown()
+		case err == nil && len(rs) == 2 && len(rs[1].Rows) > 0:
+			code, value := d.DuplicateAnswer(rs[1].Rows[0].Text("answer"))
+			return code, value, "duplicate"
 		}
-		if err != nil {
-			h.finish(env, c, Code503, "database error: "+err.Code, "error")
-			return
-		}
-		r.stage = stKey
-		c.cl.Exec(env, nil, db.Begin(), StoreKey(r.key, r.dl.Event, r.op, r.answer))
-	case stKey:
-		if err != nil && err.Code == db.CodeUniqueViolation {
-			r.stage = stDup
-			c.cl.Exec(env, nil, db.Rollback(), FindKey(r.key))
-			return
-		}
-		if err != nil {
-			h.abort(env, c, Code503, "database error: "+err.Code)
-			return
-		}
-		if env.CrashPoint(PointAfterKey) {
-			return
-		}
-		if r.dl.Op == OpRefund {
-			r.stage = stFind
-			c.cl.Exec(env, nil, FindCharge(r.dl.Ref))
-			return
-		}
-		r.stage = stWrite
-		m := Message{ID: MessageID(r.op), Event: r.dl.Event, OpID: r.op, Kind: OpCharge, Amount: r.dl.Amount}
-		c.cl.Exec(env, nil, h.writeMessage(env, m, InsertCharge(r.op, r.dl.Event, r.dl.Payload, r.dl.Amount), LedgerCharge(r.op, r.dl.Event, r.dl.Amount))...)
-	case stDup:
-		if err == nil && len(last.Rows) > 0 {
-			code, v := dsn.DuplicateAnswer(last.Rows[0]["answer"].(string))
-			h.finish(env, c, code, v, "duplicate")
-			return
-		}
-		h.finish(env, c, Code503, "key conflict but no stored answer", "error")
-	case stFind:
-		if err != nil {
-			h.abort(env, c, Code503, "database error: "+err.Code)
-			return
-		}
-		if len(last.Rows) == 0 {
-			h.abort(env, c, Code404, "no charge for event "+r.dl.Ref)
-			return
-		}
-		r.stage = stWrite
-		amount, _ := last.Rows[0]["amount"].(int64)
-		m := Message{ID: MessageID(r.op), Event: r.dl.Event, OpID: r.op, Kind: OpRefund, Amount: amount}
-		c.cl.Exec(env, nil, h.writeMessage(env, m, dsn.Reverse(r.op, r.dl.Event, last.Rows[0]))...)
-	case stWrite:
-		if err != nil {
-			h.abort(env, c, Code503, "database error: "+err.Code)
-			return
-		}
-		if env.CrashPoint(PointBeforeCommit) {
-			return
-		}
-		r.stage = stCommit
-		c.cl.Exec(env, nil, db.Commit())
-	case stCommit:
-		if err != nil || last.RolledBack {
-			h.finish(env, c, Code503, "commit failed", "error")
-			return
-		}
-		if env.CrashPoint(PointAfterCommit) {
-			return
-		}
-		h.finish(env, c, Code200, r.answer, "first")
-	case stAbort:
-		h.finish(env, c, r.code, r.value, "aborted")
+		return Code503, "key conflict but no stored answer", "error"
+	case err != nil:
+		return abort(tx, Code503, "database error: "+db.Code(err))
 	}
+	p.Point(PointAfterKey)
+
+	// 2. The business rows and the outgoing message.
+	var m Message
+	var business []db.Stmt
+	if dl.Op == OpRefund {
+		// B.4: a refund reverses the charge's ledger entry with a new one.
+		orig, err := tx.QueryRow(FindCharge(dl.Ref).Named("find-charge"))
+		switch {
+		case db.Unknown(err):
+			return unknown()
+		case err != nil:
+			return abort(tx, Code503, "database error: "+db.Code(err))
+		case orig == nil:
+			return abort(tx, Code404, "no charge for event "+dl.Ref)
+		}
+		m = Message{ID: MessageID(op), Event: dl.Event, OpID: op, Kind: OpRefund, Amount: orig.Int("amount")}
+		business = []db.Stmt{d.Reverse(op, dl.Event, orig).Named("reverse")}
+	} else {
+		m = Message{ID: MessageID(op), Event: dl.Event, OpID: op, Kind: OpCharge, Amount: dl.Amount}
+		business = []db.Stmt{InsertCharge(op, dl.Event, dl.Payload, dl.Amount).Named("insert-charge"), LedgerCharge(op, dl.Event, dl.Amount).Named("ledger-charge")}
+	}
+	_, err = tx.Batch(h.writeMessage(p, m, business...)...)
+	switch {
+	case db.Unknown(err):
+		return unknown()
+	case err != nil:
+		return abort(tx, Code503, "database error: "+db.Code(err))
+	}
+	p.Point(PointBeforeCommit)
+
+	// 3. COMMIT, then answer.
+	err = tx.Commit()
+	switch {
+	case db.Unknown(err):
+		return unknown()
+	case err != nil:
+		return Code503, "commit failed", "error"
+	}
+	p.Point(PointAfterCommit)
+	return Code200, answer, "first"
 }
 
 // writeMessage returns the business statements with the outgoing message
 // (B.3): an outbox row in the same transaction. Under send-before-commit the
 // handler publishes the message itself, now, before COMMIT.
-func (h *Handler) writeMessage(env *sim.Env, m Message, business ...db.Stmt) []db.Stmt {
+func (h *Handler) writeMessage(p *sim.Proc, m Message, business ...db.Stmt) []db.Stmt {
 	if h.cfg.Design.Has(SendBeforeCommit) {
-		env.Send(h.cfg.Broker, Publish{Msg: m})
+		p.Send(h.cfg.Broker, Publish{Msg: m})
 		return business
 	}
-	return append(business, OutboxMessage(m))
+	return append(business, OutboxMessage(m).Named("outbox"))
 }
 
-func (h *Handler) abort(env *sim.Env, c *hconn, code int, value string) {
-	c.req.stage, c.req.code, c.req.value = stAbort, code, value
-	c.cl.Exec(env, nil, db.Rollback())
+// unknown is the answer when the connection failed: the session is gone
+// (its transaction rolled back, unless the COMMIT got through), the outcome
+// is unknown. The sender will deliver again; the key decides.
+func unknown() (int, string, string) {
+	return Code503, "database connection lost: outcome unknown, deliver again", "unknown"
 }
 
-func (h *Handler) finish(env *sim.Env, c *hconn, code int, value, path string) {
-	r := c.req
-	c.req = nil
-	h.reply(env, r.from, r.dl, code, value, path)
-	if code == Code503 && c.cl.Connected() {
-		// A failed session may still hold an open transaction: start afresh.
-		c.cl.Close(env)
+// abort rolls the transaction back and answers code (503 unknown when the
+// rollback's connection failed).
+func abort(tx *db.Tx, code int, value string) (int, string, string) {
+	if err := tx.Rollback(); db.Unknown(err) {
+		return unknown()
 	}
+	return code, value, "aborted"
 }
 
-func (h *Handler) reply(env *sim.Env, to network.Addr, dl Delivery, code int, value, path string) {
-	env.Send(to, Reply{No: dl.No, Code: code, Value: value})
-	env.Note(KindHandle, fmt.Sprintf("%s %s end %d %s", dl.Op, orNone(dl.Event), code, path),
-		HandleNote{Handler: h.name, Event: dl.Event, Key: h.cfg.Design.KeyOf(dl), Phase: HandleEnd, Code: code, Path: path})
+func (h *Handler) reply(p *sim.Proc, to network.Addr, dl Delivery, code int, value, path string) {
+	p.Send(to, Reply{No: dl.No, Code: code, Value: value})
+	p.Note(hist.KindBHandle, fmt.Sprintf("%s %s end %d %s", dl.Op, orNone(dl.Event), code, path),
+		hist.BHandle{Handler: h.name, Event: dl.Event, Key: h.cfg.Design.KeyOf(dl), Phase: hist.HandleEnd, Code: code, Path: path})
 }
 
 func orNone(s string) string {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/fencesim/fencesim/clock"
+	"github.com/fencesim/fencesim/traces/hist"
 )
 
 // Operations a sender delivers.
@@ -96,106 +97,5 @@ type Ack struct{ Seq uint64 }
 
 func (a Ack) String() string { return fmt.Sprintf("ACK seq=%d", a.Seq) }
 
-// ---- trace notes (the contract with checker/outbox, which decodes the JSON) ----
-
-// Note kinds written by system B's nodes, besides hist.KindCall and
-// hist.KindReturn (the sender's deliveries) and the databases' "commit".
-const (
-	KindEvent    = "b-event"    // EventNote: the sender starts an event
-	KindDelivery = "b-delivery" // DeliveryNote: one delivery sent
-	KindSender   = "b-sender"   // SenderNote: the sender stops (done or give-up)
-	KindHandle   = "b-handle"   // HandleNote: a handler starts or ends a delivery
-	KindRelay    = "b-relay"    // RelayNote: the relay published or marked a message
-	KindPublish  = "b-publish"  // PublishNote: the broker accepted a message
-	KindPush     = "b-push"     // PushNote: the broker pushed a message to the consumer
-	KindApply    = "b-apply"    // ApplyNote: the consumer applied or skipped a message
-)
-
-// EventNote is written when the sender starts an event.
-type EventNote struct {
-	Event   string `json:"event"`   // "" for a keyless request
-	Payload string `json:"payload"` // unique per event
-	Op      string `json:"op"`
-	Copies  int    `json:"copies"` // concurrent first deliveries
-	Bound   int    `json:"bound"`  // most deliveries the sender's policy allows
-}
-
-// DeliveryNote is one delivery.
-type DeliveryNote struct {
-	Call        string     `json:"call"` // the hist.Call id
-	Event       string     `json:"event"`
-	Payload     string     `json:"payload"`
-	Handler     string     `json:"handler"`
-	Attempt     int        `json:"attempt"`
-	DeliveredAt clock.Time `json:"delivered_at"`
-}
-
-// Sender outcomes.
-const (
-	SenderDone   = "done"    // an answer that stops it (2xx, 4xx)
-	SenderGiveUp = "give-up" // attempts exhausted without such an answer
-)
-
-// SenderNote is written once per event when the sender stops.
-type SenderNote struct {
-	Event    string `json:"event"`
-	Payload  string `json:"payload"`
-	What     string `json:"what"`
-	Code     int    `json:"code,omitempty"`
-	Attempts int    `json:"attempts"`
-}
-
-// Handle phases.
-const (
-	HandleStart = "start"
-	HandleEnd   = "end"
-)
-
-// HandleNote marks a handler's work on one delivery.
-type HandleNote struct {
-	Handler string `json:"handler"`
-	Event   string `json:"event"`
-	Key     string `json:"key"` // the key the handler derived
-	Phase   string `json:"phase"`
-	Code    int    `json:"code,omitempty"`
-	Path    string `json:"path,omitempty"` // first, duplicate, refused, ...
-}
-
-// Relay steps.
-const (
-	RelayPublished = "published" // the broker acknowledged the publish
-	RelayMarked    = "marked"    // the outbox row is marked sent
-)
-
-// RelayNote is one relay step.
-type RelayNote struct {
-	Msg  string `json:"msg"`
-	What string `json:"what"`
-}
-
-// PublishNote: the broker took a message (each publish, duplicates too).
-type PublishNote struct {
-	Msg  Message `json:"msg"`
-	From string  `json:"from"`
-	Seq  uint64  `json:"seq"`
-}
-
-// PushNote: the broker pushed a message.
-type PushNote struct {
-	Seq     uint64 `json:"seq"`
-	Msg     string `json:"msg"`
-	Attempt int    `json:"attempt"`
-}
-
-// Apply outcomes.
-const (
-	ApplyApplied   = "applied"
-	ApplyDuplicate = "duplicate" // already applied: acknowledged, nothing done
-)
-
-// ApplyNote: the consumer's answer to a push.
-type ApplyNote struct {
-	Msg  string `json:"msg"`
-	Seq  uint64 `json:"seq"`
-	What string `json:"what"`
-}
+// note is the message as the trace notes carry it (traces/hist).
+func (m Message) note() hist.BMessage { return hist.BMessage(m) }

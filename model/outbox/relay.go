@@ -1,11 +1,10 @@
 package outbox
 
 import (
-	"fmt"
-
 	"github.com/fencesim/fencesim/model/db"
 	"github.com/fencesim/fencesim/network"
 	"github.com/fencesim/fencesim/sim"
+	"github.com/fencesim/fencesim/traces/hist"
 )
 
 // Crash points of the relay.
@@ -24,154 +23,111 @@ type RelayConfig struct {
 	Broker network.Addr
 }
 
-type (
-	pollTick   struct{}
-	pubTimeout struct{ id string }
-)
-
-func (pollTick) String() string     { return "poll" }
-func (t pubTimeout) String() string { return "publish-timeout " + t.id }
-
-type relayStage uint8
-
-const (
-	rsIdle relayStage = iota
-	rsPoll
-	rsPublish
-	rsMark
-)
-
-// Relay publishes the outbox (B.3): it reads unsent rows, publishes each to
-// the broker, retrying until the broker acknowledges, then marks the row
-// sent. A crash between the acknowledgement and the mark publishes the
-// message again after the restart: at least once, never zero times. Under
-// mark-sent-before-publish it marks first: a crash between the two loses
-// the message.
+// Relay publishes the outbox (B.3): a loop that reads unsent rows,
+// publishes each to the broker, retrying until the broker acknowledges, then
+// marks the row sent. A crash between the acknowledgement and the mark
+// publishes the message again after the restart: at least once, never zero
+// times. Under mark-sent-before-publish it marks first: a crash between the
+// two loses the message.
 type Relay struct {
-	cfg   RelayConfig
-	cl    timedClient
-	stage relayStage
-	queue []Message
-	timer sim.TimerID
+	cfg RelayConfig
+	db  *db.Conn
+	// publishing is the message whose PUBACK the loop waits for ("" when
+	// it waits for none); acks hands it over.
+	publishing string
+	acks       sim.Queue[PubAck]
+	ticks      sim.Queue[struct{}] // the ticker's ticks, taken by the loop
 }
-
-var _ sim.Node = (*Relay)(nil)
 
 // NewRelay returns the relay's factory.
 func NewRelay(cfg RelayConfig) sim.Factory {
 	return func(string, *sim.Disk) sim.Node {
-		return &Relay{cfg: cfg, cl: timedClient{Client: db.Client{DB: cfg.DB}, owner: "relay", timeout: cfg.Design.DBTimeout}}
+		r := &Relay{cfg: cfg, db: &db.Conn{DB: cfg.DB, Timeout: cfg.Design.DBTimeout}}
+		return sim.Program(r.main)
 	}
 }
 
-func (r *Relay) markFirst() bool { return r.cfg.Design.Has(MarkSentBeforePublish) }
+// main polls at every tick it is free for.
+func (r *Relay) main(p *sim.Proc) {
+	p.Handle(r.serve)
+	p.Go("ticker", r.tick)
+	for {
+		r.ticks.Get(p, 0, "tick")
+		r.poll(p)
+	}
+}
 
-// Step implements sim.Node.
-func (r *Relay) Step(env *sim.Env, in sim.Input) {
-	switch in.Kind {
-	case sim.Start:
-		env.After(r.cfg.Design.PollEvery, pollTick{})
+// tick ticks every PollEvery. A tick the loop is too busy to take (a poll
+// still running) is dropped, as a select with a default case drops it.
+func (r *Relay) tick(p *sim.Proc) {
+	for {
+		p.Sleep(r.cfg.Design.PollEvery, "poll every")
+		if r.ticks.Waiting() > 0 {
+			r.ticks.Put(struct{}{})
+		}
+	}
+}
+
+// poll relays one batch of unsent outbox rows, oldest first. A database
+// error ends the batch: the rows not marked are read again at the next
+// poll.
+func (r *Relay) poll(p *sim.Proc) {
+	res, err := r.db.Exec(p, UnsentMessages(r.cfg.Design.Batch).Named("unsent"))
+	if err != nil {
 		return
-	case sim.Timer:
-		switch t := in.Tag.(type) {
-		case pollTick:
-			if r.stage == rsIdle {
-				r.stage = rsPoll
-				r.cl.Exec(env, nil, UnsentMessages(r.cfg.Design.Batch))
-			}
-			env.After(r.cfg.Design.PollEvery, pollTick{})
-		case pubTimeout:
-			if r.stage == rsPublish && len(r.queue) > 0 && r.queue[0].ID == t.id {
-				r.publish(env) // retry the publish: the relay may, the handler may not
-			}
+	}
+	for _, row := range res.Rows {
+		if !r.relay(p, MessageOf(row)) {
 			return
 		}
-		if done, ok := r.cl.Expired(env, in); ok {
-			for _, d := range done {
-				r.dbDone(env, d)
-			}
-		}
-		return
-	case sim.Deliver:
-		if a, ok := in.Msg.Body.(PubAck); ok {
-			r.acked(env, a)
-			return
-		}
-	}
-	if done, ok := r.cl.Handle(in); ok {
-		for _, d := range done {
-			r.dbDone(env, d)
-		}
 	}
 }
 
-func (r *Relay) dbDone(env *sim.Env, d db.Done) {
-	if d.Err() != nil {
-		// Unreachable or unknown: start over at the next poll; unmarked
-		// rows are read again.
-		r.stage, r.queue = rsIdle, nil
-		return
-	}
-	switch r.stage {
-	case rsPoll:
-		res := d.Resp.Results[len(d.Resp.Results)-1]
-		r.queue = r.queue[:0]
-		for _, row := range res.Rows {
-			r.queue = append(r.queue, MessageOf(row))
+// relay publishes one message and marks it sent, in that order (B.3: the
+// relay may publish twice, never zero times); mark-sent-before-publish
+// swaps the two. It reports whether the mark succeeded.
+func (r *Relay) relay(p *sim.Proc, m Message) bool {
+	if r.cfg.Design.Has(MarkSentBeforePublish) {
+		if !r.mark(p, m) {
+			return false
 		}
-		r.next(env)
-	case rsMark:
-		m := r.queue[0]
-		env.Note(KindRelay, "marked "+m.ID, RelayNote{Msg: m.ID, What: RelayMarked})
-		if env.CrashPoint(PointAfterMark) {
-			return
+		r.publish(p, m)
+		return true
+	}
+	r.publish(p, m)
+	return r.mark(p, m)
+}
+
+// publish sends the message to the broker until the broker acknowledges
+// it: the relay may retry a publish (the handler must never retry the
+// charge).
+func (r *Relay) publish(p *sim.Proc, m Message) {
+	r.publishing = m.ID
+	for {
+		p.Send(r.cfg.Broker, Publish{Msg: m})
+		if _, err := r.acks.Get(p, r.cfg.Design.PublishTimeout, "puback "+m.ID); err == nil {
+			break
 		}
-		if r.markFirst() {
-			r.publish(env)
-			return
-		}
-		r.queue = r.queue[1:]
-		r.next(env)
 	}
+	r.publishing = ""
+	p.Note(hist.KindBRelay, "published "+m.ID, hist.BRelay{Msg: m.ID, What: hist.RelayPublished})
+	p.Point(PointAfterPublish)
 }
 
-func (r *Relay) next(env *sim.Env) {
-	if len(r.queue) == 0 {
-		r.stage = rsIdle
-		return
+// mark marks the message's outbox row sent.
+func (r *Relay) mark(p *sim.Proc, m Message) bool {
+	if _, err := r.db.Exec(p, MarkSent(m.ID).Named("mark-sent")); err != nil {
+		return false
 	}
-	if r.markFirst() {
-		r.mark(env)
-		return
-	}
-	r.publish(env)
+	p.Note(hist.KindBRelay, "marked "+m.ID, hist.BRelay{Msg: m.ID, What: hist.RelayMarked})
+	p.Point(PointAfterMark)
+	return true
 }
 
-func (r *Relay) publish(env *sim.Env) {
-	r.stage = rsPublish
-	m := r.queue[0]
-	env.Send(r.cfg.Broker, Publish{Msg: m})
-	r.timer = env.After(r.cfg.Design.PublishTimeout, pubTimeout{id: m.ID})
-}
-
-func (r *Relay) mark(env *sim.Env) {
-	r.stage = rsMark
-	r.cl.Exec(env, nil, MarkSent(r.queue[0].ID))
-}
-
-func (r *Relay) acked(env *sim.Env, a PubAck) {
-	if r.stage != rsPublish || len(r.queue) == 0 || r.queue[0].ID != a.ID {
-		return // a late or duplicate acknowledgement
+// serve takes the broker's acknowledgements: the one the loop waits for is
+// handed over; a late or duplicate one is dropped.
+func (r *Relay) serve(p *sim.Proc, msg network.Message) {
+	if a, ok := msg.Body.(PubAck); ok && a.ID == r.publishing {
+		r.acks.Put(a)
 	}
-	env.Cancel(r.timer)
-	env.Note(KindRelay, fmt.Sprintf("published %s", a.ID), RelayNote{Msg: a.ID, What: RelayPublished})
-	if env.CrashPoint(PointAfterPublish) {
-		return
-	}
-	if r.markFirst() {
-		r.queue = r.queue[1:]
-		r.next(env)
-		return
-	}
-	r.mark(env)
 }

@@ -34,179 +34,183 @@ type SenderConfig struct {
 	Events   []Event
 }
 
-type (
-	startEvent struct{ i int }
-	sendCopy   struct{ i, copy int }
-	waitTimer  struct {
-		i   int
-		gen int
-	}
-	retryTimer struct {
-		i   int
-		gen int
-	}
-)
+// Sender is the payment provider, queue or browser in front of the
+// handlers. Each event runs in a process of its own (send): it delivers the
+// event, waits RequestTimeout for an answer, and redelivers the same event
+// id with a new delivery timestamp after a 5xx or a timeout, with backoff,
+// up to MaxAttempts attempts (its retry policy). A 2xx or 4xx answer stops
+// it. It never crashes: it is the outside world.
+type Sender struct {
+	cfg    SenderConfig
+	events []*event
+	no     uint64
+	calls  map[uint64]call // deliveries awaiting their reply, by request number
+}
 
-func (t startEvent) String() string { return fmt.Sprintf("event %d", t.i) }
-func (t sendCopy) String() string   { return fmt.Sprintf("event %d copy %d", t.i, t.copy) }
-func (t waitTimer) String() string  { return fmt.Sprintf("event %d timeout gen %d", t.i, t.gen) }
-func (t retryTimer) String() string { return fmt.Sprintf("event %d retry gen %d", t.i, t.gen) }
-
-type evState struct {
+// event is one event's state, shared by its process and the reply handler.
+type event struct {
+	i        int
 	ev       Event
-	base     int
+	base     int // the handler of the first delivery
 	attempts int
-	gen      int
-	backoff  bool // a redelivery is scheduled
 	done     bool
-	started  bool
+	replies  sim.Queue[Reply] // replies to its deliveries, in arrival order
 }
 
 type call struct {
-	i  int
+	e  *event
 	id string
 }
-
-// Sender is the payment provider, queue or browser in front of the
-// handlers. It delivers each event, waits RequestTimeout for an answer, and
-// redelivers the same event id with a new delivery timestamp after a 5xx
-// or a timeout, with backoff, up to MaxAttempts attempts (its retry
-// policy). A 2xx or 4xx answer stops it. It never crashes: it is the
-// outside world.
-type Sender struct {
-	cfg    SenderConfig
-	events []*evState
-	no     uint64
-	calls  map[uint64]call
-}
-
-var _ sim.Node = (*Sender)(nil)
 
 // NewSender returns the sender's factory.
 func NewSender(cfg SenderConfig) sim.Factory {
 	return func(string, *sim.Disk) sim.Node {
-		s := &Sender{cfg: cfg, calls: map[uint64]call{}}
-		for _, ev := range cfg.Events {
-			if ev.Op == "" {
-				ev.Op = OpCharge
-			}
-			if ev.Copies < 1 {
-				ev.Copies = 1
-			}
-			s.events = append(s.events, &evState{ev: ev})
-		}
-		return s
+		s := newSender(cfg)
+		return sim.ProgramOf(s, s.main)
 	}
 }
 
-// Step implements sim.Node.
-func (s *Sender) Step(env *sim.Env, in sim.Input) {
-	switch in.Kind {
-	case sim.Start:
-		for i, e := range s.events {
-			env.After(e.ev.At, startEvent{i})
+func newSender(cfg SenderConfig) *Sender {
+	s := &Sender{cfg: cfg, calls: map[uint64]call{}}
+	for _, ev := range cfg.Events {
+		if ev.Op == "" {
+			ev.Op = OpCharge
 		}
-	case sim.Timer:
-		switch t := in.Tag.(type) {
-		case startEvent:
-			s.start(env, t.i)
-		case sendCopy:
-			e := s.events[t.i]
-			if !e.done {
-				s.deliver(env, t.i, 0, (e.base+t.copy)%len(s.cfg.Handlers))
-			}
-		case waitTimer:
-			e := s.events[t.i]
-			if !e.done && !e.backoff && e.gen == t.gen {
-				s.failed(env, t.i)
-			}
-		case retryTimer:
-			e := s.events[t.i]
-			if e.done || e.gen != t.gen {
-				return
-			}
-			e.backoff = false
-			e.attempts++
-			e.gen++
-			s.deliver(env, t.i, e.attempts-1, (e.base+e.ev.Copies+e.attempts-2)%len(s.cfg.Handlers))
-			env.After(s.cfg.Design.RequestTimeout, waitTimer{t.i, e.gen})
+		if ev.Copies < 1 {
+			ev.Copies = 1
 		}
-	case sim.Deliver:
-		if r, ok := in.Msg.Body.(Reply); ok {
-			s.reply(env, r)
-		}
+		s.add(ev)
 	}
+	return s
+}
+
+func (s *Sender) add(ev Event) *event {
+	e := &event{i: len(s.events), ev: ev}
+	s.events = append(s.events, e)
+	return e
+}
+
+func (s *Sender) main(p *sim.Proc) {
+	p.Handle(s.reply)
+	for _, e := range s.events {
+		s.start(p, e)
+	}
+}
+
+func (s *Sender) start(p *sim.Proc, e *event) {
+	p.Go(fmt.Sprintf("event %d", e.i), func(p *sim.Proc) { s.send(p, e) })
 }
 
 func (s *Sender) bound(ev Event) int { return ev.Copies + s.cfg.Design.MaxAttempts - 1 }
 
-func (s *Sender) start(env *sim.Env, i int) {
-	e := s.events[i]
-	e.started = true
-	e.base = int(env.Rand().Uint64n("handler", uint64(len(s.cfg.Handlers))))
-	env.Note(KindEvent, fmt.Sprintf("%s %s payload=%s copies=%d", e.ev.Op, orNone(e.ev.Event), e.ev.Payload, e.ev.Copies),
-		EventNote{Event: e.ev.Event, Payload: e.ev.Payload, Op: e.ev.Op, Copies: e.ev.Copies, Bound: s.bound(e.ev)})
+// send gets one event across, as the sender's retry policy says: the first
+// delivery and its concurrent copies, then a redelivery after every 5xx or
+// timeout, with backoff, until an answer stops it or the attempts run out.
+func (s *Sender) send(p *sim.Proc, e *event) {
+	d := s.cfg.Design
+	n := len(s.cfg.Handlers)
+	p.Sleep(e.ev.At, "start")
+	e.base = int(p.Rand().Uint64n("handler", uint64(n)))
+	p.Note(hist.KindBEvent, fmt.Sprintf("%s %s payload=%s copies=%d", e.ev.Op, orNone(e.ev.Event), e.ev.Payload, e.ev.Copies),
+		hist.BEvent{Event: e.ev.Event, Payload: e.ev.Payload, Op: e.ev.Op, Copies: e.ev.Copies, Bound: s.bound(e.ev)})
 	e.attempts = 1
-	s.deliver(env, i, 0, e.base)
+	s.deliver(p, e, 0, e.base)
 	for c := 1; c < e.ev.Copies; c++ {
-		env.After(time.Duration(c)*e.ev.Gap, sendCopy{i, c})
+		// The same event again, Gap later, to the next handler (a provider
+		// delivering twice, a double click), unless an answer came first.
+		p.Go(fmt.Sprintf("event %d copy %d", e.i, c), func(p *sim.Proc) {
+			p.Sleep(time.Duration(c)*e.ev.Gap, "copy")
+			if !e.done {
+				s.deliver(p, e, 0, (e.base+c)%n)
+			}
+		})
 	}
-	env.After(s.cfg.Design.RequestTimeout+time.Duration(e.ev.Copies-1)*e.ev.Gap, waitTimer{i, e.gen})
+	wait := d.RequestTimeout + time.Duration(e.ev.Copies-1)*e.ev.Gap
+	for {
+		r, err := e.replies.Get(p, wait, "answer")
+		if err == nil && r.Code < 500 {
+			s.stop(p, e, r.Code)
+			return
+		}
+		// A 5xx, or no answer in time: redeliver after backoff, or give up.
+		if e.attempts >= d.MaxAttempts {
+			e.done = true
+			p.Note(hist.KindBSender, fmt.Sprintf("%s %s gives up after %d attempts", e.ev.Op, orNone(e.ev.Event), e.attempts),
+				hist.BSender{Event: e.ev.Event, Payload: e.ev.Payload, What: hist.SenderGiveUp, Attempts: e.attempts})
+			return
+		}
+		if s.backoff(p, e, d.Backoff(e.attempts-1)) {
+			return
+		}
+		e.attempts++
+		s.deliver(p, e, e.attempts-1, (e.base+e.ev.Copies+e.attempts-2)%n)
+		wait = d.RequestTimeout
+	}
 }
 
-func (s *Sender) deliver(env *sim.Env, i, attempt, h int) {
-	e := s.events[i]
+// backoff waits d before the next attempt. An answer to an earlier delivery
+// may still arrive meanwhile: one that stops the sender ends the event
+// (true); another 5xx changes nothing.
+func (s *Sender) backoff(p *sim.Proc, e *event, d time.Duration) bool {
+	until := p.Mono().Add(d)
+	for {
+		left := until.Sub(p.Mono())
+		if left <= 0 {
+			return false
+		}
+		r, err := e.replies.Get(p, left, "backoff")
+		if err != nil {
+			return false
+		}
+		if r.Code < 500 {
+			s.stop(p, e, r.Code)
+			return true
+		}
+	}
+}
+
+// stop ends an event on an answer that stops the sender (2xx, 4xx). A
+// charge answered 200 that is to be refunded starts its refund, an event
+// of its own.
+func (s *Sender) stop(p *sim.Proc, e *event, code int) {
+	e.done = true
+	p.Note(hist.KindBSender, fmt.Sprintf("%s %s done %d after %d attempts", e.ev.Op, orNone(e.ev.Event), code, e.attempts),
+		hist.BSender{Event: e.ev.Event, Payload: e.ev.Payload, What: hist.SenderDone, Code: code, Attempts: e.attempts})
+	if e.ev.Refund && code == Code200 && e.ev.Op == OpCharge {
+		s.start(p, s.add(Event{Event: e.ev.Event + "/refund", Payload: e.ev.Payload + "/refund",
+			Amount: e.ev.Amount, Copies: 1, Op: OpRefund, Ref: e.ev.Event}))
+	}
+}
+
+func (s *Sender) deliver(p *sim.Proc, e *event, attempt, h int) {
 	s.no++
 	id := fmt.Sprintf("d%d", s.no)
-	s.calls[s.no] = call{i: i, id: id}
+	s.calls[s.no] = call{e: e, id: id}
 	to := s.cfg.Handlers[h]
-	dl := Delivery{No: s.no, Op: e.ev.Op, Event: e.ev.Event, Ref: e.ev.Ref, Payload: e.ev.Payload, Amount: e.ev.Amount, DeliveredAt: env.Now()}
-	env.Note(hist.KindCall, fmt.Sprintf("%s %s %s -> %s", id, e.ev.Op, orNone(e.ev.Event), to),
-		hist.Call{ID: id, Client: string(env.Self()), Op: e.ev.Op, Key: e.ev.Event, RequestID: e.ev.Payload})
-	env.Note(KindDelivery, fmt.Sprintf("%s attempt %d delivered_at %s", id, attempt, dl.DeliveredAt),
-		DeliveryNote{Call: id, Event: e.ev.Event, Payload: e.ev.Payload, Handler: string(to), Attempt: attempt, DeliveredAt: dl.DeliveredAt})
-	env.Send(to, dl)
+	dl := Delivery{No: s.no, Op: e.ev.Op, Event: e.ev.Event, Ref: e.ev.Ref, Payload: e.ev.Payload, Amount: e.ev.Amount, DeliveredAt: p.Now()}
+	p.Note(hist.KindCall, fmt.Sprintf("%s %s %s -> %s", id, e.ev.Op, orNone(e.ev.Event), to),
+		hist.Call{ID: id, Client: string(p.Self()), Op: e.ev.Op, Key: e.ev.Event, RequestID: e.ev.Payload})
+	p.Note(hist.KindBDelivery, fmt.Sprintf("%s attempt %d delivered_at %s", id, attempt, dl.DeliveredAt),
+		hist.BDelivery{Call: id, Event: e.ev.Event, Payload: e.ev.Payload, Handler: string(to), Attempt: attempt, DeliveredAt: int64(dl.DeliveredAt)})
+	p.Send(to, dl)
 }
 
-func (s *Sender) reply(env *sim.Env, r Reply) {
+// reply serves an answer: it is recorded, and handed to its event's process
+// unless the event has stopped.
+func (s *Sender) reply(p *sim.Proc, m network.Message) {
+	r, ok := m.Body.(Reply)
+	if !ok {
+		return
+	}
 	c, ok := s.calls[r.No]
 	if !ok {
 		return // a duplicated reply
 	}
 	delete(s.calls, r.No)
-	env.Note(hist.KindReturn, fmt.Sprintf("%s %d %s", c.id, r.Code, r.Value), hist.Return{ID: c.id, Code: r.Code, Value: r.Value})
-	e := s.events[c.i]
-	if e.done {
-		return
+	p.Note(hist.KindReturn, fmt.Sprintf("%s %d %s", c.id, r.Code, r.Value), hist.Return{ID: c.id, Code: r.Code, Value: r.Value})
+	if !c.e.done {
+		c.e.replies.Put(r)
 	}
-	if r.Code < 500 {
-		e.done = true
-		env.Note(KindSender, fmt.Sprintf("%s %s done %d after %d attempts", e.ev.Op, orNone(e.ev.Event), r.Code, e.attempts),
-			SenderNote{Event: e.ev.Event, Payload: e.ev.Payload, What: SenderDone, Code: r.Code, Attempts: e.attempts})
-		if e.ev.Refund && r.Code == Code200 && e.ev.Op == OpCharge {
-			s.events = append(s.events, &evState{ev: Event{Event: e.ev.Event + "/refund", Payload: e.ev.Payload + "/refund",
-				Amount: e.ev.Amount, Copies: 1, Op: OpRefund, Ref: e.ev.Event}})
-			env.After(0, startEvent{len(s.events) - 1})
-		}
-		return
-	}
-	if !e.backoff {
-		s.failed(env, c.i)
-	}
-}
-
-// failed: a 5xx or no answer in time. Redeliver after backoff, or give up.
-func (s *Sender) failed(env *sim.Env, i int) {
-	e := s.events[i]
-	if e.attempts >= s.cfg.Design.MaxAttempts {
-		e.done = true
-		env.Note(KindSender, fmt.Sprintf("%s %s gives up after %d attempts", e.ev.Op, orNone(e.ev.Event), e.attempts),
-			SenderNote{Event: e.ev.Event, Payload: e.ev.Payload, What: SenderGiveUp, Attempts: e.attempts})
-		return
-	}
-	e.backoff = true
-	e.gen++
-	env.After(s.cfg.Design.Backoff(e.attempts-1), retryTimer{i, e.gen})
 }
 
 // Finished reports whether every event has stopped (done or given up).

@@ -123,11 +123,11 @@ func MessageOf(r db.Row) Message {
 // violation means it was applied before. Under consumer-without-dedup only
 // the effect is written.
 func (d Design) Apply(m Message) []db.Stmt {
-	effect := db.Insert(TEffects, db.Row{"msg_id": m.ID, "event_id": m.Event, "op_id": m.OpID, "kind": m.Kind})
+	effect := db.Insert(TEffects, db.Row{"msg_id": m.ID, "event_id": m.Event, "op_id": m.OpID, "kind": m.Kind}).Named("effect")
 	if d.Has(ConsumerWithoutDedup) {
 		return []db.Stmt{effect}
 	}
-	return []db.Stmt{db.Insert(TProcessed, db.Row{"msg_id": m.ID}), effect}
+	return []db.Stmt{db.Insert(TProcessed, db.Row{"msg_id": m.ID}).Named("dedup"), effect}
 }
 
 // LedgerAsOf reads the ledger entries recorded by instant t (the database's

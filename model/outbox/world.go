@@ -121,7 +121,8 @@ type World struct {
 
 // Build turns a design, a workload and a kernel configuration (entropy,
 // network policy, fault schedule, limits, recorder) into a runnable world.
-// The workload is drawn from the entropy's "workload" stream.
+// The workload is drawn from the entropy's "workload" stream. The caller
+// closes it (Close) when the run ends.
 func Build(d Design, wl Workload, cfg sim.Config) (*World, error) {
 	if cfg.Entropy == nil {
 		cfg.Entropy = sim.NewPCG(0)
@@ -138,7 +139,7 @@ func BuildWith(d Design, wl Workload, events []Event, cfg sim.Config) (*World, e
 		return nil, err
 	}
 	names := NamesOf(d)
-	w := sim.New(cfg)
+	w := &World{World: sim.New(cfg), Design: d, Workload: wl, Plan: events, Names: names}
 	w.Add(names.DB, db.New(Schema(d), db.Config{LockTimeout: d.LockTimeout}))
 	w.Add(names.ConsumerDB, db.New(ConsumerSchema(), db.Config{}))
 	var hs []network.Addr
@@ -150,7 +151,7 @@ func BuildWith(d Design, wl Workload, events []Event, cfg sim.Config) (*World, e
 	w.Add(names.Broker, NewBroker(BrokerConfig{Design: d, Consumer: network.Addr(names.Consumer)}))
 	w.Add(names.Consumer, NewConsumer(ConsumerConfig{Design: d, DB: network.Addr(names.ConsumerDB), Broker: network.Addr(names.Broker)}))
 	w.Add(names.Sender, NewSender(SenderConfig{Design: d, Handlers: hs, Events: events}))
-	return &World{World: w, Design: d, Workload: wl, Plan: events, Names: names}, nil
+	return w, nil
 }
 
 // WorkloadJSON encodes the workload with its events, for a trace header.
@@ -173,10 +174,10 @@ func (w *World) Settled() bool {
 			return false
 		}
 	}
-	if s, ok := w.Node(w.Names.Sender).(*Sender); !ok || !s.Finished() {
+	if s, ok := sim.State(w.Node(w.Names.Sender)).(*Sender); !ok || !s.Finished() {
 		return false
 	}
-	if b, ok := w.Node(w.Names.Broker).(*Broker); !ok || !b.Empty() {
+	if b, ok := sim.State(w.Node(w.Names.Broker)).(*Broker); !ok || !b.Empty() {
 		return false
 	}
 	dbn, ok := w.Node(w.Names.DB).(*db.Node)
