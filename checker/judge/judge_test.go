@@ -332,3 +332,65 @@ func TestStatusReadsMustPassAndMustFail(t *testing.T) {
 	assert.False(t, bad.OK, "a reader went back to an older generation")
 	t.Logf("caught: %s", bad)
 }
+
+// batch: 101 and 102 arrive; one claim of home-1 leases both in one
+// transaction (claim_batch 2), both are heartbeated and decided.
+func batch() *h {
+	b := &h{}
+	b.commit(ins("submissions", sub(101, "pending", "", 0, "")), ins("submissions", sub(102, "pending", "", 0, "")))
+	b.call("c1", "home-1", "claim", 0, "", 0, "r1")
+	b.commit(upd("submissions", sub(101, "pending", "", 0, ""), sub(101, "judging", "A", 1, "home-1")),
+		upd("submissions", sub(102, "pending", "", 0, ""), sub(102, "judging", "B", 1, "home-1")),
+		ins("claims", row{"worker_id": "home-1", "request_id": "r1", "submission_id": 101, "lease_token": "A"}),
+		ins("claims", row{"worker_id": "home-1", "request_id": "r1", "submission_id": 102, "lease_token": "B"}))
+	b.add("home-1", hist.KindReturn, hist.Return{ID: "c1", Code: 200, Sub: 101, Token: "A", Gen: 1,
+		Leases: []hist.Lease{{Sub: 101, Token: "A", Gen: 1}, {Sub: 102, Token: "B", Gen: 1}}})
+	for i, l := range []struct {
+		sub   int64
+		token string
+	}{{101, "A"}, {102, "B"}} {
+		hb, sb := "h"+l.token, "s"+l.token
+		b.call(hb, "home-1", "heartbeat", l.sub, l.token, 0, "")
+		b.ret(hb, "home-1", 200, l.sub, l.token, 0)
+		b.add("home-1", hist.KindCall, hist.Call{ID: sb, Client: "home-1", Op: "submit", Sub: l.sub, Token: l.token, Gen: 1, Verdict: "WA"})
+		b.commit(ins("submission_judgings", judging(l.sub, l.token, 1, "home-1", "WA", int64(i+1))),
+			upd("submissions", sub(l.sub, "judging", l.token, 1, "home-1"), sub(l.sub, "WA", l.token, 1, "home-1")))
+		b.ret(sb, "home-1", 200, l.sub, l.token, 0)
+	}
+	return b
+}
+
+func (b *h) runWith(t *testing.T, set string) *Run {
+	d := append(append(json.RawMessage{}, design[:len(design)-1]...), []byte(","+set+"}")...)
+	r, err := Decode(traces.Header{Format: traces.Format, System: "arbiter", Entropy: "pcg", Design: d}, b.evs)
+	require.NoError(t, err)
+	return r
+}
+
+// TestClaimBatches (claim_batch): every lease of a batch answer is a lease
+// of its own in the lease model (PA1-PA3 per lease), and PA4 accepts one
+// transaction granting up to claim_batch leases, but not more, and not two
+// transactions for one claim.
+func TestClaimBatches(t *testing.T) {
+	res := Check(batch().runWith(t, `"claim_batch":2`))
+	for _, v := range res.Verdicts {
+		assert.True(t, v.OK, "a batch of 2 under claim_batch 2: %s", v)
+	}
+	v := verdictOf(t, batch().runWith(t, `"claim_batch":1`), PA4)
+	assert.False(t, v.OK, "two leases in one answer under claim_batch 1")
+	assert.Contains(t, v.Message, "claim_batch is 1")
+	// The same claim granted a third lease by a second transaction.
+	b := batch()
+	b.commit(ins("submissions", sub(103, "pending", "", 0, "")))
+	b.commit(upd("submissions", sub(103, "pending", "", 0, ""), sub(103, "judging", "C", 1, "home-1")),
+		ins("claims", row{"worker_id": "home-1", "request_id": "r1", "submission_id": 103, "lease_token": "C"}))
+	v = verdictOf(t, b.runWith(t, `"claim_batch":3`), PA4)
+	assert.False(t, v.OK, "a claim granted leases by two transactions")
+	assert.Contains(t, v.Message, "two transactions")
+	// Without the batch rule in the lease model, the second lease's
+	// heartbeat and submit would be unknown tokens: PA3 checks them.
+	b = batch()
+	b.evs[3].Data, _ = json.Marshal(hist.Return{ID: "c1", Code: 200, Sub: 101, Token: "A", Gen: 1})
+	v, _ = Linearizable(b.runWith(t, `"claim_batch":2`), ClientView)
+	assert.False(t, v.OK, "an answer that hides the second lease makes its use illegal")
+}

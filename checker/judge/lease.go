@@ -274,12 +274,17 @@ func (r *Run) History(view View) map[int64][]porcupine.Operation {
 		}
 		switch c.Op {
 		case "claim":
-			// A claim belongs to the submission it was granted; in the
-			// oracle's view grants come from the commit log instead.
+			// A claim belongs to the submissions it was granted (one
+			// operation per lease of a batch); in the oracle's view grants
+			// come from the commit log instead.
 			if view == OracleView || op.Return == nil || code != 200 {
 				continue
 			}
-			sub, in.Token, in.Gen = op.Return.Sub, op.Return.Token, op.Return.Gen
+			for _, l := range leasesOf(op.Return) {
+				in.Token, in.Gen = l.Token, l.Gen
+				out[l.Sub] = append(out[l.Sub], porcupine.Operation{ClientId: cid(c.Client), Input: in, Output: LeaseOut{Code: code}, Call: op.Invoke, Return: ret})
+			}
+			continue
 		case "heartbeat", "submit":
 		case "rejudge":
 			in.Unseen = view == ClientView

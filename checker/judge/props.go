@@ -3,6 +3,7 @@ package judge
 import (
 	"fmt"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/fencesim/fencesim/checker"
@@ -178,9 +179,10 @@ func (r *Run) grants() []grant {
 }
 
 // IdempotentClaim (PA4): every 200 answer to the same (worker, request_id)
-// carries the same lease, and a claim retried by a worker (one logical
-// claim, however many requests) is granted at most one lease: a retry never
-// leaves an orphan lease behind.
+// carries the same leases, and a claim retried by a worker (one logical
+// claim, however many requests) is granted its leases by one transaction
+// only, at most claim_batch of them: a retry never leaves an orphan lease
+// behind.
 func IdempotentClaim(r *Run) checker.Verdict {
 	type key struct{ worker, req string }
 	answered := map[key]string{}
@@ -206,10 +208,18 @@ func IdempotentClaim(r *Run) checker.Verdict {
 		if op.Return == nil || op.Return.Code != 200 {
 			continue
 		}
-		if prev, ok := answered[k]; ok && prev != op.Return.Token {
-			return checker.Fail(PA4, []uint64{answeredEv[k], op.ReturnSeq}, "%s's claim %s was answered with two leases: %s and %s", c.Client, c.RequestID, prev, op.Return.Token)
+		var toks []string
+		for _, l := range leasesOf(op.Return) {
+			toks = append(toks, l.Token)
 		}
-		answered[k], answeredEv[k] = op.Return.Token, op.ReturnSeq
+		got := strings.Join(toks, ",")
+		if prev, ok := answered[k]; ok && prev != got {
+			return checker.Fail(PA4, []uint64{answeredEv[k], op.ReturnSeq}, "%s's claim %s was answered with different leases: %s and %s", c.Client, c.RequestID, prev, got)
+		}
+		if n := len(toks); n > r.P.Batch() {
+			return checker.Fail(PA4, []uint64{op.ReturnSeq}, "%s's claim %s was answered with %d leases; claim_batch is %d", c.Client, c.RequestID, n, r.P.Batch())
+		}
+		answered[k], answeredEv[k] = got, op.ReturnSeq
 	}
 	recorded := map[[2]string]string{} // (event, token) -> request_id
 	for _, cr := range r.Claims {
@@ -238,9 +248,14 @@ func IdempotentClaim(r *Run) checker.Verdict {
 		}
 		k := g.worker + "/" + e
 		perEpisode[k] = append(perEpisode[k], g)
-		if gs := perEpisode[k]; len(gs) > 1 {
-			return checker.Fail(PA4, []uint64{gs[0].event, g.event},
-				"%s's claim %s was granted %d leases (%s on %d, %s on %d): a retry left an orphan lease", g.worker, e, len(gs), gs[0].token, gs[0].sub, g.token, g.sub)
+		gs := perEpisode[k]
+		if first := gs[0]; g.event != first.event {
+			// A second transaction granted this claim a lease.
+			return checker.Fail(PA4, []uint64{first.event, g.event},
+				"%s's claim %s was granted leases by two transactions (%s on %d, %s on %d): a retry left an orphan lease", g.worker, e, first.token, first.sub, g.token, g.sub)
+		}
+		if len(gs) > r.P.Batch() {
+			return checker.Fail(PA4, []uint64{g.event}, "%s's claim %s was granted %d leases in one transaction; claim_batch is %d", g.worker, e, len(gs), r.P.Batch())
 		}
 	}
 	return checker.Pass(PA4)

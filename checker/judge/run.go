@@ -31,7 +31,20 @@ type Params struct {
 	JudgeMax         time.Duration `json:"judge_max"`
 	HomeWorkers      int           `json:"home_workers"`
 	ProdWorkers      int           `json:"prod_workers"`
+	ClaimBatch       int           `json:"claim_batch"` // leases per claim at most; 0 (a header from before the parameter) means 1
 	Knobs            []string      `json:"knobs"`
+}
+
+// Batch returns how many leases one claim may carry.
+func (p Params) Batch() int { return max(p.ClaimBatch, 1) }
+
+// leasesOf returns the leases a claim's 200 answer carried: every one of a
+// batch, or the single one.
+func leasesOf(ret *hist.Return) []hist.Lease {
+	if len(ret.Leases) > 0 {
+		return ret.Leases
+	}
+	return []hist.Lease{{Sub: ret.Sub, Token: ret.Token, Gen: ret.Gen, User: ret.User, Problem: ret.Problem}}
 }
 
 // ParseParams decodes the design JSON of a trace header.

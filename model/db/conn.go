@@ -18,7 +18,7 @@ import (
 //
 //	c := &db.Conn{DB: "db"}
 //	tx, err := c.Begin(p)
-//	row, err := tx.QueryRow(PickPending())   // BEGIN goes with it
+//	row, err := tx.QueryRow(PickPending(1))   // BEGIN goes with it
 //	...
 //	tx.Queue(RecordClaim(...))              // sent with the next round trip
 //	err = tx.Commit()

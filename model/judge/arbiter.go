@@ -40,7 +40,7 @@ type waitClaim struct {
 // request handler that holds a claim.
 type claimAnswer struct {
 	code       int
-	lease      Lease
+	leases     []Lease
 	why        string
 	fresh      bool // a new lease (not one found by its request_id)
 	superseded bool // a newer request of the worker took the claim over: no answer here
@@ -346,7 +346,7 @@ func (a *Arbiter) holdClaim(p *sim.Proc, r Request, reply func(Reply)) {
 		case err == nil && ans.superseded:
 			return
 		case err == nil:
-			reply(Reply{Code: ans.code, RequestID: r.RequestID, Lease: ans.lease, Why: ans.why})
+			reply(Reply{Code: ans.code, RequestID: r.RequestID, Leases: ans.leases, Why: ans.why})
 			if ans.fresh {
 				p.Point(PointAfterReply)
 			}
@@ -465,7 +465,7 @@ func (a *Arbiter) dispatchLoop(p *sim.Proc) {
 }
 
 // claim runs the claim transaction for one waiting claim (A.2 Claim) and
-// hands the lease to the claim's handler. It reports whether the claim got
+// hands the leases to the claim's handler. It reports whether the claim got
 // a lease, and whether the round should go on with the next waiting claim.
 func (a *Arbiter) claim(p *sim.Proc, w *waitClaim) (paired, again bool) {
 	d := a.d
@@ -473,48 +473,58 @@ func (a *Arbiter) claim(p *sim.Proc, w *waitClaim) (paired, again bool) {
 	defer a.pool.Put(c)
 	now := p.Now()
 	tx, _ := c.Begin(p)
-	// 1. The same request_id again: the same lease again (idempotent claim).
+	// 1. The same request_id again: the same leases again (idempotent claim).
 	if !d.Has(NoRequestID) {
-		row, err := tx.QueryRow(FindClaim(w.worker, w.requestID).Named("find-claim"))
+		found, err := tx.Exec(FindClaim(w.worker, w.requestID).Named("find-claim"))
 		if err != nil {
 			a.abort(p, tx, err)
 			return false, false
 		}
-		if row != nil {
+		if len(found.Rows) > 0 {
 			tx.Commit()
-			a.hand(p, w, claimAnswer{code: Code200, lease: leaseOf(row)})
+			var ls []Lease
+			for _, row := range found.Rows {
+				ls = append(ls, leaseOf(row))
+			}
+			a.hand(p, w, claimAnswer{code: Code200, leases: ls})
 			return true, true
 		}
 	}
-	// 2. The oldest pending submission nobody else is claiming.
+	// 2. The oldest pending submissions nobody else is claiming (one, or
+	// up to claim_batch).
 	if d.LegacyRules {
 		tx.Queue(GlobalLock().Named("global-lock"))
 	}
-	row, err := tx.QueryRow(PickPending().Named("pick-pending"))
+	picked, err := tx.Exec(PickPending(d.ClaimBatch).Named("pick-pending"))
 	if err != nil {
 		a.abort(p, tx, err)
 		return false, false
 	}
-	if row == nil {
+	if len(picked.Rows) == 0 {
 		a.claimable = false
 		tx.Rollback()
 		return false, false
 	}
 	a.claimable = true
-	// 3. Make it a lease: a fresh fencing token, lease_gen + 1.
-	a.tokens++
-	token := TokenFor(row, fmt.Sprintf("%s.%d.%d", a.name, a.inc, a.tokens))
-	id := row.Int("id")
-	res, err := tx.Exec(d.Grant(now, id, w.worker, token).Named("grant"))
-	if err != nil || res.Affected != 1 {
-		a.abort(p, tx, err)
-		return false, false
+	// 3. Make each a lease: a fresh fencing token, lease_gen + 1.
+	var ls []Lease
+	for _, row := range picked.Rows {
+		a.tokens++
+		token := TokenFor(row, fmt.Sprintf("%s.%d.%d", a.name, a.inc, a.tokens))
+		id := row.Int("id")
+		res, err := tx.Exec(d.Grant(now, id, w.worker, token).Named("grant"))
+		if err != nil || res.Affected != 1 {
+			a.abort(p, tx, err)
+			return false, false
+		}
+		granted := res.Rows[0]
+		ls = append(ls, Lease{Sub: id, Token: token, Gen: granted.Int("lease_gen"), User: granted.Int("user_id"), Problem: granted.Int("problem_id")})
 	}
-	granted := res.Rows[0]
-	l := Lease{Sub: id, Token: token, Gen: granted.Int("lease_gen"), User: granted.Int("user_id"), Problem: granted.Int("problem_id")}
-	// 4. Remember the request_id's lease, and commit.
+	// 4. Remember the request_id's leases, and commit.
 	if !d.Has(NoRequestID) {
-		tx.Queue(RecordClaim(w.worker, w.requestID, l).Named("record-claim"))
+		for _, l := range ls {
+			tx.Queue(RecordClaim(w.worker, w.requestID, l).Named("record-claim"))
+		}
 	}
 	if d.LegacyRules {
 		tx.Queue(AdvanceRound(w.worker).Named("advance-round"))
@@ -526,10 +536,12 @@ func (a *Arbiter) claim(p *sim.Proc, w *waitClaim) (paired, again bool) {
 	}
 	p.Point(PointAfterCommit)
 	if d.Has(MemoryFacts) {
-		a.cache[id] = token
+		for _, l := range ls {
+			a.cache[l.Sub] = l.Token
+		}
 	}
 	// 5. Answer the worker.
-	a.hand(p, w, claimAnswer{code: Code200, lease: l, fresh: true})
+	a.hand(p, w, claimAnswer{code: Code200, leases: ls, fresh: true})
 	return true, true
 }
 

@@ -87,6 +87,7 @@ type Params struct {
 	JudgeMin         time.Duration `json:"judge_min"`         // judging time range
 	JudgeMax         time.Duration `json:"judge_max"`
 	Pool             int           `json:"pool"`             // database connections per arbiter (besides the lock connection)
+	ClaimBatch       int           `json:"claim_batch"`      // a claim leases up to this many submissions in one transaction
 	HomeWorkers      int           `json:"home_workers"`     // home machines (preferred)
 	ProdWorkers      int           `json:"prod_workers"`     // production machines
 	LegacyWorkers    int           `json:"legacy_workers"`   // of the home workers, how many claim directly from the database (A-S9)
@@ -126,6 +127,7 @@ func Default() Design {
 		JudgeMin:         3 * time.Second,  // chosen: "a few seconds to a few minutes"
 		JudgeMax:         150 * time.Second,
 		Pool:             4,
+		ClaimBatch:       1, // the source: one submission per claim
 		HomeWorkers:      2, // the source: two home workers and one production worker
 		ProdWorkers:      1,
 		Arbiters:         1,
@@ -181,6 +183,7 @@ func (d *Design) params() []design.Param {
 		design.Dur("judge_min", &p.JudgeMin, time.Millisecond),
 		design.Dur("judge_max", &p.JudgeMax, time.Millisecond),
 		design.Int("pool", &p.Pool, 1),
+		design.Int("claim_batch", &p.ClaimBatch, 1),
 		design.Int("home_workers", &p.HomeWorkers, 0),
 		design.Int("prod_workers", &p.ProdWorkers, 0),
 		design.Int("legacy_workers", &p.LegacyWorkers, 0),

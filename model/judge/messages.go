@@ -77,7 +77,7 @@ type Reply struct {
 	Op        Op
 	Code      int
 	RequestID string    // claim
-	Lease     Lease     // claim (200)
+	Leases    []Lease   // claim (200): one, or up to claim_batch
 	Sub       int64     // heartbeat, submit
 	Token     string    // heartbeat, submit
 	Probe     ProbeInfo // probe
@@ -88,7 +88,10 @@ func (r Reply) String() string {
 	s := fmt.Sprintf("%d %s no=%d", r.Code, r.Op, r.No)
 	switch {
 	case r.Op == OpClaim && r.Code == Code200:
-		s += fmt.Sprintf(" request_id=%s sub=%d token=%s gen=%d", r.RequestID, r.Lease.Sub, r.Lease.Token, r.Lease.Gen)
+		s += " request_id=" + r.RequestID
+		for _, l := range r.Leases {
+			s += fmt.Sprintf(" sub=%d token=%s gen=%d", l.Sub, l.Token, l.Gen)
+		}
 	case r.Op == OpClaim:
 		s += " request_id=" + r.RequestID
 	case r.Op == OpHeartbeat || r.Op == OpSubmit:

@@ -91,7 +91,7 @@ func Schema(d Design) db.Schema {
 				{Name: "user_id", Type: db.Int, NotNull: true},
 				{Name: "problem_id", Type: db.Int, NotNull: true},
 			},
-			PrimaryKey: []string{"worker_id", "request_id"},
+			PrimaryKey: []string{"worker_id", "request_id", "submission_id"}, // a claim may lease several (claim_batch)
 		},
 		{
 			Name: TDispatch,

@@ -22,9 +22,9 @@ func (d Design) nowPlus(arbiterNow clock.Time, dur time.Duration) db.Expr {
 }
 
 // FindClaim looks up an earlier claim of (worker, request_id): the idempotent
-// claim (A.2). Under no-request-id the claim is never looked up.
+// claim (A.2); one row per lease it granted. Under no-request-id the claim is never looked up.
 func FindClaim(worker, requestID string) db.Stmt {
-	return db.Select(TClaims, db.W("worker_id", db.Eq, worker), db.W("request_id", db.Eq, requestID))
+	return db.Select(TClaims, db.W("worker_id", db.Eq, worker), db.W("request_id", db.Eq, requestID)).OrderedBy(db.Order{Col: "submission_id"})
 }
 
 // GlobalLock takes the old scheme's global lock: the shared round row, FOR
@@ -39,11 +39,12 @@ func AdvanceRound(worker string) db.Stmt {
 		db.W("id", db.Eq, int64(1)))
 }
 
-// PickPending picks the oldest pending submission nobody else is claiming:
-// FOR UPDATE SKIP LOCKED.
-func PickPending() db.Stmt {
+// PickPending picks the n oldest pending submissions nobody else is
+// claiming: FOR UPDATE SKIP LOCKED (n is claim_batch; the source's claim
+// takes one).
+func PickPending(n int) db.Stmt {
 	return db.Select(TSubmissions, db.W("status", db.Eq, StatusPending)).
-		OrderedBy(db.Order{Col: "id"}).Limited(1).Locking(db.ForUpdateSkipLocked)
+		OrderedBy(db.Order{Col: "id"}).Limited(n).Locking(db.ForUpdateSkipLocked)
 }
 
 // TokenFor returns the lease token a claim gives a picked row: a new one,

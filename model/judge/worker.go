@@ -33,10 +33,11 @@ type client struct {
 	conn network.ConnID // 0: none
 }
 
-// job is the judging in progress.
+// job is a lease the worker holds: judging, or waiting its turn.
 type job struct {
 	lease     Lease
 	verdict   string
+	ended     bool                // judged, or abandoned
 	confirmed bool                // a heartbeat got 200: the unconfirmed lease became a full one
 	gone      sim.Queue[struct{}] // a heartbeat got 410: the lease is gone, stop judging
 	over      sim.Queue[struct{}] // the judging ended: stop the heartbeats
@@ -66,7 +67,7 @@ type Worker struct {
 	claimSeq     int
 	claimAttempt int
 
-	job     *job
+	held    []*job // the leases of the claim being judged (one, or up to claim_batch)
 	results map[string]*pending
 	memory  map[string]hist.Result // results kept in memory only (worker-no-disk)
 
@@ -107,11 +108,11 @@ func (w *Worker) main(p *sim.Proc) {
 		w.upload(p, k)
 	}
 	for {
-		l, ok := w.claim(p)
+		ls, ok := w.claim(p)
 		if !ok {
 			continue // the mode changed: claim the other way
 		}
-		w.judge(p, l)
+		w.judgeAll(p, ls)
 	}
 }
 
@@ -156,8 +157,17 @@ func (w *Worker) call(p *sim.Proc, c *client, r Request, timeout time.Duration) 
 	}
 	rep := m.Body.(Reply)
 	if p.Recording() {
-		p.Note(hist.KindReturn, rep.String(), hist.Return{ID: id, Code: rep.Code, Sub: rep.Lease.Sub + rep.Sub, Token: rep.Lease.Token + rep.Token,
-			Gen: rep.Lease.Gen, User: rep.Lease.User, Problem: rep.Lease.Problem})
+		ret := hist.Return{ID: id, Code: rep.Code, Sub: rep.Sub, Token: rep.Token}
+		if len(rep.Leases) > 0 {
+			l := rep.Leases[0]
+			ret.Sub, ret.Token, ret.Gen, ret.User, ret.Problem = l.Sub, l.Token, l.Gen, l.User, l.Problem
+		}
+		if len(rep.Leases) > 1 {
+			for _, l := range rep.Leases {
+				ret.Leases = append(ret.Leases, hist.Lease{Sub: l.Sub, Token: l.Token, Gen: l.Gen, User: l.User, Problem: l.Problem})
+			}
+		}
+		p.Note(hist.KindReturn, rep.String(), ret)
 	}
 	return rep, nil
 }
@@ -193,12 +203,13 @@ func (w *Worker) elsewhere(p *sim.Proc, c *client) {
 
 // ---- claiming ----
 
-// claim gets the next lease: from the arbiter, or straight from the
-// database in the old scheme. It returns false when a mode switch
-// interrupted it.
-func (w *Worker) claim(p *sim.Proc) (Lease, bool) {
+// claim gets the next leases (one, or up to claim_batch): from the
+// arbiter, or straight from the database in the old scheme. It returns
+// false when a mode switch interrupted it.
+func (w *Worker) claim(p *sim.Proc) ([]Lease, bool) {
 	if w.direct {
-		return w.claimDirect(p)
+		l, ok := w.claimDirect(p)
+		return []Lease{l}, ok
 	}
 	return w.claimArbiter(p)
 }
@@ -206,7 +217,7 @@ func (w *Worker) claim(p *sim.Proc) (Lease, bool) {
 // claimArbiter asks the arbiter for work until it gets a lease (A.3): the
 // claim hangs until paired or 204; a retry after a failure carries the same
 // request_id, after the backoff.
-func (w *Worker) claimArbiter(p *sim.Proc) (Lease, bool) {
+func (w *Worker) claimArbiter(p *sim.Proc) ([]Lease, bool) {
 	d := w.cfg.Design
 	for !w.direct {
 		if w.claimID == "" {
@@ -221,7 +232,7 @@ func (w *Worker) claimArbiter(p *sim.Proc) (Lease, bool) {
 		switch {
 		case err == nil && rep.Code == Code200:
 			w.claimID = ""
-			return rep.Lease, true
+			return rep.Leases, true
 		case err == nil && rep.Code == Code204:
 			w.claimID = "" // no work within the hold: a new claim at once
 			continue
@@ -235,7 +246,7 @@ func (w *Worker) claimArbiter(p *sim.Proc) (Lease, bool) {
 		}
 	}
 	w.claimID = ""
-	return Lease{}, false
+	return nil, false
 }
 
 // requestID is the request_id a claim attempt carries: the claim's own id,
@@ -250,20 +261,38 @@ func (w *Worker) requestID() string {
 
 // ---- judging ----
 
-// judge judges a lease. The first heartbeat confirms the lease at once, and
-// heartbeats go on every interval while the judging runs; a 410 means the
-// lease is gone and the judging is abandoned.
-func (w *Worker) judge(p *sim.Proc, l Lease) {
+// judgeAll judges the leases of one claim, one after another. Each lease
+// is heartbeated from the start (the first heartbeat confirms its short
+// unconfirmed lease at once) until its judging ends; a lease whose
+// heartbeat gets 410 is gone: its judging is abandoned, or never started.
+func (w *Worker) judgeAll(p *sim.Proc, ls []Lease) {
+	w.held = make([]*job, len(ls))
+	for i, l := range ls {
+		j := &job{lease: l, verdict: VerdictOf(l.Sub)}
+		w.held[i] = j
+		if !w.direct { // the old scheme has no leases and no heartbeats
+			p.Go("heartbeat", func(p *sim.Proc) { w.heartbeats(p, j) })
+		}
+	}
+	for _, j := range w.held {
+		w.judge(p, j)
+	}
+	w.held = nil
+}
+
+// judge judges one lease.
+func (w *Worker) judge(p *sim.Proc, j *job) {
+	l := j.lease
+	if j.gone.Len() > 0 { // reclaimed before its turn came
+		j.ended = true
+		j.over.Put(struct{}{})
+		return
+	}
 	d := w.cfg.Design
 	took := max(time.Duration(sim.Between(p.Rand(), "judge-time", int64(d.JudgeMin), int64(d.JudgeMax))), time.Nanosecond)
-	j := &job{lease: l, verdict: VerdictOf(l.Sub)}
-	w.job = j
 	w.note(p, hist.Judge{Worker: w.name, Sub: l.Sub, Token: l.Token, Gen: l.Gen, Phase: hist.JudgeStart})
-	if !w.direct { // the old scheme has no leases and no heartbeats
-		p.Go("heartbeat", func(p *sim.Proc) { w.heartbeats(p, j) })
-	}
 	_, err := j.gone.Get(p, took, "judging")
-	w.job = nil
+	j.ended = true
 	j.over.Put(struct{}{})
 	if err == nil {
 		w.note(p, hist.Judge{Worker: w.name, Sub: l.Sub, Token: l.Token, Gen: l.Gen, Phase: hist.JudgeAbandon})
@@ -291,7 +320,7 @@ func (w *Worker) beat(p *sim.Proc, j *job) {
 		l := j.lease
 		rep, err := w.call(p, &w.jobs, Request{Op: OpHeartbeat, Sub: l.Sub, Token: l.Token}, w.cfg.Design.RequestTimeout)
 		switch {
-		case w.job != j:
+		case j.ended:
 		case errors.Is(err, sim.ErrTimeout):
 			w.reconfirm(p, j)
 		case err != nil: // the connection broke: the next heartbeat tries again
@@ -314,7 +343,7 @@ func (w *Worker) reconfirm(p *sim.Proc, j *job) {
 	}
 	p.Go("reconfirm", func(p *sim.Proc) {
 		p.Sleep(w.cfg.Design.BackoffBase, "reconfirm")
-		if w.job == j && !j.confirmed {
+		if !j.ended && !j.confirmed {
 			w.beat(p, j)
 		}
 	})
@@ -443,7 +472,7 @@ func (w *Worker) command(p *sim.Proc, cmd sim.Cmd) {
 		return
 	}
 	w.direct = cmd.Arg == "direct"
-	if w.job != nil {
+	if w.held != nil {
 		return
 	}
 	if c := w.jobs.conn; w.direct && c != 0 {
@@ -480,7 +509,7 @@ func (w *Worker) claimDirect(p *sim.Proc) (Lease, bool) {
 func (w *Worker) claimDirectOnce(p *sim.Proc, retryAt *clock.Time) (Lease, bool) {
 	tx, _ := w.claimSQL.Begin(p)
 	tx.Queue(GlobalLock().Named("global-lock"))
-	row, err := tx.QueryRow(PickPending().Named("pick-pending"))
+	row, err := tx.QueryRow(PickPending(1).Named("pick-pending"))
 	if err != nil || row == nil {
 		*retryAt = p.Mono().Add(w.cfg.Design.DispatchEvery)
 		tx.Rollback()

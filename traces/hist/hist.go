@@ -38,6 +38,19 @@ type Return struct {
 	Problem int64  `json:"problem,omitempty"`
 	Status  string `json:"status,omitempty"`
 	Value   string `json:"value,omitempty"` // system B: the stored answer
+	// Leases: a claim answered with more than one lease (claim_batch > 1)
+	// lists every one of them here; the first is also in Sub, Token, Gen,
+	// User and Problem.
+	Leases []Lease `json:"leases,omitempty"`
+}
+
+// Lease is one lease of a claim's answer.
+type Lease struct {
+	Sub     int64  `json:"sub"`
+	Token   string `json:"token"`
+	Gen     int64  `json:"gen"`
+	User    int64  `json:"user,omitempty"`
+	Problem int64  `json:"problem,omitempty"`
 }
 
 // Judge phases.
