@@ -113,6 +113,8 @@ func TestBadInput(t *testing.T) {
 		{"trace of no system", []string{"replay", otherSystem}, `trace line 1: unknown system "nosuch"`},
 		{"mutants bad budget", []string{"mutants", "--budget", "-3"}, "--budget -3"},
 		{"mutants unknown knob", []string{"mutants", "--knob", "nope"}, `unknown knob "nope"`},
+		{"mutants set of another system", []string{"mutants", "--set", "claim_batch=2"}, `--set for outbox: unknown parameter "claim_batch"`},
+		{"mutants bad set", []string{"mutants", "--system", "arbiter", "--set", "claim_batch=0"}, "claim_batch"},
 		{"compare without change", []string{"compare", "--system", "arbiter"}, "nothing to compare"},
 		{"scenarios unknown system", []string{"scenarios", "--system", "nosuch"}, `unknown system "nosuch"`},
 		{"merge nothing", []string{"merge"}, "want one or more summary FILEs"},

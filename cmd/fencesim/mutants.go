@@ -68,6 +68,8 @@ func runMutants(e *env, args []string) int {
 	fs.StringVar(&sel.system, "system", "all", "the system: arbiter, outbox, twopc, or all")
 	var only multi
 	fs.Var(&only, "knob", "only this knob (repeatable; default every knob of the systems)")
+	var sets multi
+	fs.Var(&sets, "set", "set a design parameter under every knob, `name=value` (repeatable): the matrix of a changed design, e.g. --set claim_batch=2")
 	budget := fs.Int("budget", 0, "seeds per knob: a harmful knob must fail one, a harmless one must pass them all (0: per system, "+budgetText()+")")
 	first := fs.Uint64("first", 1, "the first seed of the budget")
 	shardFlag := fs.String("shard", "", "run only shard `i/n` of the seeds (seed s belongs to shard s mod n)")
@@ -118,6 +120,9 @@ func runMutants(e *env, args []string) int {
 			want[k] = true
 		}
 		for _, sys := range list {
+			if _, err := sys.NewDesign(nil, sets, nil); err != nil {
+				return usagef("--set for %s: %v", sys.Name(), err)
+			}
 			for _, k := range sys.Knobs() {
 				if len(want) == 0 || want[k.Name] {
 					knobs = append(knobs, knobOf{sys, k})
@@ -151,7 +156,7 @@ func runMutants(e *env, args []string) int {
 	for _, ko := range knobs {
 		prog.describe(ko.k.Name)
 		p := planOf(ko.sys)
-		row := huntKnob(ko.sys, ko.k, p.seeds(), f, *workers, *minBudget, prog)
+		row := huntKnob(ko.sys, ko.k, sets, p.seeds(), f, *workers, *minBudget, prog)
 		row.First, row.Budget = p.first, int(p.last-p.first+1)
 		s.Mutants = append(s.Mutants, row)
 	}
@@ -165,11 +170,11 @@ func runMutants(e *env, args []string) int {
 // same as one machine going in order would find). A harmful knob the
 // exploration misses is played in the scenarios where the source shows
 // its damage.
-func huntKnob(sys systems.System, k systems.Knob, seeds []uint64, f systems.Faults, workers, minBudget int, prog *progress) MutantRow {
+func huntKnob(sys systems.System, k systems.Knob, sets []string, seeds []uint64, f systems.Faults, workers, minBudget int, prog *progress) MutantRow {
 	row := MutantRow{System: sys.Name(), Knob: k.Name, Harmful: k.Harmful, Expected: k.CaughtBy}
-	d, err := sys.NewDesign([]string{k.Name}, nil, nil)
+	d, err := sys.NewDesign([]string{k.Name}, sets, nil)
 	if err != nil {
-		panic(err) // the registry's own knob
+		panic(err) // the registry's own knob, and settings checked before
 	}
 	var stop atomic.Uint64
 	in := make(chan task)
