@@ -394,3 +394,20 @@ func TestClaimBatches(t *testing.T) {
 	v, _ = Linearizable(b.runWith(t, `"claim_batch":2`), ClientView)
 	assert.False(t, v.OK, "an answer that hides the second lease makes its use illegal")
 }
+
+// TestSearchLimitEndsWithUnknown: a linearizability search past its bound
+// ends with an "unknown: search limit" verdict (a failed run that keeps its
+// trace), never a hang and never a claimed violation.
+func TestSearchLimitEndsWithUnknown(t *testing.T) {
+	for _, view := range []View{ClientView, OracleView} {
+		v, _ := Linearizable(happy().run(t), view)
+		require.True(t, v.OK, "within the bound the happy history passes: %s", v)
+	}
+	defer func(n int) { SearchLimit = n }(SearchLimit)
+	SearchLimit = 2
+	v, info := Linearizable(happy().run(t), OracleView)
+	assert.False(t, v.OK)
+	assert.Contains(t, v.Message, "unknown: search limit")
+	assert.NotContains(t, v.Message, "not linearizable", "a search that gave up claims no violation")
+	assert.Nil(t, info, "no visualisation of a linearization that was not decided")
+}
