@@ -66,6 +66,9 @@ func Failed(vs []Verdict) []Verdict {
 // Decode decodes an event's data into a value of type T. Numbers in untyped
 // places (maps, any) decode as json.Number.
 func Decode[T any](e traces.Event) (T, error) {
+	if v, ok := e.Value.(T); ok {
+		return v, nil // the model's own value: what decoding Data gives
+	}
 	var v T
 	dec := json.NewDecoder(bytes.NewReader(e.Data))
 	dec.UseNumber()

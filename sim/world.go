@@ -851,6 +851,7 @@ func (w *World) emit(node, kind, text string, data any) {
 		case json.RawMessage:
 			ev.Data = d
 		default:
+			ev.Value = d
 			b, err := json.Marshal(d)
 			if err != nil {
 				panic(fmt.Sprintf("sim: trace data of %s %s does not encode: %v", node, kind, err))

@@ -39,6 +39,11 @@ type Event struct {
 	Kind string          `json:"kind"`           // deliver, drop, dup, send, timer, crash, restart, fault, note, ...
 	Text string          `json:"text,omitempty"` // canonical description
 	Data json.RawMessage `json:"data,omitempty"` // structured data for checkers
+	// Value is the note's data as the model wrote it (a typed value), kept
+	// beside its JSON for in-memory checkers: a checker that reads the same
+	// type takes it as is instead of decoding Data. It is never written to
+	// a trace file, never hashed; an event read back from a file has none.
+	Value any `json:"-"`
 }
 
 // String renders an event for people: "#12 75.000s home-1 deliver text".
