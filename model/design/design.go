@@ -172,3 +172,101 @@ func Lookup[I any, K comparable](reg []I, key func(I) K, k K) (I, bool) {
 	var zero I
 	return zero, false
 }
+
+// Spec describes one system's design to the operations every design shares
+// (parameter names, Set, Validate, knobs on, decoding), so that each system
+// states only what is its own: its defaults, its parameter table, its knob
+// registry and the rules that tie its parameters together.
+type Spec[D any, K ~string] struct {
+	System  string             // the system as messages name it: "the arbiter"
+	What    string             // what a decoded design is: "arbiter design"
+	Default func() D           // the source's design
+	Params  func(d *D) []Param // the parameter table, bound to d
+	Knobs   func() []K         // every knob of the registry
+	KnobsOf func(d *D) *[]K    // the design's own knob list
+	Rules   func(d D) error    // rules across parameters; nil: none
+}
+
+// ParamNames lists the settable parameters.
+func (s Spec[D, K]) ParamNames() []string {
+	var d D
+	return Names(s.Params(&d))
+}
+
+// Set sets one parameter from text and validates the result.
+func (s Spec[D, K]) Set(d *D, name, value string) error {
+	if err := Set(s.System, s.Params(d), name, value); err != nil {
+		return err
+	}
+	return s.Validate(*d)
+}
+
+// Validate reports the first parameter below its minimum, broken rule or
+// unknown knob.
+func (s Spec[D, K]) Validate(d D) error {
+	if err := CheckMins(s.Params(&d)); err != nil {
+		return err
+	}
+	if s.Rules != nil {
+		if err := s.Rules(d); err != nil {
+			return err
+		}
+	}
+	_, err := With(s.System, s.Knobs(), nil, *s.KnobsOf(&d)...)
+	return err
+}
+
+// With returns the design with more knobs on.
+func (s Spec[D, K]) With(d D, add ...K) (D, error) {
+	ks, err := With(s.System, s.Knobs(), *s.KnobsOf(&d), add...)
+	if err != nil {
+		return d, err
+	}
+	*s.KnobsOf(&d) = ks
+	return d, nil
+}
+
+// MustWith is With for tests and tables whose knobs are constants.
+func (s Spec[D, K]) MustWith(d D, add ...K) D {
+	out, err := s.With(d, add...)
+	if err != nil {
+		panic(err)
+	}
+	return out
+}
+
+// Parse decodes and validates a design (a trace header, a design file);
+// fields not given keep the defaults.
+func (s Spec[D, K]) Parse(data []byte) (D, error) {
+	d := s.Default()
+	if err := Decode(data, &d, s.What); err != nil {
+		return d, err
+	}
+	return d, s.Validate(d)
+}
+
+// KnobInfo describes a design knob for the registry, the CLI and the knob
+// tests: the mechanism it removes, whether the source says losing it is
+// harmful, and where the damage is expected to show.
+type KnobInfo[K ~string] struct {
+	Knob      K        `json:"knob"`
+	Removes   string   `json:"removes"`             // the mechanism removed
+	Harmful   bool     `json:"harmful"`             // the source says losing it is harmful
+	CaughtBy  []string `json:"caught_by"`           // the properties or metrics expected to catch it (the first is the one knob tests hunt with)
+	Scenarios []string `json:"scenarios,omitempty"` // the source's scenarios where the damage shows
+	Faults    string   `json:"faults,omitempty"`    // the faults it needs to show
+}
+
+// Registry is a system's list of knobs.
+type Registry[K ~string] []KnobInfo[K]
+
+func knobOf[K ~string](i KnobInfo[K]) K { return i.Knob }
+
+// Keys returns the knobs in registry order.
+func (r Registry[K]) Keys() []K { return Keys(r, knobOf[K]) }
+
+// Names returns the knob names, sorted.
+func (r Registry[K]) Names() []string { return KnobNames(r.Keys()) }
+
+// Info returns a knob's entry.
+func (r Registry[K]) Info(k K) (KnobInfo[K], bool) { return Lookup(r, knobOf[K], k) }

@@ -1,6 +1,7 @@
 package design
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -68,4 +69,46 @@ func TestKeysAndLookup(t *testing.T) {
 	assert.Equal(t, 2, e.V)
 	_, ok = Lookup(reg, key, "zz")
 	assert.False(t, ok)
+}
+
+type toyKnob string
+
+type toy struct {
+	N, Max int
+	Knobs  []toyKnob `json:"knobs,omitempty"`
+}
+
+func toySpec() Spec[toy, toyKnob] {
+	return Spec[toy, toyKnob]{System: "the toy", What: "toy design", Default: func() toy { return toy{N: 1, Max: 5} },
+		Params: func(d *toy) []Param { return []Param{Int("n", &d.N, 1), Int("max", &d.Max, 1)} },
+		Knobs:  func() []toyKnob { return []toyKnob{"a", "b"} }, KnobsOf: func(d *toy) *[]toyKnob { return &d.Knobs },
+		Rules: func(d toy) error {
+			if d.N > d.Max {
+				return fmt.Errorf("n %d above max %d", d.N, d.Max)
+			}
+			return nil
+		}}
+}
+
+// TestSpecSharesTheOperations: Set checks minimums and rules, With knows the
+// registry, Parse keeps the defaults of fields not given.
+func TestSpecSharesTheOperations(t *testing.T) {
+	s := toySpec()
+	d := s.Default()
+	require.NoError(t, s.Set(&d, "n", "3"))
+	assert.Equal(t, 3, d.N)
+	assert.EqualError(t, s.Set(&d, "n", "9"), "n 9 above max 5")
+	assert.Error(t, s.Set(&d, "n", "0"), "below the minimum")
+	assert.Error(t, s.Set(&d, "nope", "1"), "unknown parameter")
+	assert.Equal(t, []string{"n", "max"}, s.ParamNames(), "in table order")
+	d, err := s.With(d, "b")
+	require.NoError(t, err)
+	assert.Equal(t, []toyKnob{"b"}, d.Knobs)
+	_, err = s.With(d, "zzz")
+	assert.Error(t, err, "a knob not in the registry")
+	p, err := s.Parse([]byte(`{"N":4}`))
+	require.NoError(t, err)
+	assert.Equal(t, toy{N: 4, Max: 5}, p)
+	_, err = s.Parse([]byte(`{"knobs":["zzz"]}`))
+	assert.Error(t, err)
 }

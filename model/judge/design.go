@@ -31,41 +31,33 @@ const (
 )
 
 // KnobInfo describes a knob for the registry, the CLI and the knob tests.
-type KnobInfo struct {
-	Knob      Knob
-	Removes   string   // the mechanism removed
-	Harmful   bool     // the source says losing it is harmful
-	CaughtBy  []string // the properties or metrics expected to catch it
-	Scenarios []string // the scenarios where the damage shows
-}
+type KnobInfo = design.KnobInfo[Knob]
 
 // Knobs is the registry, in PROPERTIES.md's order.
-var Knobs = []KnobInfo{
-	{FenceByWorkerID, "submit checks worker_id instead of lease_token", true, []string{"PA1", "PA2"}, []string{"A-S5"}},
-	{UnconditionalWrites, "result and heartbeat writes without status/token condition", true, []string{"PA1", "PA2"}, []string{"A-S5"}},
-	{NoRequestID, "claim retries are not idempotent", true, []string{"PA4", "MA1"}, []string{"A-S1"}},
-	{LongFirstLease, "new leases start at the full lease, no unconfirmed phase", true, []string{"MA1"}, []string{"A-S1"}},
-	{NoGrace, "no start-up grace", true, []string{"MA2", "MA3"}, []string{"A-S2"}},
-	{ArbiterClock, "lease expiry judged by the arbiter's clock", true, []string{"MA2", "MA3"}, []string{"A-S7"}},
-	{DuplicateIsError, "a duplicate submit gets a failure answer", true, []string{"PA5", "PA7"}, []string{"A-S4"}},
-	{NoUniqueHistory, "no UNIQUE (submission_id, lease_token)", true, []string{"PA5"}, []string{"A-S4"}},
-	{CreditWithoutOnConflict, "first-AC/XP inserted without ON CONFLICT DO NOTHING", true, []string{"PA6"}, []string{"A-S4"}},
-	{ReclaimKeepsToken, "sweep re-queues without voiding the token", true, []string{"PA1"}, []string{"A-S5"}},
-	{MemoryFacts, "the arbiter validates tokens against its in-memory cache", true, []string{"PA1", "PA3"}, []string{"A-S6"}},
-	{WorkerNoDisk, "worker keeps results only in memory", true, []string{"PA7", "MA2"}, []string{"A-S2"}},
-	{NoBackoffCap, "retries without backoff (every base interval)", true, []string{"MA5"}, []string{"A-S7"}},
-	{NoLeaderLock, "no advisory lock, every arbiter dispatches", false, nil, []string{"A-S6"}},
+var Knobs = design.Registry[Knob]{
+	{Knob: FenceByWorkerID, Removes: "submit checks worker_id instead of lease_token", Harmful: true, CaughtBy: []string{"PA1", "PA2"}, Scenarios: []string{"A-S5"}},
+	{Knob: UnconditionalWrites, Removes: "result and heartbeat writes without status/token condition", Harmful: true, CaughtBy: []string{"PA1", "PA2"}, Scenarios: []string{"A-S5"}},
+	{Knob: NoRequestID, Removes: "claim retries are not idempotent", Harmful: true, CaughtBy: []string{"PA4", "MA1"}, Scenarios: []string{"A-S1"}},
+	{Knob: LongFirstLease, Removes: "new leases start at the full lease, no unconfirmed phase", Harmful: true, CaughtBy: []string{"MA1"}, Scenarios: []string{"A-S1"}},
+	{Knob: NoGrace, Removes: "no start-up grace", Harmful: true, CaughtBy: []string{"MA2", "MA3"}, Scenarios: []string{"A-S2"}},
+	{Knob: ArbiterClock, Removes: "lease expiry judged by the arbiter's clock", Harmful: true, CaughtBy: []string{"MA2", "MA3"}, Scenarios: []string{"A-S7"}},
+	{Knob: DuplicateIsError, Removes: "a duplicate submit gets a failure answer", Harmful: true, CaughtBy: []string{"PA5", "PA7"}, Scenarios: []string{"A-S4"}},
+	{Knob: NoUniqueHistory, Removes: "no UNIQUE (submission_id, lease_token)", Harmful: true, CaughtBy: []string{"PA5"}, Scenarios: []string{"A-S4"}},
+	{Knob: CreditWithoutOnConflict, Removes: "first-AC/XP inserted without ON CONFLICT DO NOTHING", Harmful: true, CaughtBy: []string{"PA6"}, Scenarios: []string{"A-S4"}},
+	{Knob: ReclaimKeepsToken, Removes: "sweep re-queues without voiding the token", Harmful: true, CaughtBy: []string{"PA1"}, Scenarios: []string{"A-S5"}},
+	{Knob: MemoryFacts, Removes: "the arbiter validates tokens against its in-memory cache", Harmful: true, CaughtBy: []string{"PA1", "PA3"}, Scenarios: []string{"A-S6"}},
+	{Knob: WorkerNoDisk, Removes: "worker keeps results only in memory", Harmful: true, CaughtBy: []string{"PA7", "MA2"}, Scenarios: []string{"A-S2"}},
+	{Knob: NoBackoffCap, Removes: "retries without backoff (every base interval)", Harmful: true, CaughtBy: []string{"MA5"}, Scenarios: []string{"A-S7"}},
+	{Knob: NoLeaderLock, Removes: "no advisory lock, every arbiter dispatches", Harmful: false, CaughtBy: nil, Scenarios: []string{"A-S6"}},
 }
 
 // KnobNames lists the knob names, sorted.
-func KnobNames() []string { return design.KnobNames(knobs()) }
+func KnobNames() []string { return Knobs.Names() }
 
-func knobs() []Knob { return design.Keys(Knobs, knobOf) }
-
-func knobOf(i KnobInfo) Knob { return i.Knob }
+func knobs() []Knob { return Knobs.Keys() }
 
 // Info returns a knob's registry entry.
-func Info(k Knob) (KnobInfo, bool) { return design.Lookup(Knobs, knobOf, k) }
+func Info(k Knob) (KnobInfo, bool) { return Knobs.Info(k) }
 
 // Params are the design's numbers. Defaults are the source document's values;
 // where the source is silent the choice is marked in Default's comments.
@@ -138,14 +130,7 @@ func Default() Design {
 func (d Design) Has(k Knob) bool { return slices.Contains(d.Knobs, k) }
 
 // With returns the design with more knobs on.
-func (d Design) With(add ...Knob) (Design, error) {
-	ks, err := design.With("the arbiter", knobs(), d.Knobs, add...)
-	if err != nil {
-		return d, err
-	}
-	d.Knobs = ks
-	return d, nil
-}
+func (d Design) With(add ...Knob) (Design, error) { return spec.With(d, add...) }
 
 // Promised returns the design with every knob off: the design whose
 // promises (the bounds of the source's worst costs) a run is held to.
@@ -155,13 +140,7 @@ func (d Design) Promised() Design {
 }
 
 // MustWith is With for tests and tables whose knobs are constants.
-func (d Design) MustWith(knobs ...Knob) Design {
-	out, err := d.With(knobs...)
-	if err != nil {
-		panic(err)
-	}
-	return out
-}
+func (d Design) MustWith(knobs ...Knob) Design { return spec.MustWith(d, knobs...) }
 
 func (d *Design) params() []design.Param {
 	p := &d.Params
@@ -194,26 +173,22 @@ func (d *Design) params() []design.Param {
 	}
 }
 
+// spec gives system A the operations every design shares.
+var spec = design.Spec[Design, Knob]{System: "the arbiter", What: "arbiter design", Default: Default,
+	Params: (*Design).params, Knobs: knobs, KnobsOf: func(d *Design) *[]Knob { return &d.Knobs }, Rules: rules}
+
 // ParamNames lists the settable parameters.
-func ParamNames() []string {
-	var d Design
-	return design.Names(d.params())
-}
+func ParamNames() []string { return spec.ParamNames() }
 
 // Set sets one parameter from text ("lease", "90s"). Durations take Go's
 // syntax; counts are integers; switches true or false.
-func (d *Design) Set(name, value string) error {
-	if err := design.Set("the arbiter", d.params(), name, value); err != nil {
-		return err
-	}
-	return d.Validate()
-}
+func (d *Design) Set(name, value string) error { return spec.Set(d, name, value) }
 
 // Validate reports the first invalid parameter or unknown knob.
-func (d Design) Validate() error {
-	if err := design.CheckMins(d.params()); err != nil {
-		return err
-	}
+func (d Design) Validate() error { return spec.Validate(d) }
+
+// rules are the design's rules across parameters.
+func rules(d Design) error {
 	switch {
 	case d.JudgeMax < d.JudgeMin:
 		return fmt.Errorf("parameter judge_max = %v is below judge_min = %v", d.JudgeMax, d.JudgeMin)
@@ -228,9 +203,6 @@ func (d Design) Validate() error {
 	case d.Heartbeat >= d.Lease:
 		return fmt.Errorf("parameter heartbeat = %v must be shorter than lease = %v", d.Heartbeat, d.Lease)
 	}
-	if _, err := design.With("the arbiter", knobs(), nil, d.Knobs...); err != nil {
-		return err
-	}
 	return nil
 }
 
@@ -239,13 +211,7 @@ func (d Design) JSON() json.RawMessage { return design.Encode(d) }
 
 // ParseDesign decodes and validates a design (a trace header, a design file).
 // Fields not given keep the defaults.
-func ParseDesign(data []byte) (Design, error) {
-	d := Default()
-	if err := design.Decode(data, &d, "arbiter design"); err != nil {
-		return d, err
-	}
-	return d, d.Validate()
-}
+func ParseDesign(data []byte) (Design, error) { return spec.Parse(data) }
 
 // Backoff returns the n-th retry delay (n from 0): base, 2*base, ... capped.
 // The no-backoff-cap knob removes the backoff (every retry after base), the

@@ -25,34 +25,26 @@ const (
 )
 
 // KnobInfo describes a knob for the registry, the CLI and the knob tests.
-type KnobInfo struct {
-	Knob     Knob     `json:"knob"`
-	Removes  string   `json:"removes"`   // the mechanism removed
-	Harmful  bool     `json:"harmful"`   // the source says losing it is harmful
-	CaughtBy []string `json:"caught_by"` // the properties expected to catch it (the first is the one the knob test hunts with)
-	Faults   string   `json:"faults"`    // the faults it needs to show
-}
+type KnobInfo = design.KnobInfo[Knob]
 
 // Knobs is the registry, in PROPERTIES.md's order.
-var Knobs = []KnobInfo{
-	{CheckThenInsert, "the unique constraint on the idempotency key (an application check before the insert instead)", true, []string{"PB1"}, "two handlers racing on one key"},
-	{SendBeforeCommit, "the transactional outbox (the handler publishes before COMMIT)", true, []string{"PB2"}, "a handler crash or a lost publish between publish and commit"},
-	{MarkSentBeforePublish, "publish-then-mark order in the relay", true, []string{"PB2", "PB3"}, "a relay crash between mark and publish"},
-	{KeyIncludesDeliveryTime, "a stable key (the delivery timestamp is part of it)", true, []string{"PB1"}, "a redelivery with a new timestamp"},
-	{ConflictIs500, "a duplicate answered as success", true, []string{"PB5"}, "a lost success answer, then a redelivery"},
-	{EditInPlaceRefund, "compensating ledger entries (the refund edits the original row)", true, []string{"PB4"}, "any refund"},
-	{ConsumerWithoutDedup, "the consumer's dedup by message id", true, []string{"PB3"}, "a broker redelivery or a relay publishing twice"},
+var Knobs = design.Registry[Knob]{
+	{Knob: CheckThenInsert, Removes: "the unique constraint on the idempotency key (an application check before the insert instead)", Harmful: true, CaughtBy: []string{"PB1"}, Faults: "two handlers racing on one key"},
+	{Knob: SendBeforeCommit, Removes: "the transactional outbox (the handler publishes before COMMIT)", Harmful: true, CaughtBy: []string{"PB2"}, Faults: "a handler crash or a lost publish between publish and commit"},
+	{Knob: MarkSentBeforePublish, Removes: "publish-then-mark order in the relay", Harmful: true, CaughtBy: []string{"PB2", "PB3"}, Faults: "a relay crash between mark and publish"},
+	{Knob: KeyIncludesDeliveryTime, Removes: "a stable key (the delivery timestamp is part of it)", Harmful: true, CaughtBy: []string{"PB1"}, Faults: "a redelivery with a new timestamp"},
+	{Knob: ConflictIs500, Removes: "a duplicate answered as success", Harmful: true, CaughtBy: []string{"PB5"}, Faults: "a lost success answer, then a redelivery"},
+	{Knob: EditInPlaceRefund, Removes: "compensating ledger entries (the refund edits the original row)", Harmful: true, CaughtBy: []string{"PB4"}, Faults: "any refund"},
+	{Knob: ConsumerWithoutDedup, Removes: "the consumer's dedup by message id", Harmful: true, CaughtBy: []string{"PB3"}, Faults: "a broker redelivery or a relay publishing twice"},
 }
 
 // KnobNames lists the knob names, sorted.
-func KnobNames() []string { return design.KnobNames(knobs()) }
+func KnobNames() []string { return Knobs.Names() }
 
-func knobs() []Knob { return design.Keys(Knobs, knobOf) }
-
-func knobOf(i KnobInfo) Knob { return i.Knob }
+func knobs() []Knob { return Knobs.Keys() }
 
 // Info returns a knob's registry entry.
-func Info(k Knob) (KnobInfo, bool) { return design.Lookup(Knobs, knobOf, k) }
+func Info(k Knob) (KnobInfo, bool) { return Knobs.Info(k) }
 
 // Params are the design's numbers. The source gives none; every value is
 // chosen (SYSTEMS.md B is silent on timings) and documented here.
@@ -105,23 +97,10 @@ func Default() Design {
 func (d Design) Has(k Knob) bool { return slices.Contains(d.Knobs, k) }
 
 // With returns the design with more knobs on.
-func (d Design) With(add ...Knob) (Design, error) {
-	ks, err := design.With("the outbox", knobs(), d.Knobs, add...)
-	if err != nil {
-		return d, err
-	}
-	d.Knobs = ks
-	return d, nil
-}
+func (d Design) With(add ...Knob) (Design, error) { return spec.With(d, add...) }
 
 // MustWith is With for tests and tables whose knobs are constants.
-func (d Design) MustWith(knobs ...Knob) Design {
-	out, err := d.With(knobs...)
-	if err != nil {
-		panic(err)
-	}
-	return out
-}
+func (d Design) MustWith(knobs ...Knob) Design { return spec.MustWith(d, knobs...) }
 
 func (d *Design) params() []design.Param {
 	p := &d.Params
@@ -140,11 +119,12 @@ func (d *Design) params() []design.Param {
 	}
 }
 
+// spec gives the system the operations every design shares.
+var spec = design.Spec[Design, Knob]{System: "the outbox", What: "outbox design", Default: Default,
+	Params: (*Design).params, Knobs: knobs, KnobsOf: func(d *Design) *[]Knob { return &d.Knobs }, Rules: rules}
+
 // ParamNames lists the settable parameters.
-func ParamNames() []string {
-	var d Design
-	return design.Names(d.params())
-}
+func ParamNames() []string { return spec.ParamNames() }
 
 // Set sets one parameter from text ("max_attempts", "5"; "retry_cap",
 // "30s"). Durations take Go's syntax; counts are integers. The name "knob"
@@ -164,22 +144,16 @@ func (d *Design) Set(name, value string) error {
 		*d = out
 		return nil
 	}
-	if err := design.Set("the outbox", d.params(), name, value); err != nil {
-		return err
-	}
-	return d.Validate()
+	return spec.Set(d, name, value)
 }
 
 // Validate reports the first invalid parameter or unknown knob.
-func (d Design) Validate() error {
-	if err := design.CheckMins(d.params()); err != nil {
-		return err
-	}
+func (d Design) Validate() error { return spec.Validate(d) }
+
+// rules are the design's rules across parameters.
+func rules(d Design) error {
 	if d.RetryCap < d.RetryBase {
 		return fmt.Errorf("parameter retry_cap = %v is below retry_base = %v", d.RetryCap, d.RetryBase)
-	}
-	if _, err := design.With("the outbox", knobs(), nil, d.Knobs...); err != nil {
-		return err
 	}
 	return nil
 }
@@ -189,13 +163,7 @@ func (d Design) JSON() json.RawMessage { return design.Encode(d) }
 
 // ParseDesign decodes and validates a design (a trace header, a design
 // file). Fields not given keep the defaults.
-func ParseDesign(data []byte) (Design, error) {
-	d := Default()
-	if err := design.Decode(data, &d, "outbox design"); err != nil {
-		return d, err
-	}
-	return d, d.Validate()
-}
+func ParseDesign(data []byte) (Design, error) { return spec.Parse(data) }
 
 // Backoff returns the sender's n-th redelivery delay (n from 0): base,
 // 2*base, ... capped.

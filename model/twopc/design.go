@@ -29,31 +29,23 @@ const (
 )
 
 // KnobInfo describes a knob for the registry, the CLI and the knob tests.
-type KnobInfo struct {
-	Knob      Knob
-	Removes   string   // the mechanism removed
-	Harmful   bool     // the source says losing it is harmful
-	CaughtBy  []string // the properties expected to catch it
-	Scenarios []string // where the damage shows in the source
-}
+type KnobInfo = design.KnobInfo[Knob]
 
 // Knobs is the registry, in PROPERTIES.md's order.
-var Knobs = []KnobInfo{
-	{CommitBeforeLog, "the decision is logged before the first COMMIT PREPARED", true, []string{"PC1"}, []string{"C.6"}},
-	{TimeoutAbort, "a prepared participant waits for the coordinator's (or the log's) word", true, []string{"PC1", "PC3"}, []string{"C.3"}},
-	{LogNotDurable, "the decision log is fsync'd before it is trusted", true, []string{"PC1", "PC2"}, []string{"C.5"}},
-	{PresumeCommit, "recovery rolls back a prepared transaction the log has no record of", true, []string{"PC1"}, []string{"C.4"}},
+var Knobs = design.Registry[Knob]{
+	{Knob: CommitBeforeLog, Removes: "the decision is logged before the first COMMIT PREPARED", Harmful: true, CaughtBy: []string{"PC1"}, Scenarios: []string{"C.6"}},
+	{Knob: TimeoutAbort, Removes: "a prepared participant waits for the coordinator's (or the log's) word", Harmful: true, CaughtBy: []string{"PC1", "PC3"}, Scenarios: []string{"C.3"}},
+	{Knob: LogNotDurable, Removes: "the decision log is fsync'd before it is trusted", Harmful: true, CaughtBy: []string{"PC1", "PC2"}, Scenarios: []string{"C.5"}},
+	{Knob: PresumeCommit, Removes: "recovery rolls back a prepared transaction the log has no record of", Harmful: true, CaughtBy: []string{"PC1"}, Scenarios: []string{"C.4"}},
 }
 
 // KnobNames lists the knob names, sorted.
-func KnobNames() []string { return design.KnobNames(knobs()) }
+func KnobNames() []string { return Knobs.Names() }
 
-func knobs() []Knob { return design.Keys(Knobs, knobOf) }
-
-func knobOf(i KnobInfo) Knob { return i.Knob }
+func knobs() []Knob { return Knobs.Keys() }
 
 // Info returns a knob's registry entry.
-func Info(k Knob) (KnobInfo, bool) { return design.Lookup(Knobs, knobOf, k) }
+func Info(k Knob) (KnobInfo, bool) { return Knobs.Info(k) }
 
 // Params are the design's numbers. Defaults follow the source; where it is
 // silent the choice is marked in Default.
@@ -118,23 +110,10 @@ func Default() Design {
 func (d Design) Has(k Knob) bool { return slices.Contains(d.Knobs, k) }
 
 // With returns the design with more knobs on.
-func (d Design) With(add ...Knob) (Design, error) {
-	ks, err := design.With("two-phase commit", knobs(), d.Knobs, add...)
-	if err != nil {
-		return d, err
-	}
-	d.Knobs = ks
-	return d, nil
-}
+func (d Design) With(add ...Knob) (Design, error) { return spec.With(d, add...) }
 
 // MustWith is With for tests and tables whose knobs are constants.
-func (d Design) MustWith(knobs ...Knob) Design {
-	out, err := d.With(knobs...)
-	if err != nil {
-		panic(err)
-	}
-	return out
-}
+func (d Design) MustWith(knobs ...Knob) Design { return spec.MustWith(d, knobs...) }
 
 func (d *Design) params() []design.Param {
 	p := &d.Params
@@ -160,26 +139,24 @@ func (d *Design) params() []design.Param {
 	}
 }
 
+// spec gives the system the operations every design shares.
+var spec = design.Spec[Design, Knob]{System: "two-phase commit", What: "two-phase commit design", Default: Default,
+	Params: (*Design).params, Knobs: knobs, KnobsOf: func(d *Design) *[]Knob { return &d.Knobs }, Rules: rules}
+
 // ParamNames lists the settable parameters.
-func ParamNames() []string {
-	var d Design
-	return design.Names(d.params())
-}
+func ParamNames() []string { return spec.ParamNames() }
 
 // Set sets one parameter from text ("participants", "3"; "lock_timeout",
 // "3s"). Durations take Go's syntax; counts are integers.
 func (d *Design) Set(name, value string) error {
-	if err := design.Set("two-phase commit", d.params(), name, value); err != nil {
-		return err
-	}
-	return d.Validate()
+	return spec.Set(d, name, value)
 }
 
 // Validate reports the first invalid parameter or unknown knob.
-func (d Design) Validate() error {
-	if err := design.CheckMins(d.params()); err != nil {
-		return err
-	}
+func (d Design) Validate() error { return spec.Validate(d) }
+
+// rules are the design's rules across parameters.
+func rules(d Design) error {
 	switch {
 	case d.RetryCap < d.RetryBase:
 		return fmt.Errorf("parameter retry_cap = %v is below retry_base = %v", d.RetryCap, d.RetryBase)
@@ -202,9 +179,6 @@ func (d Design) Validate() error {
 			return fmt.Errorf("schedule entry %d: %q is not a coordinator (coordinators: %s)", i+1, t.Coordinator, strings.Join(names.Coordinators(), ", "))
 		}
 	}
-	if _, err := design.With("two-phase commit", knobs(), nil, d.Knobs...); err != nil {
-		return err
-	}
 	return nil
 }
 
@@ -222,13 +196,7 @@ func (d Design) JSON() json.RawMessage { return design.Encode(d) }
 
 // ParseDesign decodes and validates a design (a trace header, a design
 // file). Fields not given keep the defaults.
-func ParseDesign(data []byte) (Design, error) {
-	d := Default()
-	if err := design.Decode(data, &d, "two-phase commit design"); err != nil {
-		return d, err
-	}
-	return d, d.Validate()
-}
+func ParseDesign(data []byte) (Design, error) { return spec.Parse(data) }
 
 // Plan returns the transaction requests of the workload.
 func (d Design) Plan() []TxnAt {
