@@ -32,24 +32,25 @@
 //
 // The kernel (package sim) steps the Node: a Start rebuilds it from its disk,
 // a Deliver carries a Request on a connection, a ConnBroken ends a session,
-// a Timer is a lock_timeout or deadlock_timeout. Client nodes (arbiter,
-// outbox relay, 2PC coordinator, tests) embed a Client and pass it their
-// inputs:
+// a Timer is a lock_timeout or deadlock_timeout. Client nodes written as
+// processes (arbiter, workers, outbox nodes, 2PC coordinator) use the
+// blocking client Conn (conn.go): a call yields until its answer arrives.
 //
 //	w.Add("db", db.New(schema, db.Config{MaxPreparedTransactions: 4, LockTimeout: 3 * time.Second}))
 //
-//	type Arbiter struct{ sql db.Client } // sql.DB = "db"
-//	func (a *Arbiter) Step(env *sim.Env, in sim.Input) {
-//		if done, ok := a.sql.Handle(in); ok { ... }
-//		a.sql.ExecAtomic(env, "claim", db.Select(...).Locking(db.ForUpdateSkipLocked), ...)
-//	}
+//	c := &db.Conn{DB: "db"}
+//	tx, _ := c.Begin(p)                         // BEGIN rides with the first statement
+//	row, err := tx.QueryRow(PickPending(1))      // SKIP LOCKED
+//	tx.Queue(Grant(...))                        // sent with COMMIT
+//	err = tx.Commit()
 //
-// The Client contract: every request gets exactly one Done from Handle,
-// either the database's Response or, when the connection breaks first, one
-// result with 08006 (CodeConnectionFailure): the outcome is unknown, the
-// statements may have committed. Requests on one connection run in order;
-// a request whose statement waits for a lock is answered later (the
-// requests behind it wait too).
+// The contract: every call gets the database's answer or, when the
+// connection breaks (or Conn.Timeout passes) first, an error with 08006
+// (CodeConnectionFailure): the outcome is unknown, the statements may have
+// committed. Requests on one connection run in order; a request whose
+// statement waits for a lock is answered later (the requests behind it
+// wait too). Client (client.go) is the same protocol for plain state
+// machines (Step/Env), as the semantics tests use it.
 //
 // # Order of effects
 //
