@@ -103,7 +103,7 @@ type pconn struct {
 // take gives a message to the first waiter that accepts it.
 func (pc *pconn) take(h *host, m network.Message) bool {
 	for _, p := range pc.waiters {
-		if p.match == nil || p.match(m) {
+		if !p.keyed || replyKey(m) == p.key {
 			h.wake(p, nil, m, nil)
 			return true
 		}
@@ -149,7 +149,8 @@ type Proc struct {
 	timed      bool
 	list       waitList
 	conn       *pconn
-	match      func(network.Message) bool
+	keyed      bool // a Call: it takes only the reply with its key
+	key        uint64
 	cancel     bool // a hangup of the request's client ends the wait (Queue.Await)
 	wantCancel bool
 	// what woke it
@@ -342,7 +343,7 @@ func (h *host) wake(p *Proc, val any, m network.Message, err error) {
 	if p.conn != nil {
 		p.conn.drop(p)
 		p.conn = nil
-		p.match = nil
+		p.keyed = false
 	}
 	p.val, p.msg, p.err = val, m, err
 	h.ready = append(h.ready, p)
@@ -481,12 +482,24 @@ func (p *Proc) Recv(c network.ConnID, timeout time.Duration, label string) (netw
 	return p.msg, p.err
 }
 
+// Keyed is a reply that names the request it answers (an HTTP-like reply's
+// request number, a database response's request ID).
+type Keyed interface{ ReplyKey() uint64 }
+
+// replyKey returns a message's reply key, 0 for a message that has none.
+func replyKey(m network.Message) uint64 {
+	if k, ok := m.Body.(Keyed); ok {
+		return k.ReplyKey()
+	}
+	return 0
+}
+
 // Call sends body on a connection the process dialed and waits, at most
-// timeout (0: no timeout), for the reply that match accepts: several
+// timeout (0: no timeout), for the reply whose ReplyKey is key: several
 // processes may have calls out on one connection (a pipelined keep-alive
-// connection), each gets its own reply. Messages no call accepts stay for
+// connection), each gets its own reply. Messages no call takes stay for
 // Recv. Errors as Recv's.
-func (p *Proc) Call(c network.ConnID, body any, timeout time.Duration, label string, match func(network.Message) bool) (network.Message, error) {
+func (p *Proc) Call(c network.ConnID, body any, timeout time.Duration, label string, key uint64) (network.Message, error) {
 	pc, ok := p.h.conns[c]
 	if !ok || pc.closed {
 		p.Point(label)
@@ -495,7 +508,7 @@ func (p *Proc) Call(c network.ConnID, body any, timeout time.Duration, label str
 	p.h.env.SendConn(c, body)
 	p.Point(label)
 	for i, m := range pc.inbox {
-		if match(m) {
+		if replyKey(m) == key {
 			pc.inbox = append(pc.inbox[:i], pc.inbox[i+1:]...)
 			return m, nil
 		}
@@ -505,7 +518,7 @@ func (p *Proc) Call(c network.ConnID, body any, timeout time.Duration, label str
 	}
 	pc.waiters = append(pc.waiters, p)
 	p.conn = pc
-	p.match = match
+	p.keyed, p.key = true, key
 	p.wait(timeout, label)
 	return p.msg, p.err
 }

@@ -341,6 +341,9 @@ type Response struct {
 	Results []Result
 }
 
+// ReplyKey names the request a response answers (sim.Keyed).
+func (r Response) ReplyKey() uint64 { return r.ID }
+
 // Err returns the error of the last result, or nil.
 func (r Response) Err() *Error {
 	if len(r.Results) == 0 {

@@ -35,6 +35,28 @@ type Conn struct {
 	Timeout time.Duration // a round trip waits at most this long (0: until the connection breaks)
 	conn    network.ConnID
 	next    uint64
+	spare   [][]Stmt // statement buffers of answered requests, for the next ones
+}
+
+// buffer returns an empty statement buffer of at least n places.
+func (c *Conn) buffer(n int) []Stmt {
+	if k := len(c.spare); k > 0 && cap(c.spare[k-1]) >= n {
+		b := c.spare[k-1]
+		c.spare = c.spare[:k-1]
+		return b[:0]
+	}
+	return make([]Stmt, 0, max(n, 4))
+}
+
+// recycle keeps the buffer of a request the database has answered (it
+// holds no reference to it then); a request whose fate is unknown may
+// still be read, so its buffer is never recycled.
+func (c *Conn) recycle(b []Stmt, err error) {
+	if err != nil && Unknown(err) || len(c.spare) >= 4 {
+		return
+	}
+	clear(b)
+	c.spare = append(c.spare, b)
 }
 
 // Connected reports whether the client has a connection.
@@ -133,10 +155,11 @@ func (tx *Tx) Batch(stmts ...Stmt) ([]Result, error) {
 	send := tx.pending(len(stmts))
 	send = append(send, stmts...)
 	rs, err := tx.c.roundTrip(tx.p, send, false)
+	skip := len(send) - len(stmts)
+	tx.c.recycle(send, err)
 	if err != nil && Unknown(err) {
 		tx.done = true
 	}
-	skip := len(send) - len(stmts)
 	if len(rs) <= skip {
 		return nil, err
 	}
@@ -145,7 +168,7 @@ func (tx *Tx) Batch(stmts ...Stmt) ([]Result, error) {
 
 // pending takes BEGIN (the first time) and the queued statements.
 func (tx *Tx) pending(extra int) []Stmt {
-	out := make([]Stmt, 0, 1+len(tx.queued)+extra)
+	out := tx.c.buffer(1 + len(tx.queued) + extra)
 	if !tx.begun {
 		out = append(out, Begin())
 		tx.begun = true
@@ -176,6 +199,7 @@ func (tx *Tx) CommitBatch(stmts ...Stmt) ([]Result, error) {
 	skip := len(send) - len(stmts)
 	send = append(send, Commit())
 	rs, err := tx.c.roundTrip(tx.p, send, false)
+	tx.c.recycle(send, err)
 	var mine []Result
 	if len(rs) > skip {
 		mine = rs[skip:min(len(rs), skip+len(stmts))]
@@ -226,10 +250,7 @@ func (c *Conn) roundTrip(p *sim.Proc, stmts []Stmt, atomic bool) ([]Result, erro
 	if p.Armed() || (c.Timeout > 0 && p.Recording()) {
 		label = Label(stmts) // only built when a fault or the trace can show it
 	}
-	m, err := p.Call(conn, Request{ID: id, Stmts: stmts, Atomic: atomic}, c.Timeout, label, func(m network.Message) bool {
-		resp, ok := m.Body.(Response)
-		return ok && resp.ID == id
-	})
+	m, err := p.Call(conn, Request{ID: id, Stmts: stmts, Atomic: atomic}, c.Timeout, label, id)
 	if err != nil {
 		why := "connection to the database broke: the outcome is unknown"
 		if errors.Is(err, sim.ErrTimeout) {

@@ -17,6 +17,19 @@ const (
 	OpProbe     Op = "probe"     // the monitor reads the dispatch loop's liveness
 )
 
+// Path is the endpoint's request line, as crash points and timers name it.
+func (o Op) Path() string {
+	switch o {
+	case OpClaim:
+		return "POST /claim"
+	case OpHeartbeat:
+		return "POST /heartbeat"
+	case OpSubmit:
+		return "POST /submit"
+	}
+	return "GET /" + string(o)
+}
+
 // HTTP status codes used by the design.
 const (
 	Code200 = 200 // OK
@@ -83,6 +96,9 @@ type Reply struct {
 	Probe     ProbeInfo // probe
 	Why       string    // for 503/410/500: a short reason
 }
+
+// ReplyKey names the request a reply answers (sim.Keyed): its number.
+func (r Reply) ReplyKey() uint64 { return r.No }
 
 func (r Reply) String() string {
 	s := fmt.Sprintf("%d %s no=%d", r.Code, r.Op, r.No)

@@ -142,10 +142,7 @@ func (w *Worker) call(p *sim.Proc, c *client, r Request, timeout time.Duration) 
 		c.conn = p.Dial(w.cfg.Arbiters[c.arb])
 	}
 	conn := c.conn
-	m, err := p.Call(conn, r, timeout, "POST /"+string(r.Op), func(m network.Message) bool {
-		rep, ok := m.Body.(Reply)
-		return ok && rep.No == no
-	})
+	m, err := p.Call(conn, r, timeout, r.Op.Path(), no)
 	if err != nil {
 		if errors.Is(err, sim.ErrTimeout) {
 			w.drop(p, c, conn)
