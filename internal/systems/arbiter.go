@@ -104,6 +104,7 @@ func (a Arbiter) Run(dd Design, seed uint64, f Faults, o Options) *Result {
 		return r
 	}
 	a.judged(r, jc.Check(run))
+	dropValues(r.Events)
 	r.Timings = []Timing{{"decode", t1.Sub(t0)}, {"invariants, porcupine, metrics", time.Since(t1)}}
 	return r
 }
