@@ -95,6 +95,7 @@ func (b Outbox) Run(dd Design, seed uint64, f Faults, o Options) *Result {
 	r := b.result(d, wl, events, out)
 	r.Profile = profile
 	hashIf(r, o)
+	dropValues(r.Events)
 	return r
 }
 

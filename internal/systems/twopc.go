@@ -99,6 +99,7 @@ func (c TwoPC) Run(dd Design, seed uint64, f Faults, o Options) *Result {
 	r := c.result(d, h, seed, out)
 	r.Profile = profile
 	hashIf(r, o)
+	dropValues(r.Events)
 	return r
 }
 
