@@ -7,10 +7,20 @@
 // and its rapid generator, run limits, and the recorder hook that sees every
 // event.
 //
-// Nodes are pure state machines (the Node interface): they react to one Input
-// at their local time and answer with effects recorded on an Env (sends,
-// timers, connection opens and closes, trace notes); the kernel carries the
-// effects out. A node can therefore be stepped alone in a unit test.
+// Nodes are written as processes (proc.go): sim.Program runs a node's logic
+// as ordinary sequential Go, one or more coroutines (iter.Pull) that the
+// kernel alone resumes, one at a time, inside the node's Step. Blocking calls
+// (Sleep, Recv, Call, Queue.Get, the database client's round trips) yield
+// and return when their input arrives; each is a crash point named by what
+// it waits for, and a crash-yield fault crashes a node at its N-th one. A
+// crash unwinds every process of the node. Underneath, a node is a state
+// machine (the Node interface) that reacts to one Input at its local time
+// and answers with effects recorded on an Env (sends, timers, connection
+// opens and closes, trace notes); the kernel carries the effects out. A
+// node of either kind can be driven alone in a unit test.
+//
+// Coroutines exist only here: iter.Pull is allowed in package sim and
+// nowhere else in the simulated world.
 //
 // It must never read the wall clock, sleep, use global or crypto randomness,
 // read the environment, start goroutines, use channels, or depend on map
