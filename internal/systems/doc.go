@@ -2,7 +2,7 @@
 // for the command line (cmd/fencesim): system A, the arbiter (model/judge,
 // model/judge/harness, checker/judge); system B, the outbox (model/outbox,
 // checker/outbox); system C, two-phase commit (model/twopc,
-// checker/twopc).
+// model/twopc/harness, model/twopc/scenario, checker/twopc).
 //
 // What it owns: the System interface (knob registry, design from knobs,
 // "name=value" parameters and a design file, one seeded run with its
@@ -16,8 +16,8 @@
 //
 // What it must never do: change what a model does or how a checker judges
 // (the adapters only wire the models' own entry points: harness.Schedule and
-// judge.Simulate, outbox.Simulate, twopc.Harness.Run), hold state between
-// runs, or start goroutines: the command line runs one Run per goroutine.
+// judge.Simulate, outbox.Simulate, model/twopc/harness's Harness.Run), hold
+// state between runs, or start goroutines: the command line runs one Run per goroutine.
 // Checker timings are measured by running the checker on the recorded
 // trace (for B and C a second time, after the model's own check; the
 // verdicts are the same).

@@ -8,6 +8,8 @@ import (
 	ct "github.com/fencesim/fencesim/checker/twopc"
 	"github.com/fencesim/fencesim/clock"
 	"github.com/fencesim/fencesim/model/twopc"
+	twopcharness "github.com/fencesim/fencesim/model/twopc/harness"
+	twopcscenario "github.com/fencesim/fencesim/model/twopc/scenario"
 	"github.com/fencesim/fencesim/sim"
 	"github.com/fencesim/fencesim/traces"
 )
@@ -59,13 +61,13 @@ func (c TwoPC) NewDesign(knobs, sets []string, file []byte) (Design, error) {
 	return c.wrap(d), nil
 }
 
-// draw draws the faults of an intensity. The model's RunSeed draws them
+// draw draws the faults of an intensity. The harness's RunSeed draws them
 // within DefaultHarness's 3 s horizon, after the default design's single
 // transaction (at 100 ms, done within milliseconds) in most seeds; here,
-// as in the model's knob test, they start before the last transaction
+// as in the harness's knob test, they start before the last transaction
 // plus 50 ms, so that they hit the protocol. Moderate allows the spec's 3
 // actions, heavy twice as many; none draws nothing.
-func (TwoPC) draw(h twopc.Harness, d twopc.Design, f Faults, r sim.Rand) (sim.Schedule, string) {
+func (TwoPC) draw(h twopcharness.Harness, d twopc.Design, f Faults, r sim.Rand) (sim.Schedule, string) {
 	if f == None {
 		return nil, "no faults"
 	}
@@ -85,11 +87,11 @@ func (TwoPC) draw(h twopc.Harness, d twopc.Design, f Faults, r sim.Rand) (sim.Sc
 // may still start.
 const FaultWindow = 50 * time.Millisecond
 
-// Run implements System: what twopc.RunSeed plays (the model records every
-// event), with the faults of the intensity (see draw) or the ones given.
+// Run implements System: what twopcharness.RunSeed plays (the model records
+// every event), with the faults of the intensity (see draw) or the ones given.
 func (c TwoPC) Run(dd Design, seed uint64, f Faults, o Options) *Result {
 	d := dd.v.(twopc.Design)
-	h := twopc.DefaultHarness()
+	h := twopcharness.DefaultHarness()
 	ent := sim.NewPCG(seed)
 	s, profile := c.draw(h, d, f, ent.Stream("faults"))
 	if o.Given {
@@ -103,7 +105,7 @@ func (c TwoPC) Run(dd Design, seed uint64, f Faults, o Options) *Result {
 	return r
 }
 
-func (TwoPC) result(d twopc.Design, h twopc.Harness, seed uint64, out *twopc.Outcome) *Result {
+func (TwoPC) result(d twopc.Design, h twopcharness.Harness, seed uint64, out *twopcharness.Outcome) *Result {
 	r := &Result{System: twopc.System, Seed: seed, Schedule: out.Schedule, Events: out.Events, Nodes: twopc.NamesOf(d).All()}
 	lim, _ := json.Marshal(sim.Limits{MaxTime: clock.Time(h.HealAt + h.Settle), MaxEvents: 2_000_000})
 	pol, _ := json.Marshal(h.Network)
@@ -153,7 +155,7 @@ func (c TwoPC) Replay(hd traces.Header) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	h := twopc.DefaultHarness()
+	h := twopcharness.DefaultHarness()
 	r := c.result(d, h, hd.Seed, h.Run(d, s, sim.NewPCG(hd.Seed)))
 	r.Hash = traces.HashOf(r.Header, r.Events)
 	return r, nil
@@ -161,11 +163,11 @@ func (c TwoPC) Replay(hd traces.Header) (*Result, error) {
 
 // Scenarios implements System: C.1-C.8 with the source's numbers.
 func (TwoPC) Scenarios() (string, bool, error) {
-	ts, err := twopc.Scenarios()
+	ts, err := twopcscenario.Scenarios()
 	if err != nil {
 		return "", false, err
 	}
-	return twopc.Render(ts), true, nil
+	return twopcscenario.Render(ts), true, nil
 }
 
 // KnobScenario implements System: the source's C tables are reproductions,

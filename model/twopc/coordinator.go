@@ -39,11 +39,11 @@ var Positions = []string{PointBegin, PointPrepared + "orders", PointDecided, Poi
 func CoordinatorPoints(d Design) []string {
 	ps := []string{PointStep, PointBegin}
 	for i := 0; i < d.Participants; i++ {
-		ps = append(ps, PointPrepared+participantName(i))
+		ps = append(ps, PointPrepared+ParticipantName(i))
 	}
 	ps = append(ps, PointDecided, PointLogged)
 	for i := 0; i < d.Participants; i++ {
-		ps = append(ps, PointCommitted+participantName(i), PointAborted+participantName(i), PointRecovered+participantName(i))
+		ps = append(ps, PointCommitted+ParticipantName(i), PointAborted+ParticipantName(i), PointRecovered+ParticipantName(i))
 	}
 	return ps
 }

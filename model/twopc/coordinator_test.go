@@ -45,7 +45,7 @@ func newRig(t *testing.T, d Design, faults sim.Schedule, seed map[int]map[string
 	t.Cleanup(r.w.Close)
 	var addrs []network.Addr
 	for i := 0; i < d.Participants; i++ {
-		name := participantName(i)
+		name := ParticipantName(i)
 		r.parts = append(r.parts, name)
 		addrs = append(addrs, network.Addr(name))
 		sc, dc := DBConfig(d, i)

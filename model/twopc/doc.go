@@ -12,10 +12,10 @@
 // C"), the coordinator (coordinator.go), the participants' agents
 // (agent.go: the timeout-abort knob and the cooperative termination
 // protocol), a scripted database session for the scenarios (script.go), the
-// schemas and statements (sql.go), the world builder (world.go), the
-// checked-run harness with exhaustive crash enumeration (run.go), and the
-// source's scenarios C.1-C.7 and the C.8 extensions with their tables
-// (scenarios.go, c8.go, tables.go).
+// schemas and statements (sql.go) and the world builder (world.go). The
+// checked-run harness with exhaustive crash enumeration is
+// model/twopc/harness; the source's scenarios C.1-C.7 and the C.8
+// extensions with their tables are model/twopc/scenario.
 //
 // # Nodes are processes
 //
@@ -53,9 +53,9 @@
 // The coordinators and agents write "2pc" notes whose data is traces/hist's
 // Txn, the contract with checker/twopc: the node files (coordinator.go,
 // agent.go, script.go) import no checker. model/db writes the "prepared",
-// "commit" and "db" events. Only the harness and the scenarios (run.go,
-// scenarios.go) call checker/twopc, to judge a run; they live here because
-// the command line reaches them through this package.
+// "commit" and "db" events. This package imports no checker package at all:
+// only model/twopc/harness and model/twopc/scenario call checker/twopc, to
+// judge a run.
 //
 // Like every model package it never reads the wall clock, starts goroutines
 // or depends on map order.

@@ -112,7 +112,9 @@ func Churn() db.Stmt {
 	return db.Update(TChurn, []db.Assign{db.Set("v", db.Plus(db.Col("v"), db.Const(int64(1))))})
 }
 
-func participantName(i int) string {
+// ParticipantName is the node name of participant i: "orders", "inventory",
+// then "inventory-2", "inventory-3", ...
+func ParticipantName(i int) string {
 	switch i {
 	case 0:
 		return "orders"

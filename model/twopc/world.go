@@ -60,9 +60,9 @@ func NamesOf(d Design) Names {
 		}
 	}
 	for i := 0; i < d.Participants; i++ {
-		n.Participants = append(n.Participants, participantName(i))
+		n.Participants = append(n.Participants, ParticipantName(i))
 		if d.Has(TimeoutAbort) || d.Cooperative {
-			n.Agents = append(n.Agents, participantName(i)+"-agent")
+			n.Agents = append(n.Agents, ParticipantName(i)+"-agent")
 		}
 	}
 	return n

@@ -1,4 +1,4 @@
-package twopc
+package harness
 
 import (
 	"os"
@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/fencesim/fencesim/model/twopc"
 )
 
 func soakRuns(t *testing.T, def int) int {
@@ -23,9 +25,9 @@ func soakRuns(t *testing.T, def int) int {
 // cooperative agents) with seeded faults; every property must hold.
 func TestSoakSeeds(t *testing.T) {
 	n := soakRuns(t, 200)
-	large := Default()
+	large := twopc.Default()
 	large.Participants, large.Txns, large.Cooperative = 4, 3, true
-	for name, d := range map[string]Design{"default": Default(), "large": large} {
+	for name, d := range map[string]twopc.Design{"default": twopc.Default(), "large": large} {
 		runs := n
 		if name == "large" {
 			runs = n / 10
@@ -53,14 +55,14 @@ func TestSoakEnumerate(t *testing.T) {
 	if os.Getenv("FENCESIM_SOAK_RUNS") == "" {
 		t.Skip("set FENCESIM_SOAK_RUNS (make soak) to run the extended enumeration")
 	}
-	coop := Default()
+	coop := twopc.Default()
 	coop.Cooperative = true
-	two := Default()
+	two := twopc.Default()
 	two.Coordinators = 2
-	two.Schedule = []TxnAt{{At: 100 * time.Millisecond, GID: "a"}, {At: 100 * time.Millisecond, GID: "b", Coordinator: "coordinator-2"}}
-	three := Default()
+	two.Schedule = []twopc.TxnAt{{At: 100 * time.Millisecond, GID: "a"}, {At: 100 * time.Millisecond, GID: "b", Coordinator: "coordinator-2"}}
+	three := twopc.Default()
 	three.Txns, three.TxnEvery = 3, 2*time.Millisecond
-	for name, d := range map[string]Design{"cooperative": coop, "two coordinators": two, "three transactions": three} {
+	for name, d := range map[string]twopc.Design{"cooperative": coop, "two coordinators": two, "three transactions": three} {
 		cov := DefaultHarness().Enumerate(d, true, 3)
 		t.Logf("%s: %d sites, %d single-crash runs, %d two-crash runs, %d failed", name, len(cov.Sites), cov.Singles, cov.Pairs, len(cov.Failures))
 		for _, f := range cov.Failures {

@@ -1,9 +1,11 @@
-package twopc
+package harness
 
 import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+
+	"github.com/fencesim/fencesim/model/twopc"
 )
 
 // TestEnumerateCrashes crashes the coordinator and every participant at
@@ -12,7 +14,7 @@ import (
 func TestEnumerateCrashes(t *testing.T) {
 	total := 0
 	for _, n := range []int{2, 3} {
-		d := Default()
+		d := twopc.Default()
 		d.Participants = n
 		cov := DefaultHarness().Enumerate(d, true, 3)
 		t.Logf("%d participants: %d crash sites; %d single-crash runs, %d two-crash runs (%d runs in all); %d failed",

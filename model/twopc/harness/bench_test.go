@@ -1,8 +1,10 @@
-package twopc
+package harness
 
 import (
 	"testing"
 	"time"
+
+	"github.com/fencesim/fencesim/model/twopc"
 )
 
 // BenchmarkRunSeed measures checked runs per second: one global transaction
@@ -10,7 +12,7 @@ import (
 func BenchmarkRunSeed(b *testing.B) {
 	start := time.Now()
 	for i := 0; i < b.N; i++ {
-		if o := RunSeed(Default(), uint64(i)); o.Err != nil {
+		if o := RunSeed(twopc.Default(), uint64(i)); o.Err != nil {
 			b.Fatal(o.Err)
 		}
 	}
@@ -19,7 +21,7 @@ func BenchmarkRunSeed(b *testing.B) {
 
 // BenchmarkRunSeedLarge: 4 participants, 3 transactions, cooperative agents.
 func BenchmarkRunSeedLarge(b *testing.B) {
-	d := Default()
+	d := twopc.Default()
 	d.Participants, d.Txns, d.Cooperative = 4, 3, true
 	start := time.Now()
 	for i := 0; i < b.N; i++ {

@@ -1,4 +1,4 @@
-package twopc
+package scenario
 
 // C.8: what the source did not verify.
 
@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/fencesim/fencesim/clock"
+	"github.com/fencesim/fencesim/model/twopc"
 	"github.com/fencesim/fencesim/sim"
 	"github.com/fencesim/fencesim/traces/hist"
 )
@@ -41,7 +42,7 @@ func C8() ([]Table, error) {
 
 // C8Participants runs C.1/C.4's positions with n participants.
 func C8Participants(n int) ([]CrashRow, error) {
-	d := Default()
+	d := twopc.Default()
 	d.Participants = n
 	return positions(d, CrashOpts{Restart: true})
 }
@@ -58,7 +59,7 @@ func prepText(s State) string {
 func TableC8Participants(n int, rows []CrashRow) Table {
 	names := make([]string, n)
 	for i := range names {
-		names[i] = participantName(i)
+		names[i] = twopc.ParticipantName(i)
 	}
 	t := Table{ID: "C.8a", Title: fmt.Sprintf("%d participants (%s): crash positions, then recovery", n, strings.Join(names, ", ")),
 		Header: []string{"pos", "prepared at the crash", "log", "recovery action", "orders", "stock", "result", "properties"}}
@@ -82,14 +83,14 @@ type TakeoverRow struct {
 // decision log: once after the first died at position 3, once while the
 // first is only paused (a false suspicion) in the middle of phase one.
 func C8Takeover() ([]TakeoverRow, error) {
-	d := Default()
+	d := twopc.Default()
 	d.Standby = 1
 	cases := []struct {
 		name  string
 		sched sim.Schedule
 	}{
 		{"coordinator killed at position 3 for good; coordinator-2 starts at 6 s on the same log", sim.Schedule{
-			{At: 0, Kind: sim.CrashAt, Node: "coordinator", Point: PointLogged},
+			{At: 0, Kind: sim.CrashAt, Node: "coordinator", Point: twopc.PointLogged},
 			{At: clock.Time(restartAt), Kind: sim.Restart, Node: "coordinator-2"},
 		}},
 		{"coordinator paused after orders prepared (0.1015 s to 2 s); coordinator-2 starts at 0.5 s", sim.Schedule{
@@ -158,17 +159,17 @@ type CoopRow struct {
 // C8Cooperative kills the coordinator at positions 1 to 4 and restarts it
 // only after 60 s; the participants' agents ask each other meanwhile.
 func C8Cooperative() ([]CoopRow, error) {
-	coop := Default()
+	coop := twopc.Default()
 	coop.Cooperative = true
 	var rows []CoopRow
-	for i := 1; i < len(Positions); i++ {
+	for i := 1; i < len(twopc.Positions); i++ {
 		opts := CrashOpts{Restart: true, RestartAt: 60 * time.Second}
-		r, err := CrashAt(coop, Positions[i], fmt.Sprintf("x%d", i), opts)
+		r, err := CrashAt(coop, twopc.Positions[i], fmt.Sprintf("x%d", i), opts)
 		if err != nil {
 			return nil, err
 		}
 		r.Pos, r.Where = i, Where[i]
-		w, err := CrashAt(Default(), Positions[i], fmt.Sprintf("x%d", i), opts)
+		w, err := CrashAt(twopc.Default(), twopc.Positions[i], fmt.Sprintf("x%d", i), opts)
 		if err != nil {
 			return nil, err
 		}
@@ -207,15 +208,15 @@ type MaxPrepResult struct {
 // with orders prepared (back at 20 s); meanwhile coordinator-2 asks for x2
 // (2 s) and, after the recovery, x3 (25 s).
 func C8MaxPrepared() (MaxPrepResult, error) {
-	d := Default()
+	d := twopc.Default()
 	d.MaxPrepared, d.Coordinators = 1, 2
-	d.Schedule = []TxnAt{
+	d.Schedule = []twopc.TxnAt{
 		{At: 100 * time.Millisecond, GID: "x1", Coordinator: "coordinator"},
 		{At: 2 * time.Second, GID: "x2", Coordinator: "coordinator-2"},
 		{At: 25 * time.Second, GID: "x3", Coordinator: "coordinator-2"},
 	}
 	s, err := newScene(d, sim.Schedule{
-		{At: 0, Kind: sim.CrashAt, Node: "coordinator", Point: PointPrepared + "orders"},
+		{At: 0, Kind: sim.CrashAt, Node: "coordinator", Point: twopc.PointPrepared + "orders"},
 		{At: clock.Time(20 * time.Second), Kind: sim.Restart, Node: "coordinator"},
 	})
 	if err != nil {

@@ -1,4 +1,4 @@
-package twopc
+package scenario
 
 // The source's scenarios (SYSTEMS.md C.1-C.7) and the C.8 extensions, run
 // in the simulator, with a function per table. Every scenario is a
@@ -16,6 +16,7 @@ import (
 	ct "github.com/fencesim/fencesim/checker/twopc"
 	"github.com/fencesim/fencesim/clock"
 	"github.com/fencesim/fencesim/model/db"
+	"github.com/fencesim/fencesim/model/twopc"
 	"github.com/fencesim/fencesim/network"
 	"github.com/fencesim/fencesim/sim"
 	"github.com/fencesim/fencesim/traces"
@@ -61,13 +62,13 @@ func (s State) stockText() string {
 }
 
 type scene struct {
-	w   *World
+	w   *twopc.World
 	mem *traces.Memory
 }
 
-func newScene(d Design, sched sim.Schedule) (*scene, error) {
+func newScene(d twopc.Design, sched sim.Schedule) (*scene, error) {
 	mem := &traces.Memory{}
-	w, err := Build(d, sim.Config{
+	w, err := twopc.Build(d, sim.Config{
 		Entropy: sim.NewPCG(1), Network: network.Policy{DelayMin: hop, DelayMax: hop},
 		Schedule: sched, Recorder: mem, Limits: sim.Limits{MaxEvents: 5_000_000},
 	})
@@ -92,10 +93,10 @@ func (s *scene) state() State {
 		}
 		st.Prepared[i] = len(n.Prepared())
 		if i == 0 {
-			st.Orders = len(n.Rows(TOrders))
+			st.Orders = len(n.Rows(twopc.TOrders))
 			continue
 		}
-		for _, r := range n.Rows(TStock) {
+		for _, r := range n.Rows(twopc.TStock) {
 			if r["sku"] == "sku-1" {
 				st.Stock = append(st.Stock, r["n"].(int64))
 			}
@@ -216,7 +217,7 @@ const (
 
 // CrashAt runs one global transaction gid, kills the coordinator at crash
 // point, and (with opts.Restart) restarts it with its log (or without it).
-func CrashAt(d Design, point, gid string, opts CrashOpts) (CrashRow, error) {
+func CrashAt(d twopc.Design, point, gid string, opts CrashOpts) (CrashRow, error) {
 	d.GIDs, d.Txns, d.Schedule = []string{gid}, 1, nil
 	sched := sim.Schedule{{At: 0, Kind: sim.CrashAt, Node: "coordinator", Point: point}}
 	at, settle := restartAt, settleAt
@@ -257,9 +258,9 @@ func CrashAt(d Design, point, gid string, opts CrashOpts) (CrashRow, error) {
 }
 
 // Positions runs C.1's five positions.
-func positions(d Design, opts CrashOpts) ([]CrashRow, error) {
+func positions(d twopc.Design, opts CrashOpts) ([]CrashRow, error) {
 	var rows []CrashRow
-	for i, p := range Positions {
+	for i, p := range twopc.Positions {
 		r, err := CrashAt(d, p, fmt.Sprintf("x%d", i), opts)
 		if err != nil {
 			return nil, fmt.Errorf("position %d: %w", i, err)
@@ -272,13 +273,15 @@ func positions(d Design, opts CrashOpts) ([]CrashRow, error) {
 
 // C1 is the crash-position table: the databases right after the coordinator
 // was killed at each position.
-func C1() ([]CrashRow, error) { return positions(Default(), CrashOpts{}) }
+func C1() ([]CrashRow, error) { return positions(twopc.Default(), CrashOpts{}) }
 
 // C4 restarts the coordinator with its log after each crash.
-func C4() ([]CrashRow, error) { return positions(Default(), CrashOpts{Restart: true}) }
+func C4() ([]CrashRow, error) { return positions(twopc.Default(), CrashOpts{Restart: true}) }
 
 // C5 restarts it after its log was lost: recovery can only roll back.
-func C5() ([]CrashRow, error) { return positions(Default(), CrashOpts{Restart: true, LoseLog: true}) }
+func C5() ([]CrashRow, error) {
+	return positions(twopc.Default(), CrashOpts{Restart: true, LoseLog: true})
+}
 
 // C6Row is one write order of C.6.
 type C6Row struct {
@@ -292,12 +295,12 @@ func C6() ([]C6Row, error) {
 	var rows []C6Row
 	for _, c := range []struct {
 		order string
-		d     Design
+		d     twopc.Design
 	}{
-		{"log first, then COMMIT PREPARED (correct)", Default()},
-		{"first COMMIT PREPARED, then log (wrong)", Default().MustWith(CommitBeforeLog)},
+		{"log first, then COMMIT PREPARED (correct)", twopc.Default()},
+		{"first COMMIT PREPARED, then log (wrong)", twopc.Default().MustWith(twopc.CommitBeforeLog)},
 	} {
-		r, err := CrashAt(c.d, PointCommitted+"orders", "x4", CrashOpts{Restart: true})
+		r, err := CrashAt(c.d, twopc.PointCommitted+"orders", "x4", CrashOpts{Restart: true})
 		if err != nil {
 			return nil, err
 		}
@@ -321,32 +324,32 @@ type C2Result struct {
 // C2 leaves 'xw' prepared at the inventory (the coordinator dies after both
 // prepared) and runs the source's business session and VACUUMs against it.
 func C2() (C2Result, error) {
-	d := Default()
+	d := twopc.Default()
 	d.GIDs, d.ChurnRows = []string{"xw"}, 2000
-	s, err := newScene(d, sim.Schedule{{At: 0, Kind: sim.CrashAt, Node: "coordinator", Point: PointDecided}})
+	s, err := newScene(d, sim.Schedule{{At: 0, Kind: sim.CrashAt, Node: "coordinator", Point: twopc.PointDecided}})
 	if err != nil {
 		return C2Result{}, err
 	}
 	defer s.close()
 	ms := time.Millisecond
-	biz := &Script{DB: "inventory", Steps: []ScriptStep{
+	biz := &twopc.Script{DB: "inventory", Steps: []twopc.ScriptStep{
 		{At: 110 * ms, Stmts: []db.Stmt{db.PreparedXacts()}},
-		{At: 200 * ms, Stmts: []db.Stmt{Decrement("sku-1")}},
-		{At: 3500 * ms, Stmts: []db.Stmt{Decrement("sku-2")}},
+		{At: 200 * ms, Stmts: []db.Stmt{twopc.Decrement("sku-1")}},
+		{At: 3500 * ms, Stmts: []db.Stmt{twopc.Decrement("sku-2")}},
 		{At: 4110 * ms, Stmts: []db.Stmt{db.PreparedXacts()}},
-		{At: 5000 * ms, Stmts: []db.Stmt{Churn()}},
-		{At: 5100 * ms, Stmts: []db.Stmt{Churn()}},
-		{At: 5200 * ms, Stmts: []db.Stmt{Churn()}},
-		{At: 6000 * ms, Stmts: []db.Stmt{db.Vacuum(TChurn)}},
+		{At: 5000 * ms, Stmts: []db.Stmt{twopc.Churn()}},
+		{At: 5100 * ms, Stmts: []db.Stmt{twopc.Churn()}},
+		{At: 5200 * ms, Stmts: []db.Stmt{twopc.Churn()}},
+		{At: 6000 * ms, Stmts: []db.Stmt{db.Vacuum(twopc.TChurn)}},
 		{At: 7000 * ms, Stmts: []db.Stmt{db.RollbackPrepared("xw")}},
-		{At: 8000 * ms, Stmts: []db.Stmt{db.Vacuum(TChurn)}},
+		{At: 8000 * ms, Stmts: []db.Stmt{db.Vacuum(twopc.TChurn)}},
 	}}
 	s.w.Add("business", biz.Factory())
 	if err := s.until(10 * time.Second); err != nil {
 		return C2Result{}, err
 	}
 	var r C2Result
-	ans := func(i int) (ScriptAnswer, error) {
+	ans := func(i int) (twopc.ScriptAnswer, error) {
 		a, ok := biz.Answer(i)
 		if !ok {
 			return a, fmt.Errorf("C.2: the business session got no answer to step %d", i)
@@ -414,21 +417,21 @@ func C3() ([]C3Row, error) {
 		{"A: abort on timeout", "xv"},
 		{"B: ask the decision log", "xv2"},
 	} {
-		d := Default()
+		d := twopc.Default()
 		d.GIDs = []string{c.gid}
-		s, err := newScene(d, sim.Schedule{{At: 0, Kind: sim.CrashAt, Node: "coordinator", Point: PointCommitted + "orders"}})
+		s, err := newScene(d, sim.Schedule{{At: 0, Kind: sim.CrashAt, Node: "coordinator", Point: twopc.PointCommitted + "orders"}})
 		if err != nil {
 			return nil, err
 		}
 		defer s.close()
 		gid, w := c.gid, s.w
-		step := ScriptStep{At: time.Second, Stmts: []db.Stmt{db.RollbackPrepared(gid)}}
+		step := twopc.ScriptStep{At: time.Second, Stmts: []db.Stmt{db.RollbackPrepared(gid)}}
 		if strings.HasPrefix(c.approach, "B") {
-			step = ScriptStep{At: time.Second, Fn: func() []db.Stmt {
-				return []db.Stmt{Finish(gid, w.Decision(gid))}
+			step = twopc.ScriptStep{At: time.Second, Fn: func() []db.Stmt {
+				return []db.Stmt{twopc.Finish(gid, w.Decision(gid))}
 			}}
 		}
-		dba := &Script{DB: "inventory", Steps: []ScriptStep{step}}
+		dba := &twopc.Script{DB: "inventory", Steps: []twopc.ScriptStep{step}}
 		s.w.Add("dba", dba.Factory())
 		if err := s.until(900 * time.Millisecond); err != nil {
 			return nil, err
@@ -462,10 +465,10 @@ type C7Result struct {
 // C7 kills the inventory when the prepare request for 'xp' reaches it
 // (orders already voted YES) and restarts it 5 s later.
 func C7() (C7Result, error) {
-	d := Default()
+	d := twopc.Default()
 	d.GIDs = []string{"xp"}
 	s, err := newScene(d, sim.Schedule{
-		{At: clock.Time(50 * time.Millisecond), Kind: sim.CrashAt, Node: "inventory", Point: PointStep},
+		{At: clock.Time(50 * time.Millisecond), Kind: sim.CrashAt, Node: "inventory", Point: twopc.PointStep},
 		{At: clock.Time(5 * time.Second), Kind: sim.Restart, Node: "inventory"},
 	})
 	if err != nil {

@@ -1,4 +1,4 @@
-package twopc
+package scenario
 
 import (
 	"testing"

@@ -1,4 +1,4 @@
-package twopc
+package harness
 
 import (
 	"flag"
@@ -11,6 +11,7 @@ import (
 	"pgregory.net/rapid"
 
 	"github.com/fencesim/fencesim/internal/hunt"
+	"github.com/fencesim/fencesim/model/twopc"
 	"github.com/fencesim/fencesim/sim"
 )
 
@@ -19,7 +20,7 @@ import (
 // connections), run it under the harness, fail when one of the watched
 // properties fails (any when watch is empty). The last failing outcome
 // (after shrinking: the shrunk one) is left in *last.
-func property(d Design, h Harness, watch []string, last **Outcome) func(*rapid.T) {
+func property(d twopc.Design, h Harness, watch []string, last **Outcome) func(*rapid.T) {
 	return func(t *rapid.T) {
 		sched := h.Draw(d, sim.NewRapid(t))
 		o := h.Run(d, sched, sim.NewPCG(1))
@@ -69,17 +70,17 @@ func TestDesignKnobs(t *testing.T) {
 	t.Run("default", func(t *testing.T) {
 		var last *Outcome
 		start := time.Now()
-		res := hunt.Run("default", knobBudget, 1, property(Default(), h, nil, &last))
+		res := hunt.Run("default", knobBudget, 1, property(twopc.Default(), h, nil, &last))
 		if res.Found {
 			t.Fatalf("the default design failed after %d runs:\n%s", res.Runs, res.Output)
 		}
 		t.Logf("default: %d runs passed in %v", res.Runs, time.Since(start).Round(time.Millisecond))
 	})
-	for _, k := range Knobs {
+	for _, k := range twopc.Knobs {
 		k := k
 		t.Run(string(k.Knob), func(t *testing.T) {
 			require.True(t, k.Harmful, "system C has no harmless knob")
-			d := Default().MustWith(k.Knob)
+			d := twopc.Default().MustWith(k.Knob)
 			var last *Outcome
 			start := time.Now()
 			res := hunt.Run(string(k.Knob), knobBudget, 1, property(d, h, k.CaughtBy, &last))
@@ -121,7 +122,7 @@ func limitShrinking(t *testing.T, d time.Duration) func() {
 func TestPropertyLarger(t *testing.T) {
 	h := DefaultHarness()
 	rapid.Check(t, func(t *rapid.T) {
-		d := Default()
+		d := twopc.Default()
 		d.Participants = rapid.IntRange(2, 4).Draw(t, "participants")
 		d.Txns = rapid.IntRange(1, 3).Draw(t, "txns")
 		d.TxnEvery = time.Duration(rapid.IntRange(1, 2000).Draw(t, "txn-every-ms")) * time.Millisecond

@@ -1,4 +1,4 @@
-package twopc
+package scenario
 
 import (
 	"flag"
@@ -24,7 +24,7 @@ func golden(t *testing.T, name, got string) {
 		return
 	}
 	want, err := os.ReadFile(path)
-	require.NoError(t, err, "golden file missing: run go test ./model/twopc/ -run %s -rewrite", t.Name())
+	require.NoError(t, err, "golden file missing: run go test ./model/twopc/scenario/ -run %s -rewrite", t.Name())
 	assert.Equal(t, string(want), got, "%s differs from %s; if the change is intended, rerun with -rewrite", name, path)
 }
 

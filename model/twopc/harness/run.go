@@ -1,4 +1,4 @@
-package twopc
+package harness
 
 import (
 	"fmt"
@@ -8,6 +8,7 @@ import (
 	"github.com/fencesim/fencesim/checker"
 	ct "github.com/fencesim/fencesim/checker/twopc"
 	"github.com/fencesim/fencesim/clock"
+	"github.com/fencesim/fencesim/model/twopc"
 	"github.com/fencesim/fencesim/network"
 	"github.com/fencesim/fencesim/sim"
 	"github.com/fencesim/fencesim/traces"
@@ -41,7 +42,7 @@ func DefaultHarness() Harness {
 
 // Outcome is one checked run.
 type Outcome struct {
-	World    *World       // closed when Run returns: its databases can be read, nothing runs
+	World    *twopc.World // closed when Run returns: its databases can be read, nothing runs
 	Schedule sim.Schedule // the faults (without the workload's commands and the heal-all)
 	Events   []traces.Event
 	Report   ct.Report
@@ -90,10 +91,10 @@ func (r *recorder) Record(e *traces.Event) {
 
 // Run runs a design under a fault schedule with the given entropy and
 // checks it.
-func (h Harness) Run(d Design, faults sim.Schedule, ent sim.Entropy) *Outcome {
+func (h Harness) Run(d twopc.Design, faults sim.Schedule, ent sim.Entropy) *Outcome {
 	rec := &recorder{restart: h.Restart}
 	sched := append(append(sim.Schedule(nil), faults...), sim.Action{At: clock.Time(h.HealAt), Kind: sim.HealAll})
-	w, err := Build(d, sim.Config{
+	w, err := twopc.Build(d, sim.Config{
 		Entropy: ent, Network: h.Network, Schedule: sched, Recorder: rec,
 		Limits: sim.Limits{MaxTime: clock.Time(h.HealAt + h.Settle), MaxEvents: 2_000_000},
 	})
@@ -120,15 +121,15 @@ func (h Harness) Run(d Design, faults sim.Schedule, ent sim.Entropy) *Outcome {
 }
 
 // Draw draws a fault schedule for a design from r (a PCG stream or rapid).
-func (h Harness) Draw(d Design, r sim.Rand) sim.Schedule {
-	s, _ := sim.Generate(r, Spec(d, h.Horizon, h.MaxDown))
+func (h Harness) Draw(d twopc.Design, r sim.Rand) sim.Schedule {
+	s, _ := sim.Generate(r, twopc.Spec(d, h.Horizon, h.MaxDown))
 	return s
 }
 
 // RunSeed runs one simulated run of a design for a seed: faults drawn from
 // the seed, the default harness, every property checked. It is the unit of
 // the command line's explore.
-func RunSeed(d Design, seed uint64) *Outcome {
+func RunSeed(d twopc.Design, seed uint64) *Outcome {
 	h := DefaultHarness()
 	ent := sim.NewPCG(seed)
 	return h.Run(d, h.Draw(d, ent.Stream("faults")), ent)
@@ -177,22 +178,22 @@ func reached(evs []traces.Event, s Site) int {
 // each point in turn until a pass is no longer reached; with pairs, also
 // every ordered pair of those sites in one run. Crashed nodes restart after
 // the harness's Restart delay (1 s if unset).
-func (h Harness) Enumerate(d Design, pairs bool, maxFailures int) Coverage {
+func (h Harness) Enumerate(d twopc.Design, pairs bool, maxFailures int) Coverage {
 	if h.Restart <= 0 {
 		h.Restart = time.Second
 	}
 	var cov Coverage
-	n := NamesOf(d)
+	n := twopc.NamesOf(d)
 	type nodePoints struct {
 		node   string
 		points []string
 	}
 	var all []nodePoints
 	for _, c := range n.Started {
-		all = append(all, nodePoints{c, CoordinatorPoints(d)})
+		all = append(all, nodePoints{c, twopc.CoordinatorPoints(d)})
 	}
 	for _, p := range n.Participants {
-		all = append(all, nodePoints{p, ParticipantPoints()})
+		all = append(all, nodePoints{p, twopc.ParticipantPoints()})
 	}
 	keep := func(o *Outcome) {
 		if !o.OK() && len(cov.Failures) < maxFailures {
