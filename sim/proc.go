@@ -93,7 +93,6 @@ var _ Node = (*host)(nil)
 
 // pconn is a connection a process dialed: its unread messages and its waiter.
 type pconn struct {
-	to      network.Addr
 	inbox   []network.Message
 	waiters []*Proc // in the order they began to wait
 	broken  bool
@@ -143,7 +142,6 @@ type Proc struct {
 	reqConn network.ConnID
 
 	// the current wait
-	gen        uint64
 	waiting    bool
 	timer      TimerID
 	timed      bool
@@ -430,7 +428,7 @@ func (p *Proc) Conn() network.ConnID { return p.reqConn }
 func (p *Proc) Dial(to network.Addr) network.ConnID {
 	p.Point("dial " + string(to))
 	c := p.h.env.Dial(to)
-	p.h.conns[c] = &pconn{to: to}
+	p.h.conns[c] = &pconn{}
 	return c
 }
 
@@ -534,7 +532,6 @@ func (p *Proc) Sleep(d time.Duration, label string) {
 // another process, the handoff is finished before this one goes on.
 func (p *Proc) Yield(label string) {
 	p.Point(label)
-	p.gen++
 	p.h.ready = append(p.h.ready, p)
 	if !p.co.yield(struct{}{}) || p.h.dead {
 		panic(unwind{})
@@ -579,7 +576,6 @@ func (p *Proc) Point(label string) {
 // wait blocks the process until something wakes it, or the timeout (0: none)
 // passes.
 func (p *Proc) wait(timeout time.Duration, label string) {
-	p.gen++
 	p.waiting = true
 	p.cancel = p.wantCancel
 	p.wantCancel = false
