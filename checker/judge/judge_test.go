@@ -411,3 +411,33 @@ func TestSearchLimitEndsWithUnknown(t *testing.T) {
 	assert.NotContains(t, v.Message, "not linearizable", "a search that gave up claims no violation")
 	assert.Nil(t, info, "no visualisation of a linearization that was not decided")
 }
+
+// TestLivenessOfQuietRuns: a run that ends soon after healing (it was
+// quiet) is judged from its decision times: checked and passing when every
+// submission was decided, "not checked" (and not a violation) only when one
+// was still undecided, and still a violation when a decision came after the
+// bound.
+func TestLivenessOfQuietRuns(t *testing.T) {
+	quiet := happy()
+	quiet.add("", "fault", map[string]any{"kind": "heal-all"})
+	quiet.at(quiet.t+40*s).add("db", "state", hist.State{What: "idle"})
+	v := verdictOf(t, quiet.run(t), PA8)
+	assert.True(t, v.OK, "%s", v)
+	assert.NotContains(t, v.Message, "not checked")
+
+	open := &h{}
+	open.commit(ins("submissions", sub(101, "pending", "", 0, "")))
+	open.add("", "fault", map[string]any{"kind": "heal-all"})
+	open.at(open.t+40*s).add("db", "state", hist.State{What: "idle"})
+	v = verdictOf(t, open.run(t), PA8)
+	assert.True(t, v.OK, "an undecided submission before the bound is not a violation: %s", v)
+	assert.Contains(t, v.Message, "not checked")
+	assert.Contains(t, v.Message, "submission 101 undecided")
+
+	late := &h{}
+	late.commit(ins("submissions", sub(101, "pending", "", 0, "")))
+	late.add("", "fault", map[string]any{"kind": "heal-all"})
+	late.at(late.t+2000*s).commit(upd("submissions", sub(101, "pending", "", 0, ""), sub(101, "AC", "", 0, "")))
+	v = verdictOf(t, late.run(t), PA8)
+	assert.False(t, v.OK, "a decision after the bound is a violation")
+}

@@ -362,16 +362,23 @@ func BoundOf(p Params, submissions int) time.Duration {
 }
 
 // LivenessAfterHealing (PA8): once faults stop (the heal-all fault), every
-// submission reaches a terminal state within Bound.
+// submission reaches a terminal state within Bound. It is judged from the
+// decision times: a run that ended early because it was quiet (every
+// submission decided) is checked like one that went past the bound; only a
+// run that ended before the bound with a submission undecided is not.
 func LivenessAfterHealing(r *Run) checker.Verdict {
 	if r.HealAt == 0 {
 		return checker.Pass(PA8)
 	}
 	deadline := r.HealAt + int64(r.Bound())
 	if r.End < deadline {
-		v := checker.Pass(PA8)
-		v.Message = fmt.Sprintf("not checked: the run ended %v after healing, before the bound %v", time.Duration(r.End-r.HealAt), r.Bound())
-		return v
+		for _, id := range r.SubIDs() {
+			if r.DecidedAt(id) == 0 {
+				v := checker.Pass(PA8)
+				v.Message = fmt.Sprintf("not checked: the run ended %v after healing, before the bound %v, with submission %d undecided", time.Duration(r.End-r.HealAt), r.Bound(), id)
+				return v
+			}
+		}
 	}
 	legacyHeld := 0
 	for _, id := range r.SubIDs() {

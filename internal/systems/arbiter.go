@@ -73,17 +73,14 @@ func (a Arbiter) Run(dd Design, seed uint64, f Faults, o Options) *Result {
 	if err != nil {
 		panic(err) // the command line parses intensities first
 	}
-	wl := judge.DefaultWorkload()
-	ent := sim.NewPCG(seed)
-	arr := wl.Plan(ent.Stream("workload"))
-	s, prof := harness.Schedule(ent.Stream("faults"), d, arr, hf)
-	profile := prof.String()
+	opts, prof := harness.SeedOptions(d, judge.DefaultWorkload(), hf, seed)
+	s, profile := opts.Schedule, prof.String()
 	if o.Given {
 		s, profile = o.Schedule, "given"
+		opts.Schedule = s
 	}
-	opts := judge.Options{Design: d, Workload: wl, Schedule: s, Seed: seed, Entropy: ent, Until: harness.Until(d, len(arr), hf)}
-	if !o.Full {
-		opts.Filter = harness.CheckerFilter
+	if o.Full {
+		opts.Filter = nil
 	}
 	mem := &traces.Memory{}
 	opts.Recorder = mem

@@ -75,6 +75,10 @@ type Arbiter struct {
 	cache  map[int64]string // memory-facts: leases this process granted
 }
 
+// Stalled reports whether the arbiter's dispatch loop is stalled (the
+// stall command, A-S8): the run is not quiet while it is.
+func (a *Arbiter) Stalled() bool { return a.stalled }
+
 // NewArbiter returns the arbiter's factory.
 func NewArbiter(cfg ArbiterConfig) sim.Factory {
 	return func(name string, disk *sim.Disk) sim.Node {

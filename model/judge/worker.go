@@ -78,6 +78,11 @@ type Worker struct {
 	claimSQL, resultSQL *db.Conn
 }
 
+// Holding reports whether the worker holds a result it has not had
+// answered (being uploaded, or kept in memory): the run is not quiet while
+// one does.
+func (w *Worker) Holding() bool { return len(w.results) > 0 || len(w.memory) > 0 }
+
 // NewWorker returns the worker's factory.
 func NewWorker(cfg WorkerConfig) sim.Factory {
 	return func(name string, disk *sim.Disk) sim.Node {

@@ -190,3 +190,40 @@ func (w *World) WorkloadJSON() json.RawMessage {
 	}
 	return b
 }
+
+// Quiet reports whether the world has nothing left to do: every node is up
+// and running (a standby that never started excepted), every submission
+// has arrived and is terminal, no worker holds a result on disk or in
+// memory, no arbiter is stalled, and no message is in flight. A run that
+// is quiet after its last fault only ticks its timers from then on.
+func (w *World) Quiet() bool { return len(w.Net().InFlight()) == 0 && w.Idle() }
+
+// Idle is Quiet but for messages in flight: what the nodes and the
+// database hold says nothing is left to do.
+func (w *World) Idle() bool {
+	standby := map[string]bool{}
+	for _, n := range w.Names.Standby {
+		standby[n] = true
+	}
+	for _, n := range w.Names.All() {
+		if (!w.Up(n) && !standby[n]) || w.Paused(n) {
+			return false
+		}
+	}
+	for _, n := range w.Names.AllArbiters() {
+		if a, ok := sim.State(w.Node(n)).(*Arbiter); ok && a.Stalled() {
+			return false
+		}
+	}
+	for _, n := range w.Names.Workers() {
+		wk, ok := sim.State(w.Node(n)).(*Worker)
+		if !ok || wk.Holding() || len(w.Disk(n).Keys("result/")) > 0 {
+			return false
+		}
+	}
+	dbn, ok := w.Node(w.Names.DB).(*db.Node)
+	if !ok || dbn.CountCommitted(TSubmissions) < len(w.Arrivals) {
+		return false
+	}
+	return dbn.AllCommitted(TSubmissions, "status", func(v db.Value) bool { s, _ := v.(string); return Terminal(s) })
+}

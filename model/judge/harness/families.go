@@ -55,7 +55,7 @@ var Families = []Family{
 			arr := wl.Plan(r)
 			wl.Arrivals = arr
 			s, _ := Schedule(r, d, arr, Moderate())
-			return judge.Options{Design: d, Workload: wl, Schedule: s, Until: Until(d, len(arr), Moderate())}
+			return judge.Options{Design: d, Workload: wl, Schedule: s, Until: Until(d, len(arr), Moderate()), Settle: judge.SettleOf(d)}
 		},
 		Bounds: func(judge.Design) jc.Bounds { return jc.Bounds{} },
 	},

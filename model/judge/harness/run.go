@@ -129,14 +129,24 @@ func CheckerFilter(kind string) bool {
 // RunSeed runs one seeded run: the schedule from the seed's "faults"
 // stream, everything else from the seed's other streams.
 func RunSeed(d judge.Design, wl judge.Workload, f Faults, seed uint64) (*Outcome, error) {
-	ent := sim.NewPCG(seed)
-	arr := wl.Plan(ent.Stream("workload"))
-	s, prof := Schedule(ent.Stream("faults"), d, arr, f)
-	o, err := Play(judge.Options{Design: d, Workload: wl, Schedule: s, Seed: seed, Entropy: ent, Until: Until(d, len(arr), f), Filter: CheckerFilter})
+	opts, prof := SeedOptions(d, wl, f, seed)
+	o, err := Play(opts)
 	if o != nil {
 		o.Profile = prof
 	}
 	return o, err
+}
+
+// SeedOptions are the options of a seeded run (what RunSeed and fencesim
+// explore play): the schedule from the seed's "faults" stream, everything
+// else from its other streams, the checker's kinds recorded, and an early
+// end once the world is quiet after healing (judge.SettleOf).
+func SeedOptions(d judge.Design, wl judge.Workload, f Faults, seed uint64) (judge.Options, sim.Profile) {
+	ent := sim.NewPCG(seed)
+	arr := wl.Plan(ent.Stream("workload"))
+	s, prof := Schedule(ent.Stream("faults"), d, arr, f)
+	return judge.Options{Design: d, Workload: wl, Schedule: s, Seed: seed, Entropy: ent, Until: Until(d, len(arr), f),
+		Settle: judge.SettleOf(d), Filter: CheckerFilter}, prof
 }
 
 // Replay re-runs a trace's header: the same design, workload, schedule,
@@ -154,11 +164,11 @@ func Replay(h HeaderInputs) (*Outcome, error) {
 	if err != nil {
 		return nil, err
 	}
-	var lim sim.Limits
+	var lim judge.Limits
 	if err := json.Unmarshal(h.Limits, &lim); err != nil {
 		return nil, fmt.Errorf("the trace header's limits: %w", err)
 	}
-	o := judge.Options{Design: d, Workload: wl, Schedule: s, Seed: h.Seed, Until: time.Duration(lim.MaxTime), MaxEvents: lim.MaxEvents}
+	o := judge.Options{Design: d, Workload: wl, Schedule: s, Seed: h.Seed, Until: time.Duration(lim.MaxTime), MaxEvents: lim.MaxEvents, Settle: lim.Settle}
 	if h.Entropy == "tape" {
 		o.Entropy = sim.NewTape(h.Tape)
 	}
@@ -183,7 +193,7 @@ func Property(d judge.Design, wl judge.Workload, f Faults, failed func(*Outcome)
 		wl.Arrivals = arr
 		s, prof := Schedule(sim.NewRapid(t), d, arr, f)
 		ent := sim.NewRapid(t)
-		o, err := Play(judge.Options{Design: d, Workload: wl, Schedule: s, Entropy: ent, Until: Until(d, len(arr), f), Filter: CheckerFilter})
+		o, err := Play(judge.Options{Design: d, Workload: wl, Schedule: s, Entropy: ent, Until: Until(d, len(arr), f), Settle: judge.SettleOf(d), Filter: CheckerFilter})
 		if err != nil {
 			t.Fatalf("run: %v (profile %s, schedule:\n%s)", err, prof, s)
 		}
