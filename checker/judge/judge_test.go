@@ -437,7 +437,7 @@ func TestLivenessOfQuietRuns(t *testing.T) {
 	late := &h{}
 	late.commit(ins("submissions", sub(101, "pending", "", 0, "")))
 	late.add("", "fault", map[string]any{"kind": "heal-all"})
-	late.at(late.t+2000*s).commit(upd("submissions", sub(101, "pending", "", 0, ""), sub(101, "AC", "", 0, "")))
+	late.at(late.t + 2000*s).commit(upd("submissions", sub(101, "pending", "", 0, ""), sub(101, "AC", "", 0, "")))
 	v = verdictOf(t, late.run(t), PA8)
 	assert.False(t, v.OK, "a decision after the bound is a violation")
 }

@@ -37,8 +37,8 @@ type Options struct {
 	// and stops, instead of ticking idle timers until Until. The world is
 	// checked once a simulated second.
 	Settle   time.Duration
-	Recorder  sim.Recorder
-	Filter    func(kind string) bool // nil: record every kind
+	Recorder sim.Recorder
+	Filter   func(kind string) bool // nil: record every kind
 }
 
 // Header returns the trace header of a run (the tape of a rapid run is
