@@ -201,24 +201,35 @@ func (w *World) Quiet() bool { return len(w.Net().InFlight()) == 0 && w.Idle() }
 // Idle is Quiet but for messages in flight: what the nodes and the
 // database hold says nothing is left to do.
 func (w *World) Idle() bool {
-	standby := map[string]bool{}
+	up := func(n string) bool { return w.Up(n) && !w.Paused(n) }
+	if !up(w.Names.DB) || !up(w.Names.Monitor) || !up(w.Names.Web) {
+		return false
+	}
+	for _, names := range [...][]string{w.Names.Arbiters, w.Names.Home, w.Names.Prod} {
+		for _, n := range names {
+			if !up(n) {
+				return false
+			}
+		}
+	}
 	for _, n := range w.Names.Standby {
-		standby[n] = true
-	}
-	for _, n := range w.Names.All() {
-		if (!w.Up(n) && !standby[n]) || w.Paused(n) {
+		if w.Paused(n) {
 			return false
 		}
 	}
-	for _, n := range w.Names.AllArbiters() {
-		if a, ok := sim.State(w.Node(n)).(*Arbiter); ok && a.Stalled() {
-			return false
+	for _, names := range [...][]string{w.Names.Arbiters, w.Names.Standby} {
+		for _, n := range names {
+			if a, ok := sim.State(w.Node(n)).(*Arbiter); ok && a.Stalled() {
+				return false
+			}
 		}
 	}
-	for _, n := range w.Names.Workers() {
-		wk, ok := sim.State(w.Node(n)).(*Worker)
-		if !ok || wk.Holding() || len(w.Disk(n).Keys("result/")) > 0 {
-			return false
+	for _, names := range [...][]string{w.Names.Home, w.Names.Prod} {
+		for _, n := range names {
+			wk, ok := sim.State(w.Node(n)).(*Worker)
+			if !ok || wk.Holding() || len(w.Disk(n).Keys("result/")) > 0 {
+				return false
+			}
 		}
 	}
 	dbn, ok := w.Node(w.Names.DB).(*db.Node)
