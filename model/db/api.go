@@ -47,6 +47,12 @@ type Table struct {
 	Columns    []Column
 	PrimaryKey []string
 	Unique     [][]string // unique indexes; each may span several columns
+	// Indexes are non-unique indexes (CREATE INDEX), each on one or more
+	// columns. They change no result, only the cost: a statement whose
+	// WHERE has "col = constant" for every column of one (and fixes no
+	// unique index) visits only the rows listed under that key, in the
+	// order a full scan would visit them.
+	Indexes [][]string
 }
 
 // Schema is the set of tables a database starts with.

@@ -157,7 +157,11 @@ func (t *table) findCommitted(k []Value) *chain {
 	for _, v := range k {
 		buf = appendKey(buf, v)
 	}
-	for _, c := range t.idx[0][string(buf)] {
+	l := t.idx[0][string(buf)]
+	if l == nil {
+		return nil
+	}
+	for _, c := range l.chains {
 		if v := c.committedVersion(); v != nil {
 			if kk, _ := keyOf(v.data, t.pk); kk == string(buf) {
 				return c

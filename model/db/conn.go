@@ -90,7 +90,9 @@ func Code(err error) string {
 // Exec runs one statement in autocommit (or in the session's open
 // transaction, as PostgreSQL would).
 func (c *Conn) Exec(p *sim.Proc, s Stmt) (Result, error) {
-	rs, err := c.roundTrip(p, []Stmt{s}, false)
+	send := append(c.buffer(1), s)
+	rs, err := c.roundTrip(p, send, false)
+	c.recycle(send, err)
 	return last(rs), err
 }
 
@@ -224,7 +226,9 @@ func (tx *Tx) Rollback() error {
 	if !tx.begun {
 		return nil
 	}
-	_, err := tx.c.roundTrip(tx.p, []Stmt{Rollback()}, false)
+	send := append(tx.c.buffer(1), Rollback())
+	_, err := tx.c.roundTrip(tx.p, send, false)
+	tx.c.recycle(send, err)
 	return err
 }
 

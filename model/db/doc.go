@@ -11,6 +11,11 @@
 //   - tables with typed columns, primary keys, multi-column unique indexes
 //     (23505), NOT NULL (23502), defaults, serial columns, INSERT ... ON
 //     CONFLICT DO NOTHING (Result.Inserted), RETURNING;
+//   - non-unique indexes (Table.Indexes) that equality conditions use: like
+//     the unique ones, candidate lists that readers check against their
+//     snapshot, visited in heap order, so they change no result;
+//   - statement plans compiled once per statement shape and node
+//     (plan.go): constants are parameters;
 //   - sessions (one per connection) with transaction blocks (BEGIN, COMMIT,
 //     ROLLBACK; after an error, 25P02 until the block ends, and COMMIT then
 //     rolls back), autocommit statements, and one-round-trip atomic batches;

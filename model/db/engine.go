@@ -5,7 +5,9 @@ package db
 // VACUUM. Everything here is in memory; node.go makes commits durable.
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
 	"sort"
 
 	"github.com/fencesim/fencesim/clock"
@@ -139,10 +141,32 @@ type table struct {
 	pk        []int
 	uniq      [][]int  // unique indexes; uniq[0] is the primary key
 	uniqNames []string // index names for error messages (t_pkey, t_a_b_key)
-	chains    []*chain // heap order (creation order)
-	idx       []map[string][]*chain
-	seq       []int64 // per column: the serial sequence's last value
+	chains    []*chain // heap order (creation order, which is chain id order)
+	idx       []map[string]*ilist
+	sidx      []secondary // the non-unique indexes (Table.Indexes)
+	seq       []int64     // per column: the serial sequence's last value
 	nextChain uint64
+	kbuf      []byte   // scratch for index keys
+	sorted    []*chain // scratch for lookup
+	insert    *plan    // the plan of every INSERT into the table
+}
+
+// ilist is the chains an index key leads to. For a unique index, in the
+// order they were indexed (uniqueCheck waits for the first undecided
+// writer it meets); for a secondary index, in heap order.
+type ilist struct {
+	chains []*chain
+}
+
+// secondary is a non-unique index: its key's columns and, per key, the
+// chains in heap order that may hold a version with that key. Like the
+// unique indexes, it is a superset (readers check versions themselves): a
+// chain is listed under every key one of its versions has, and a scan drops
+// a chain from its key's list once no version with that key can be seen by
+// any later snapshot (see scanIndex).
+type secondary struct {
+	cols []int
+	m    map[string]*ilist
 }
 
 func newTable(def Table) *table {
@@ -182,8 +206,12 @@ func newTable(def Table) *table {
 		t.uniqNames = append(t.uniqNames, name+"_key")
 	}
 	for range t.uniq {
-		t.idx = append(t.idx, map[string][]*chain{})
+		t.idx = append(t.idx, map[string]*ilist{})
 	}
+	for _, ix := range def.Indexes {
+		t.sidx = append(t.sidx, secondary{cols: colsOf(ix), m: map[string]*ilist{}})
+	}
+	t.insert = &plan{t: t, lookup: -1, index: -1}
 	return t
 }
 
@@ -215,28 +243,60 @@ func (t *table) addVersion(c *chain, v *version) {
 // lists are supersets: readers check versions themselves.
 func (t *table) index(c *chain, data []Value) {
 	for i, cols := range t.uniq {
-		k, ok := keyOf(data, cols)
-		if !ok {
+		var ok bool
+		if t.kbuf, ok = appendKeyOf(t.kbuf[:0], data, cols); !ok {
 			continue
 		}
-		list := t.idx[i][k]
+		l := t.idx[i][string(t.kbuf)]
+		if l == nil {
+			t.idx[i][string(t.kbuf)] = &ilist{chains: []*chain{c}}
+			continue
+		}
 		found := false
-		for _, x := range list {
+		for _, x := range l.chains {
 			if x == c {
 				found = true
 				break
 			}
 		}
 		if !found {
-			t.idx[i][k] = append(list, c)
+			l.chains = append(l.chains, c)
 		}
+	}
+	for i := range t.sidx {
+		ix := &t.sidx[i]
+		var ok bool
+		if t.kbuf, ok = appendKeyOf(t.kbuf[:0], data, ix.cols); !ok {
+			continue // a NULL in the key: "col = constant" never matches it
+		}
+		l := ix.m[string(t.kbuf)]
+		if l == nil {
+			ix.m[string(t.kbuf)] = &ilist{chains: []*chain{c}}
+			continue
+		}
+		// Keep heap (chain id) order: most often c is the newest chain.
+		cs := l.chains
+		j := len(cs)
+		if j > 0 && cs[j-1].id >= c.id {
+			j = sort.Search(len(cs), func(k int) bool { return cs[k].id >= c.id })
+			if j < len(cs) && cs[j] == c {
+				continue
+			}
+		}
+		cs = append(cs, nil)
+		copy(cs[j+1:], cs[j:])
+		cs[j] = c
+		l.chains = cs
 	}
 }
 
 // reindex rebuilds the indexes after VACUUM removed versions or chains.
 func (t *table) reindex() {
 	for i := range t.idx {
-		t.idx[i] = map[string][]*chain{}
+		t.idx[i] = map[string]*ilist{}
+	}
+	for i := range t.sidx {
+		t.sidx[i].m = map[string]*ilist{}
 	}
 	for _, c := range t.chains {
 		for _, v := range c.vers {
@@ -245,21 +305,100 @@ func (t *table) reindex() {
 	}
 }
 
+// lookup returns the chains a unique index key leads to, in heap order.
+func (t *table) lookup(i int, key []byte) []*chain {
+	l := t.idx[i][string(key)]
+	if l == nil {
+		return nil
+	}
+	cs := l.chains
+	for j := 1; j < len(cs); j++ {
+		if cs[j-1].id > cs[j].id {
+			t.sorted = append(t.sorted[:0], cs...)
+			slices.SortFunc(t.sorted, func(a, b *chain) int { return cmp.Compare(a.id, b.id) })
+			return t.sorted
+		}
+	}
+	return cs
+}
+
+// scanIndex returns the chains, in heap order, that may hold a version
+// visible to a new snapshot with secondary index i's key (vals: the key's
+// values, in the index's column order). A version no new snapshot can see
+// again is dead: its creator aborted, or its deleter committed (every
+// snapshot taken from now on sees that commit); statuses only move on, so a
+// dead version stays dead. A chain whose versions with this key are all dead
+// leaves the list here; it comes back if a new version takes the key again.
+// A statement's snapshot is taken just before its scan, so the chains
+// dropped are exactly ones a full scan would find invisible or not
+// matching.
+func (t *table) scanIndex(i int, key []byte, vals []Value) []*chain {
+	ix := &t.sidx[i]
+	l := ix.m[string(key)]
+	if l == nil {
+		return nil
+	}
+	kept := l.chains[:0]
+	for _, c := range l.chains {
+		for _, v := range c.vers {
+			if !v.dead() && hasKey(v.data, ix.cols, vals) {
+				kept = append(kept, c)
+				break
+			}
+		}
+	}
+	clear(l.chains[len(kept):])
+	l.chains = kept
+	return kept
+}
+
+// dead reports whether no snapshot taken from now on can see v.
+func (v *version) dead() bool {
+	return v.xmin.status == aborted || (v.xmax != nil && v.xmax.status == committed)
+}
+
+// hasKey reports whether row's cols hold vals (non-NULL values of the
+// columns' types, so == is the key's equality).
+func hasKey(row []Value, cols []int, vals []Value) bool {
+	for j, c := range cols {
+		if row[c] != vals[j] {
+			return false
+		}
+	}
+	return true
+}
+
+// sameKey reports whether a and b have the same non-NULL values in cols
+// (keyOf(a, cols) == keyOf(b, cols), both ok).
+func sameKey(a, b []Value, cols []int) bool {
+	for _, c := range cols {
+		if a[c] == nil || a[c] != b[c] {
+			return false
+		}
+	}
+	return true
+}
+
 // uniqueCheck decides whether data may be written as a version of chain self
 // (nil for an insert) under unique index i: ok, a conflict with a live row,
 // or a wait for the transaction whose outcome decides (PostgreSQL's
 // _bt_check_unique with a dirty snapshot).
 func (t *table) uniqueCheck(i int, data []Value, self *chain, me *txn) (conflict bool, wait *txn) {
-	k, ok := keyOf(data, t.uniq[i])
-	if !ok {
+	cols := t.uniq[i]
+	var ok bool
+	if t.kbuf, ok = appendKeyOf(t.kbuf[:0], data, cols); !ok {
 		return false, nil
 	}
-	for _, c := range t.idx[i][k] {
+	l := t.idx[i][string(t.kbuf)]
+	if l == nil {
+		return false, nil
+	}
+	for _, c := range l.chains {
 		if c == self {
 			continue
 		}
 		for _, v := range c.vers {
-			if k2, ok := keyOf(v.data, t.uniq[i]); !ok || k2 != k {
+			if !sameKey(v.data, data, cols) {
 				continue
 			}
 			switch {

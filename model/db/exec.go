@@ -6,49 +6,43 @@ package db
 
 import (
 	"fmt"
+	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/fencesim/fencesim/clock"
 	"github.com/fencesim/fencesim/sim"
 )
 
-// plan is a data statement compiled against its table.
-type plan struct {
-	t         *table
-	where     []ccond
-	sets      []cset
-	order     []corder
-	lookup    int // a unique index whose key the WHERE fixes, or -1
-	lookupKey string
-}
-
-type cset struct {
-	col int
-	e   cexpr
-}
-
-type corder struct {
-	col  int
-	desc bool
-}
-
 // op is a data statement in progress; it survives waits.
+// A session's statements use its one op in turn (a session runs one
+// statement at a time), reusing its buffers.
 type op struct {
 	st       *Stmt
 	p        *plan
 	implicit bool // runs in its own (autocommit) transaction
 	snap     snap
-	cands    []*chain   // rows the snapshot saw matching, in processing order
-	seen     []*version // the version of each candidate to act on
-	i        int
-	ins      []Value // SInsert: the row to insert
-	res      Result
-	done     bool
-	err      *Error // set by a lock_timeout or deadlock check
+	x        evalCtx // the statement's parameters and now()
+	cands    []cand  // rows the snapshot saw matching, in processing order
+	// rest: with ORDER BY and LIMIT, the candidates not yet in cands, a
+	// binary heap in processing order: cands grows from it as the
+	// statement needs rows (see more), so a LIMIT 1 orders one row.
+	rest []cand
+	i    int
+	ins  []Value // SInsert: the row to insert
+	res  Result
+	done bool
+	err  *Error // set by a lock_timeout or deadlock check
 	// written: the version PostgreSQL has already put in the heap while
 	// the statement waits on a unique index (chain nil: a new row).
 	written *written
+}
+
+// cand is a candidate row: its chain and the version to act on.
+type cand struct {
+	c *chain
+	v *version
 }
 
 type written struct {
@@ -70,94 +64,22 @@ func (o *op) failWritten(me *txn, c *chain, data []Value) {
 	o.written = nil
 }
 
-func (n *Node) table(name string) (*table, *Error) {
-	t := n.byName[name]
-	if t == nil {
-		return nil, errf(CodeUndefinedTable, "relation %q does not exist", name)
-	}
-	return t, nil
-}
-
-func (n *Node) compile(st *Stmt) (*plan, *Error) {
-	t, err := n.table(st.Table)
-	if err != nil {
-		return nil, err
-	}
-	p := &plan{t: t, lookup: -1}
-	for _, c := range st.Where {
-		cc, err := compileCond(c, t)
-		if err != nil {
-			return nil, err
-		}
-		p.where = append(p.where, cc)
-	}
-	for _, a := range st.Assigns {
-		i, ok := t.cols[a.Col]
-		if !ok {
-			return nil, errf(CodeUndefinedColumn, "column %q of relation %q does not exist", a.Col, t.def.Name)
-		}
-		e, err := compileExpr(a.Expr, t)
-		if err != nil {
-			return nil, err
-		}
-		if e.typ != tNull && e.typ != t.def.Columns[i].Type {
-			return nil, mismatch(a.Col, t.def.Columns[i].Type, e)
-		}
-		p.sets = append(p.sets, cset{col: i, e: e})
-	}
-	for _, o := range st.OrderBy {
-		i, ok := t.cols[o.Col]
-		if !ok {
-			return nil, errf(CodeUndefinedColumn, "column %q does not exist", o.Col)
-		}
-		p.order = append(p.order, corder{col: i, desc: o.Desc})
-	}
-	// An index lookup when the WHERE fixes every column of a unique index.
-	for i, cols := range t.uniq {
-		var buf []byte
-		ok := true
-		for _, col := range cols {
-			found := false
-			for _, c := range p.where {
-				if c.col == col && c.op == Eq && c.right.kind == EConst && c.right.val != nil {
-					buf = appendKey(buf, c.right.val)
-					found = true
-					break
-				}
-			}
-			if !found {
-				ok = false
-				break
-			}
-		}
-		if ok {
-			p.lookup, p.lookupKey = i, string(buf)
-			break
-		}
-	}
-	return p, nil
-}
-
-// scan returns the chains that may hold matching rows, in heap order.
-func (p *plan) scan() []*chain {
-	if p.lookup < 0 {
-		return p.t.chains
-	}
-	list := append([]*chain(nil), p.t.idx[p.lookup][p.lookupKey]...)
-	sort.Slice(list, func(i, j int) bool { return list[i].id < list[j].id })
-	return list
-}
-
 // buildRow makes a row to insert: values given, serial columns from their
 // sequence (nextval is not transactional), defaults, NOT NULL checks.
 func (t *table) buildRow(vals Row, now clock.Time, disk *sim.Disk) ([]Value, *Error) {
-	var unknown []string
-	for k := range vals {
-		if _, ok := t.cols[k]; !ok {
-			unknown = append(unknown, k)
+	given := 0
+	for _, col := range t.def.Columns {
+		if _, ok := vals[col.Name]; ok {
+			given++
 		}
 	}
-	if len(unknown) > 0 {
+	if given < len(vals) {
+		var unknown []string
+		for k := range vals {
+			if _, ok := t.cols[k]; !ok {
+				unknown = append(unknown, k)
+			}
+		}
 		sort.Strings(unknown)
 		return nil, errf(CodeUndefinedColumn, "column %q of relation %q does not exist", unknown[0], t.def.Name)
 	}
@@ -175,14 +97,27 @@ func (t *table) buildRow(vals Row, now clock.Time, disk *sim.Disk) ([]Value, *Er
 			}
 			v = col.Default
 		}
-		ce, err := compileExpr(Const(v), nil)
-		if err != nil {
-			return nil, err
+		var ce cexpr
+		if _, isExpr := v.(Expr); !isExpr {
+			// A plain value, the common case: no expression to compile.
+			nv, typ, ok := normalize(v)
+			if !ok {
+				return nil, errf(CodeDatatypeMismatch, "unsupported value %v of Go type %T", v, v)
+			}
+			ce = cexpr{kind: EConst, val: nv, typ: typ}
+			data[i] = nv
+		} else {
+			var err *Error
+			c := compiler{}
+			if ce, err = c.compileExpr(Const(v)); err != nil {
+				return nil, err
+			}
+			_, params, _ := exprShape(nil, Const(v), nil)
+			data[i] = ce.eval(nil, &evalCtx{params: params, now: now})
 		}
 		if ce.typ != tNull && ce.typ != col.Type {
 			return nil, mismatch(col.Name, col.Type, ce)
 		}
-		data[i] = ce.eval(nil, now)
 		if data[i] == nil && (col.NotNull || t.isPK(i)) {
 			return nil, errf(CodeNotNullViolation, "null value in column %q of relation %q violates not-null constraint", col.Name, t.def.Name)
 		}
@@ -400,56 +335,141 @@ func (n *Node) execVacuum(name string) (Result, bool) {
 	return Result{Tag: "VACUUM", Vacuum: st}, false
 }
 
-// newOp compiles a data statement, takes its snapshot and finds its
-// candidate rows.
+// newOp compiles a data statement (or finds its plan), takes its snapshot
+// and finds its candidate rows. The op is the session's, reused.
 func (n *Node) newOp(s *session, st *Stmt) (*op, *Error) {
-	p, err := n.compile(st)
+	o := &s.opBuf
+	*o = op{st: st, cands: o.cands[:0], rest: o.rest[:0], x: evalCtx{params: o.x.params[:0]}}
+	if st.Kind == SInsert && (len(st.Where) > 0 || len(st.Assigns) > 0 || len(st.OrderBy) > 0) {
+		// What compile finds wrong comes first.
+		if _, _, err := n.planFor(st, o.x.params); err != nil {
+			return nil, err
+		}
+		if len(st.Where) > 0 || len(st.Assigns) > 0 {
+			return nil, errf("42601", "INSERT takes Values, not Where or Assigns")
+		}
+	}
+	me := s.tx
+	now := me.start
+	o.x.now = now
+	if st.Kind == SInsert {
+		t, err := n.table(st.Table)
+		if err != nil {
+			return nil, err
+		}
+		o.p = t.insert
+		o.snap = n.takeSnapshot(me)
+		o.ins, err = t.buildRow(st.Values, now, n.disk)
+		return o, err
+	}
+	p, params, err := n.planFor(st, o.x.params)
+	o.x.params = params
 	if err != nil {
 		return nil, err
 	}
-	if st.Kind == SInsert && (len(st.Where) > 0 || len(st.Assigns) > 0) {
-		return nil, errf("42601", "INSERT takes Values, not Where or Assigns")
+	o.p = p
+	o.snap = n.takeSnapshot(me)
+	t := p.t
+	var rows []*chain
+	switch {
+	case p.lookup >= 0:
+		t.kbuf = p.key(t.kbuf[:0], params)
+		rows = t.lookup(p.lookup, t.kbuf)
+	case p.index >= 0:
+		t.kbuf = p.key(t.kbuf[:0], params)
+		vals := n.vals[:0]
+		for _, k := range p.keyParams {
+			vals = append(vals, params[k])
+		}
+		n.vals = vals
+		rows = t.scanIndex(p.index, t.kbuf, vals)
+	default:
+		rows = t.chains
 	}
-	me := s.tx
-	o := &op{st: st, p: p, snap: n.takeSnapshot(me)}
-	now := me.start
-	if st.Kind == SInsert {
-		o.ins, err = p.t.buildRow(st.Values, now, n.disk)
-		return o, err
-	}
-	for _, c := range p.scan() {
-		if v := o.snap.visible(c); v != nil && matchAll(p.where, v.data, now) {
-			o.cands = append(o.cands, c)
-			o.seen = append(o.seen, v)
+	for _, c := range rows {
+		if v := o.snap.visible(c); v != nil && matchAll(p.where, v.data, &o.x) {
+			o.cands = append(o.cands, cand{c, v})
 		}
 	}
-	if st.Kind == SSelect && len(p.order) > 0 {
-		idx := make([]int, len(o.cands))
-		for i := range idx {
-			idx[i] = i
+	if st.Kind == SSelect && len(p.order) > 0 && len(o.cands) > 1 {
+		// Rows that tie stay in heap order (the order they were found in,
+		// which is chain id order): a stable sort, or, with a LIMIT, a heap
+		// with the same total order that yields rows as they are needed.
+		if st.Limit > 0 {
+			o.cands, o.rest = o.rest, o.cands
+			o.heapify()
+		} else {
+			slices.SortStableFunc(o.cands, func(a, b cand) int { return p.compare(a.v.data, b.v.data) })
 		}
-		sort.SliceStable(idx, func(a, b int) bool { return p.less(o.seen[idx[a]].data, o.seen[idx[b]].data) })
-		cands, seen := make([]*chain, len(idx)), make([]*version, len(idx))
-		for i, j := range idx {
-			cands[i], seen[i] = o.cands[j], o.seen[j]
-		}
-		o.cands, o.seen = cands, seen
 	}
 	if st.Kind == SSelect && st.Lock == NoLock {
-		for i, v := range o.seen {
-			if st.Limit > 0 && i >= st.Limit {
-				break
-			}
-			o.res.Rows = append(o.res.Rows, p.t.toRow(v.data))
+		k := len(o.cands) + len(o.rest)
+		if st.Limit > 0 && st.Limit < k {
+			k = st.Limit
+		}
+		if k > 0 {
+			o.res.Rows = make([]Row, 0, k)
+		}
+		for i := 0; i < k && (i < len(o.cands) || o.more()); i++ {
+			o.res.Rows = append(o.res.Rows, t.toRow(o.cands[i].v.data))
 		}
 		o.finish()
 	}
 	return o, nil
 }
 
+// before is the processing order of ORDER BY: its keys, then heap order.
+func (o *op) before(a, b *cand) bool {
+	if d := o.p.compare(a.v.data, b.v.data); d != 0 {
+		return d < 0
+	}
+	return a.c.id < b.c.id
+}
+
+func (o *op) heapify() {
+	for i := len(o.rest)/2 - 1; i >= 0; i-- {
+		o.down(i)
+	}
+}
+
+func (o *op) down(i int) {
+	h := o.rest
+	for {
+		l := 2*i + 1
+		if l >= len(h) {
+			return
+		}
+		m := l
+		if r := l + 1; r < len(h) && o.before(&h[r], &h[l]) {
+			m = r
+		}
+		if !o.before(&h[m], &h[i]) {
+			return
+		}
+		h[i], h[m] = h[m], h[i]
+		i = m
+	}
+}
+
+// more moves the next candidate in processing order from rest to cands; it
+// reports false when there is none.
+func (o *op) more() bool {
+	h := o.rest
+	if len(h) == 0 {
+		return false
+	}
+	o.cands = append(o.cands, h[0])
+	last := len(h) - 1
+	h[0] = h[last]
+	h[last] = cand{}
+	o.rest = h[:last]
+	o.down(0)
+	return true
+}
+
 // less orders rows by ORDER BY; NULLs sort last ascending and first
 // descending, as in PostgreSQL.
-func (p *plan) less(a, b []Value) bool {
+func (p *plan) compare(a, b []Value) int {
 	for _, o := range p.order {
 		x, y := a[o.col], b[o.col]
 		var d int
@@ -467,10 +487,10 @@ func (p *plan) less(a, b []Value) bool {
 			d = -d
 		}
 		if d != 0 {
-			return d < 0
+			return d
 		}
 	}
-	return false
+	return 0
 }
 
 func (o *op) finish() {
@@ -478,14 +498,33 @@ func (o *op) finish() {
 	switch o.st.Kind {
 	case SSelect:
 		o.res.Affected = len(o.res.Rows)
-		o.res.Tag = fmt.Sprintf("SELECT %d", len(o.res.Rows))
+		o.res.Tag = tag(&selectTags, "SELECT ", len(o.res.Rows))
 	case SInsert:
-		o.res.Tag = fmt.Sprintf("INSERT 0 %d", o.res.Affected)
+		o.res.Tag = tag(&insertTags, "INSERT 0 ", o.res.Affected)
 	case SUpdate:
-		o.res.Tag = fmt.Sprintf("UPDATE %d", o.res.Affected)
+		o.res.Tag = tag(&updateTags, "UPDATE ", o.res.Affected)
 	case SDelete:
-		o.res.Tag = fmt.Sprintf("DELETE %d", o.res.Affected)
+		o.res.Tag = tag(&deleteTags, "DELETE ", o.res.Affected)
 	}
+}
+
+// The command tags of small counts, made once.
+var selectTags, insertTags, updateTags, deleteTags [16]string
+
+func init() {
+	for i := range 16 {
+		selectTags[i] = "SELECT " + strconv.Itoa(i)
+		insertTags[i] = "INSERT 0 " + strconv.Itoa(i)
+		updateTags[i] = "UPDATE " + strconv.Itoa(i)
+		deleteTags[i] = "DELETE " + strconv.Itoa(i)
+	}
+}
+
+func tag(small *[16]string, prefix string, n int) string {
+	if n >= 0 && n < len(small) {
+		return small[n]
+	}
+	return prefix + strconv.Itoa(n)
 }
 
 // advance runs a data statement as far as it can: to its end, to an error,
@@ -501,15 +540,14 @@ func (n *Node) advance(me *txn, o *op) (wait *txn, err *Error) {
 		return nil, nil
 	}
 	t := o.p.t
-	now := me.start
 	if o.st.Kind == SInsert {
 		return n.advanceInsert(me, o)
 	}
-	for ; o.i < len(o.cands); o.i++ {
+	for ; o.i < len(o.cands) || o.more(); o.i++ {
 		if o.st.Kind == SSelect && o.st.Limit > 0 && len(o.res.Rows) >= o.st.Limit {
 			break
 		}
-		c := o.cands[o.i]
+		c := o.cands[o.i].c
 		if l := c.locker; l != nil && l != me && l.active() {
 			if o.st.Kind == SSelect {
 				switch o.st.Lock {
@@ -528,18 +566,18 @@ func (n *Node) advance(me *txn, o *op) (wait *txn, err *Error) {
 		if latest.xmax != nil && (latest.xmax == me || latest.xmax.status == committed) {
 			continue // deleted (by a committed transaction, or by this one)
 		}
-		target := o.seen[o.i]
+		target := o.cands[o.i].v
 		if latest != target {
 			// Updated by a transaction that committed after our snapshot:
 			// lock the newest version and re-check the WHERE on it
 			// (EvalPlanQual). A row that no longer matches is skipped, but
 			// stays locked, as in PostgreSQL.
-			if !matchAll(o.p.where, latest.data, now) {
+			if !matchAll(o.p.where, latest.data, &o.x) {
 				lockRow(c, me)
 				continue
 			}
 			target = latest
-			o.seen[o.i] = latest
+			o.cands[o.i].v = latest
 		}
 		lockRow(c, me)
 		switch o.st.Kind {
@@ -554,7 +592,7 @@ func (n *Node) advance(me *txn, o *op) (wait *txn, err *Error) {
 		case SUpdate:
 			data := append([]Value(nil), target.data...)
 			for _, a := range o.p.sets {
-				data[a.col] = a.e.eval(target.data, now)
+				data[a.col] = a.e.eval(target.data, &o.x)
 			}
 			for i, col := range t.def.Columns {
 				if data[i] == nil && (col.NotNull || t.isPK(i)) {

@@ -47,6 +47,9 @@ type Node struct {
 	log      []CommitRecord
 	seeded   bool // the seed record was written by this incarnation
 	stmts    uint64
+	plans    map[string]*plan // by statement shape (plan.go)
+	keyBuf   []byte           // scratch: a statement's shape
+	vals     []Value          // scratch: an index key's values
 }
 
 var _ sim.Node = (*Node)(nil)
@@ -66,7 +69,9 @@ type session struct {
 	waiting     *txn // the transaction it waits for
 	waitSeq     uint64
 	timers      []sim.TimerID
-	stmtXid     uint64 // the transaction of the statement being run, for the trace
+	stmtXid     uint64    // the transaction of the statement being run, for the trace
+	opBuf       op        // the statement in progress (op points here), reused
+	execBuf     execution // the request in progress (cur points here), reused
 }
 
 type execution struct {
@@ -251,8 +256,13 @@ func (n *Node) run(s *session) {
 				return
 			}
 			req := s.queue[0]
-			s.queue = s.queue[1:]
-			s.cur = &execution{req: req}
+			// Shift rather than reslice, so that the queue's array is
+			// reused (it rarely holds more than one request).
+			copy(s.queue, s.queue[1:])
+			s.queue[len(s.queue)-1] = Request{}
+			s.queue = s.queue[:len(s.queue)-1]
+			s.execBuf = execution{req: req, results: make([]Result, 0, len(req.Stmts))}
+			s.cur = &s.execBuf
 			if req.Atomic {
 				if s.tx != nil || s.failed {
 					s.cur.results = []Result{{Err: errf(CodeActiveTx, "an atomic batch cannot run inside an open transaction block")}}
@@ -297,6 +307,7 @@ func (n *Node) run(s *session) {
 		}
 		s.cur = nil
 		n.env.SendConn(s.conn, Response{ID: e.req.ID, Results: e.results})
+		s.execBuf = execution{} // keeps no reference to the answered request
 	}
 }
 

@@ -63,6 +63,7 @@ type fuzzer struct {
 	gids    []string
 	nextGid int
 	stopped bool
+	eq      bool // the range conditions on v become equalities (index_test.go)
 }
 
 func (f *fuzzer) Step(env *sim.Env, in sim.Input) {
@@ -98,6 +99,12 @@ func (f *fuzzer) act(env *sim.Env) {
 		}
 		return f.gids[pick("gid", len(f.gids))]
 	}
+	vop := func(op db.Op) db.Op {
+		if f.eq {
+			return db.Eq
+		}
+		return op
+	}
 	stmt := func() db.Stmt {
 		switch pick("stmt", 22) {
 		case 0, 1:
@@ -113,14 +120,14 @@ func (f *fuzzer) act(env *sim.Env) {
 		case 7:
 			return db.Update("kv", []db.Assign{db.Set("k", k())}, db.W("k", db.Eq, k()))
 		case 8:
-			return db.Update("kv", []db.Assign{db.Set("v", int64(0)), db.Set("at", db.Greatest(db.Col("at"), db.NowPlus(time.Second)))}, db.W("v", db.Ge, int64(pick("v", 5))))
+			return db.Update("kv", []db.Assign{db.Set("v", int64(0)), db.Set("at", db.Greatest(db.Col("at"), db.NowPlus(time.Second)))}, db.W("v", vop(db.Ge), int64(pick("v", 5))))
 		case 9:
 			return db.Delete("kv", db.W("k", db.Eq, k()))
 		case 10:
 			return db.Delete("pair", db.W("a", db.Eq, int64(pick("a", 2))))
 		case 11:
 			lock := []db.Lock{db.NoLock, db.ForUpdate, db.ForUpdateSkipLocked, db.ForUpdateNoWait}[pick("lock", 4)]
-			return db.Select("kv", db.W("v", db.Le, int64(pick("v", 10)))).OrderedBy(db.Order{Col: "k"}).Limited(pick("limit", 3)).Locking(lock)
+			return db.Select("kv", db.W("v", vop(db.Le), int64(pick("v", 10)))).OrderedBy(db.Order{Col: "k"}).Limited(pick("limit", 3)).Locking(lock)
 		case 12, 13:
 			return db.Begin()
 		case 14:

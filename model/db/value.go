@@ -44,7 +44,7 @@ func normalize(v Value) (Value, ColType, bool) {
 	case nil:
 		return nil, tNull, true
 	case int64:
-		return x, Int, true
+		return v, Int, true // v, not x: no new interface value
 	case int:
 		return int64(x), Int, true
 	case int32:
@@ -68,11 +68,11 @@ func normalize(v Value) (Value, ColType, bool) {
 			return int64(x), Int, true
 		}
 	case string:
-		return x, Text, true
+		return v, Text, true
 	case bool:
-		return x, Bool, true
+		return v, Bool, true
 	case clock.Time:
-		return x, Timestamp, true
+		return v, Timestamp, true
 	}
 	return nil, tNull, false
 }
@@ -132,41 +132,61 @@ func appendKey(b []byte, v Value) []byte {
 // one of them is NULL (NULLs never conflict in a unique index).
 func keyOf(row []Value, cols []int) (string, bool) {
 	var buf [64]byte
-	b := buf[:0]
-	for _, c := range cols {
-		if row[c] == nil {
-			return "", false
-		}
-		b = appendKey(b, row[c])
+	b, ok := appendKeyOf(buf[:0], row, cols)
+	if !ok {
+		return "", false
 	}
 	return string(b), true
 }
 
-// ---- compiled expressions ----
-
-type cexpr struct {
-	kind ExprKind
-	val  Value
-	col  int
-	dur  time.Duration
-	args []cexpr
-	typ  ColType
+// appendKeyOf appends keyOf's encoding to b.
+func appendKeyOf(b []byte, row []Value, cols []int) ([]byte, bool) {
+	for _, c := range cols {
+		if row[c] == nil {
+			return b, false
+		}
+		b = appendKey(b, row[c])
+	}
+	return b, true
 }
 
-// compileExpr type-checks e against t (nil: no row, column references are
-// errors).
-func compileExpr(e Expr, t *table) (cexpr, *Error) {
+// ---- compiled expressions ----
+
+// A compiled expression takes its constants from the statement's parameters
+// (params, in the order paramsOf lists them), so that one compiled plan
+// serves every statement of its shape (see plan.go).
+
+type cexpr struct {
+	kind  ExprKind
+	param int   // EConst: the index of its value in params
+	val   Value // EConst: the value it was compiled with (for error messages only)
+	col   int
+	dur   time.Duration
+	args  []cexpr
+	typ   ColType
+}
+
+// compiler assigns parameter indexes in the order paramsOf appends them.
+type compiler struct {
+	t     *table // nil: no row, column references are errors
+	param int
+}
+
+// compileExpr type-checks e against c.t.
+func (c *compiler) compileExpr(e Expr) (cexpr, *Error) {
 	switch e.Kind {
 	case EConst:
 		if ex, ok := e.Val.(Expr); ok {
-			return compileExpr(ex, t)
+			return c.compileExpr(ex)
 		}
 		v, typ, ok := normalize(e.Val)
 		if !ok {
 			return cexpr{}, errf(CodeDatatypeMismatch, "unsupported value %v of Go type %T", e.Val, e.Val)
 		}
-		return cexpr{kind: EConst, val: v, typ: typ}, nil
+		c.param++
+		return cexpr{kind: EConst, param: c.param - 1, val: v, typ: typ}, nil
 	case ECol:
+		t := c.t
 		if t == nil {
 			return cexpr{}, errf(CodeUndefinedColumn, "column reference %q is not allowed here", e.Col)
 		}
@@ -183,11 +203,11 @@ func compileExpr(e Expr, t *table) (cexpr, *Error) {
 		if len(e.Args) != 2 {
 			return cexpr{}, errf(CodeDatatypeMismatch, "+ needs two operands, got %d", len(e.Args))
 		}
-		a, err := compileExpr(e.Args[0], t)
+		a, err := c.compileExpr(e.Args[0])
 		if err != nil {
 			return cexpr{}, err
 		}
-		b, err := compileExpr(e.Args[1], t)
+		b, err := c.compileExpr(e.Args[1])
 		if err != nil {
 			return cexpr{}, err
 		}
@@ -211,36 +231,43 @@ func compileExpr(e Expr, t *table) (cexpr, *Error) {
 		}
 		out := cexpr{kind: EGreatest, typ: tNull}
 		for _, x := range e.Args {
-			c, err := compileExpr(x, t)
+			ce, err := c.compileExpr(x)
 			if err != nil {
 				return cexpr{}, err
 			}
-			if c.typ != tNull {
-				if out.typ != tNull && out.typ != c.typ {
-					return cexpr{}, errf(CodeDatatypeMismatch, "greatest() types %s and %s cannot be matched", typeName(out.typ), typeName(c.typ))
+			if ce.typ != tNull {
+				if out.typ != tNull && out.typ != ce.typ {
+					return cexpr{}, errf(CodeDatatypeMismatch, "greatest() types %s and %s cannot be matched", typeName(out.typ), typeName(ce.typ))
 				}
-				out.typ = c.typ
+				out.typ = ce.typ
 			}
-			out.args = append(out.args, c)
+			out.args = append(out.args, ce)
 		}
 		return out, nil
 	}
 	return cexpr{}, errf(CodeDatatypeMismatch, "unknown expression kind %d", e.Kind)
 }
 
-// eval computes the expression on a row at now (the transaction's start).
-func (e *cexpr) eval(row []Value, now clock.Time) Value {
+// evalCtx is what an expression reads besides the row: the statement's
+// parameters and now() (the transaction's start).
+type evalCtx struct {
+	params []Value
+	now    clock.Time
+}
+
+// eval computes the expression on a row.
+func (e *cexpr) eval(row []Value, x *evalCtx) Value {
 	switch e.kind {
 	case EConst:
-		return e.val
+		return x.params[e.param]
 	case ECol:
 		return row[e.col]
 	case ENow:
-		return now
+		return x.now
 	case EInterval:
 		return e.dur
 	case EAdd:
-		a, b := e.args[0].eval(row, now), e.args[1].eval(row, now)
+		a, b := e.args[0].eval(row, x), e.args[1].eval(row, x)
 		if a == nil || b == nil {
 			return nil
 		}
@@ -259,7 +286,7 @@ func (e *cexpr) eval(row []Value, now clock.Time) Value {
 	case EGreatest:
 		var best Value
 		for i := range e.args {
-			v := e.args[i].eval(row, now)
+			v := e.args[i].eval(row, x)
 			if v != nil && (best == nil || compare(v, best) > 0) {
 				best = v
 			}
@@ -270,49 +297,52 @@ func (e *cexpr) eval(row []Value, now clock.Time) Value {
 }
 
 type ccond struct {
-	col   int
-	op    Op
-	right cexpr
-	set   []Value
+	col        int
+	op         Op
+	right      cexpr
+	set0, setN int // In: the set is params[set0 : set0+setN]
 }
 
-func compileCond(c Cond, t *table) (ccond, *Error) {
-	i, ok := t.cols[c.Col]
+func (c *compiler) compileCond(cd Cond) (ccond, *Error) {
+	t := c.t
+	i, ok := t.cols[cd.Col]
 	if !ok {
-		return ccond{}, errf(CodeUndefinedColumn, "column %q of relation %q does not exist", c.Col, t.def.Name)
+		return ccond{}, errf(CodeUndefinedColumn, "column %q of relation %q does not exist", cd.Col, t.def.Name)
 	}
 	typ := t.def.Columns[i].Type
-	out := ccond{col: i, op: c.Op}
-	switch c.Op {
+	out := ccond{col: i, op: cd.Op}
+	switch cd.Op {
 	case IsNull, IsNotNull:
 		return out, nil
 	case In:
-		for _, v := range c.Set {
-			nv, vt, ok := normalize(v)
+		out.set0 = c.param
+		for _, v := range cd.Set {
+			_, vt, ok := normalize(v)
 			if !ok || (vt != tNull && vt != typ) {
-				return ccond{}, errf(CodeDatatypeMismatch, "IN value %v does not match column %q of type %s", v, c.Col, typeName(typ))
+				return ccond{}, errf(CodeDatatypeMismatch, "IN value %v does not match column %q of type %s", v, cd.Col, typeName(typ))
 			}
-			out.set = append(out.set, nv)
+			c.param++
 		}
+		out.setN = len(cd.Set)
 		return out, nil
 	case Eq, Ne, Lt, Le, Gt, Ge:
-		r, err := compileExpr(c.Right, t)
+		r, err := c.compileExpr(cd.Right)
 		if err != nil {
 			return ccond{}, err
 		}
 		if r.typ != tNull && r.typ != typ {
 			if r.kind == EConst && r.typ == Text {
-				return ccond{}, mismatch(c.Col, typ, r)
+				return ccond{}, mismatch(cd.Col, typ, r)
 			}
-			return ccond{}, errf(CodeDatatypeMismatch, "operator does not exist: %s %s %s (column %q)", typeName(typ), c.Op, typeName(r.typ), c.Col)
+			return ccond{}, errf(CodeDatatypeMismatch, "operator does not exist: %s %s %s (column %q)", typeName(typ), cd.Op, typeName(r.typ), cd.Col)
 		}
 		out.right = r
 		return out, nil
 	}
-	return ccond{}, errf(CodeDatatypeMismatch, "unknown operator %q", c.Op)
+	return ccond{}, errf(CodeDatatypeMismatch, "unknown operator %q", cd.Op)
 }
 
-func (c *ccond) match(row []Value, now clock.Time) bool {
+func (c *ccond) match(row []Value, x *evalCtx) bool {
 	l := row[c.col]
 	switch c.op {
 	case IsNull:
@@ -323,14 +353,14 @@ func (c *ccond) match(row []Value, now clock.Time) bool {
 		if l == nil {
 			return false
 		}
-		for _, v := range c.set {
+		for _, v := range x.params[c.set0 : c.set0+c.setN] {
 			if v != nil && compare(l, v) == 0 {
 				return true
 			}
 		}
 		return false
 	}
-	r := c.right.eval(row, now)
+	r := c.right.eval(row, x)
 	if l == nil || r == nil {
 		return false
 	}
@@ -352,9 +382,9 @@ func (c *ccond) match(row []Value, now clock.Time) bool {
 	return false
 }
 
-func matchAll(conds []ccond, row []Value, now clock.Time) bool {
+func matchAll(conds []ccond, row []Value, x *evalCtx) bool {
 	for i := range conds {
-		if !conds[i].match(row, now) {
+		if !conds[i].match(row, x) {
 			return false
 		}
 	}

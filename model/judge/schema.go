@@ -69,6 +69,10 @@ func Schema(d Design) db.Schema {
 				{Name: "judge_attempts", Type: db.Int, NotNull: true, Default: int64(0)},
 			},
 			PrimaryKey: []string{"id"},
+			// The claim picks pending rows; the sweeps and the grace read
+			// the judging ones (the leases in flight, a few per worker, so
+			// lease_expires_at needs no index of its own).
+			Indexes: [][]string{{"status"}},
 		},
 		judgings,
 		firstAC,
@@ -92,6 +96,9 @@ func Schema(d Design) db.Schema {
 				{Name: "problem_id", Type: db.Int, NotNull: true},
 			},
 			PrimaryKey: []string{"worker_id", "request_id", "submission_id"}, // a claim may lease several (claim_batch)
+			// find-claim looks a claim up by (worker_id, request_id): the
+			// primary key's prefix, which PostgreSQL's btree serves.
+			Indexes: [][]string{{"worker_id", "request_id"}},
 		},
 		{
 			Name: TDispatch,
