@@ -1,10 +1,10 @@
 package db
 
-// AllCommitted reports whether ok holds for one column of every committed
-// row of a table (false for an unknown table or column), without building
-// rows: a harness asks it of the world between events (is every
-// submission terminal?).
-func (n *Node) AllCommitted(table, column string, ok func(Value) bool) bool {
+// AnyCommitted reports whether a committed row of a table holds value in
+// column, without building rows: a harness asks it of the world between
+// events (is any submission still pending?). A secondary index on exactly
+// that column narrows the search to its candidates; it is only read.
+func (n *Node) AnyCommitted(table, column string, value Value) bool {
 	t := n.byName[table]
 	if t == nil {
 		return false
@@ -13,12 +13,23 @@ func (n *Node) AllCommitted(table, column string, ok func(Value) bool) bool {
 	if !found {
 		return false
 	}
-	for _, ch := range t.chains {
-		if v := ch.committedVersion(); v != nil && !ok(v.data[c]) {
-			return false
+	chains := t.chains
+	for i := range t.sidx {
+		if ix := &t.sidx[i]; len(ix.cols) == 1 && ix.cols[0] == c {
+			l := ix.m[string(appendKey(nil, value))]
+			if l == nil {
+				return false
+			}
+			chains = l.chains
+			break
 		}
 	}
-	return true
+	for _, ch := range chains {
+		if v := ch.committedVersion(); v != nil && v.data[c] == value {
+			return true
+		}
+	}
+	return false
 }
 
 // CountCommitted returns the number of committed rows of a table.

@@ -233,8 +233,6 @@ func (w *World) Idle() bool {
 		}
 	}
 	dbn, ok := w.Node(w.Names.DB).(*db.Node)
-	if !ok || dbn.CountCommitted(TSubmissions) < len(w.Arrivals) {
-		return false
-	}
-	return dbn.AllCommitted(TSubmissions, "status", func(v db.Value) bool { s, _ := v.(string); return Terminal(s) })
+	return ok && !dbn.AnyCommitted(TSubmissions, "status", StatusPending) && !dbn.AnyCommitted(TSubmissions, "status", StatusJudging) &&
+		dbn.CountCommitted(TSubmissions) >= len(w.Arrivals)
 }
