@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/fencesim/fencesim/clock"
 	"github.com/fencesim/fencesim/traces"
 	"github.com/fencesim/fencesim/traces/hist"
 )
@@ -92,21 +93,7 @@ type Commit struct {
 }
 
 // Change is one row's net change.
-type Change struct {
-	Table  string         `json:"table"`
-	Op     string         `json:"op"`
-	Key    []any          `json:"key"`
-	Before map[string]any `json:"before"`
-	After  map[string]any `json:"after"`
-}
-
-// Row returns the row after the change (before it, for a delete).
-func (c Change) Row() map[string]any {
-	if c.After != nil {
-		return c.After
-	}
-	return c.Before
-}
+type Change = hist.Change
 
 // Commits decodes the commit log of every database node, in trace order.
 func Commits(evs []traces.Event) ([]Commit, error) {
@@ -115,9 +102,17 @@ func Commits(evs []traces.Event) ([]Commit, error) {
 		if e.Kind != hist.KindCommit {
 			continue
 		}
-		c, err := Decode[Commit](e)
-		if err != nil {
-			return nil, err
+		var c Commit
+		if rec, ok := e.Value.(hist.CommitRecord); ok {
+			// The database's own record: its rows hold int64 and
+			// clock.Time where decoded JSON holds json.Number (Int reads
+			// both).
+			c = Commit{Seq: rec.Seq, Tx: rec.Tx, At: int64(rec.At), GID: rec.GID, Changes: rec.Changes}
+		} else {
+			var err error
+			if c, err = Decode[Commit](e); err != nil {
+				return nil, err
+			}
 		}
 		c.Event, c.Node, c.T = e.Seq, e.Node, e.T
 		out = append(out, c)
@@ -198,6 +193,8 @@ func Int(v any) (int64, bool) {
 		return n, err == nil
 	case int64:
 		return x, true
+	case clock.Time:
+		return int64(x), true
 	case float64:
 		return int64(x), true
 	case int:

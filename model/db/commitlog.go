@@ -11,37 +11,23 @@ import (
 	"strings"
 
 	"github.com/fencesim/fencesim/clock"
+	"github.com/fencesim/fencesim/traces/hist"
 )
 
 // CommitRecord is one committed transaction's changes, as the checkers read
-// it (the data of a "commit" trace event, encoded as JSON):
-//
-//	{"seq":3,"tx":17,"at":12000000000,"gid":"g1",
-//	 "changes":[{"table":"stock","op":"update","key":[1],
-//	             "before":{"id":1,"n":100},"after":{"id":1,"n":99}}]}
-//
-// seq numbers commits from 1 in commit order; tx is the transaction id (0 for
-// Config.Seed's rows); at is the database clock at commit in nanoseconds; gid
-// is set when the transaction was committed with COMMIT PREPARED. Changes are
-// net per row (an insert then update in one transaction is one insert), in
-// the order the transaction first touched the rows. Timestamps appear as
-// integers (nanoseconds). Records are shared: never modify one.
-type CommitRecord struct {
-	Seq     uint64     `json:"seq"`
-	Tx      uint64     `json:"tx"`
-	At      clock.Time `json:"at"`
-	GID     string     `json:"gid,omitempty"`
-	Changes []Change   `json:"changes"`
-}
+// it: hist.CommitRecord (see it for the JSON), with its rendering for a
+// trace line. seq numbers commits from 1 in commit order; tx is the
+// transaction id (0 for Config.Seed's rows); at is the database clock at
+// commit in nanoseconds; gid is set when the transaction was committed with
+// COMMIT PREPARED. Changes are net per row (an insert then update in one
+// transaction is one insert), in the order the transaction first touched the
+// rows. Timestamps appear as integers (nanoseconds). Records are shared:
+// never modify one.
+type CommitRecord hist.CommitRecord
 
-// Change is one row's net change within a committed transaction.
-type Change struct {
-	Table  string  `json:"table"`
-	Op     string  `json:"op"`  // "insert", "update" or "delete"
-	Key    []Value `json:"key"` // primary key values of the row (after an update: the new key)
-	Before Row     `json:"before,omitempty"`
-	After  Row     `json:"after,omitempty"`
-}
+// Change is one row's net change within a committed transaction (Before
+// and After are Rows).
+type Change = hist.Change
 
 // Change ops.
 const (

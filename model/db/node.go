@@ -6,6 +6,7 @@ package db
 
 import (
 	"fmt"
+	"github.com/fencesim/fencesim/traces/hist"
 	"sort"
 	"strings"
 	"time"
@@ -195,7 +196,7 @@ func (n *Node) Step(env *sim.Env, in sim.Input) {
 	switch in.Kind {
 	case sim.Start:
 		if n.seeded && env.Recording() && len(n.log) > 0 {
-			env.Note("commit", n.log[0].String(), n.log[0])
+			env.Note("commit", n.log[0].String(), hist.CommitRecord(n.log[0]))
 		}
 		if env.Recording() {
 			env.Note("db", fmt.Sprintf("recovered: %d commits, %d prepared", len(n.log), len(n.prepared)), nil)
@@ -360,7 +361,7 @@ func (n *Node) commit(t *txn) {
 		n.disk.Sync()
 		n.log = append(n.log, rec)
 		if n.env.Recording() {
-			n.env.Note("commit", rec.String(), rec)
+			n.env.Note("commit", rec.String(), hist.CommitRecord(rec))
 		}
 	} else if t.gid != "" {
 		n.disk.Delete(prepKey(t.gid))
