@@ -201,6 +201,12 @@ func (w *World) Quiet() bool { return len(w.Net().InFlight()) == 0 && w.Idle() }
 // Idle is Quiet but for messages in flight: what the nodes and the
 // database hold says nothing is left to do.
 func (w *World) Idle() bool {
+	// The database first: until the end, a submission is most often what
+	// is left to do.
+	dbn, ok := w.Node(w.Names.DB).(*db.Node)
+	if !ok || dbn.AnyCommitted(TSubmissions, "status", StatusPending) || dbn.AnyCommitted(TSubmissions, "status", StatusJudging) {
+		return false
+	}
 	up := func(n string) bool { return w.Up(n) && !w.Paused(n) }
 	if !up(w.Names.DB) || !up(w.Names.Monitor) || !up(w.Names.Web) {
 		return false
@@ -232,7 +238,5 @@ func (w *World) Idle() bool {
 			}
 		}
 	}
-	dbn, ok := w.Node(w.Names.DB).(*db.Node)
-	return ok && !dbn.AnyCommitted(TSubmissions, "status", StatusPending) && !dbn.AnyCommitted(TSubmissions, "status", StatusJudging) &&
-		dbn.CountCommitted(TSubmissions) >= len(w.Arrivals)
+	return dbn.CountCommitted(TSubmissions) >= len(w.Arrivals)
 }
