@@ -103,6 +103,14 @@ func (p *progress) describe(s string) {
 	}
 }
 
+// clear takes the bar off the terminal until its next update (before a
+// line is printed on stdout).
+func (p *progress) clear() {
+	if p.bar != nil {
+		_ = p.bar.Clear()
+	}
+}
+
 func (p *progress) done() {
 	if p.bar != nil {
 		_ = p.bar.Finish()
