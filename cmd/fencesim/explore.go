@@ -55,7 +55,7 @@ func runExplore(e *env, args []string) int {
 	sf.register(fs, 1000, true)
 	faults := fs.String("faults", "moderate", "fault intensity: none, moderate or heavy")
 	workers := workersFlag(fs)
-	fs.Float64Var(&cfg.audit, "audit", 0.05, "share of the seeds run twice to audit determinism (trace hashes compared)")
+	fs.Float64Var(&cfg.audit, "audit", 0.05, "share of the seeds run twice to audit determinism (trace hashes compared; the second run about 256 runs after the first)")
 	fs.StringVar(&cfg.out, "out", "fencesim-out", "`DIR` for failure artifacts (traces, minimized schedules, reports)")
 	fs.IntVar(&cfg.artifacts, "artifacts", 3, "failing seeds per system to minimize and write artifacts for")
 	fs.IntVar(&cfg.minBudget, "minimize-budget", 300, "runs a minimization may make")
@@ -262,9 +262,9 @@ func exploreSystem(e *env, ctx context.Context, cfg *exploreConfig, sys systems.
 		}
 		return false
 	}
-	var total int64 = -1
-	if !timed {
-		total = p.count(cfg.audit)
+	var total int64 = -1 // a spinner
+	if !timed && shown(e.stderr, !cfg.json) {
+		total = p.count(cfg.audit) // counted, not listed: memory stays flat in --runs
 	}
 	prog := newProgress(e.stderr, !cfg.json, total, sys.Name())
 	in := make(chan task)

@@ -219,7 +219,7 @@ func (s *seedFlags) register(fs *flag.FlagSet, defRuns int, timed bool) {
 	fs.IntVar(&s.runs, "runs", defRuns, "how many seeds to run, from --first")
 	fs.Uint64Var(&s.first, "first", 1, "the first seed")
 	if timed {
-		fs.DurationVar(&s.budget, "time", 0, "a time budget instead of a seed count (e.g. 60s), split evenly over the systems; seeds from --first on")
+		fs.DurationVar(&s.budget, "time", 0, "a time budget for the whole command instead of a seed count (e.g. 60s): runs, minimization and artifacts end within it plus a 2s grace; split evenly over the systems; seeds from --first on")
 	}
 	fs.StringVar(&s.shard, "shard", "", "run only shard `i/n` of the seeds (seed s belongs to shard s mod n; i from 0)")
 }

@@ -84,8 +84,9 @@ func TestInterruptExplore(t *testing.T) {
 	assert.Equal(t, "twopc", x.System)
 	assert.Greater(t, x.Runs, 0, "the runs that finished before the signal are counted")
 	assert.Less(t, x.Runs, 1000000)
+	require.NotEmpty(t, x.Metrics)
 	for _, m := range x.Metrics {
-		assert.GreaterOrEqual(t, len(m.Values), 0)
+		assert.Len(t, m.Values, x.Runs, "%s: one sample per finished run", m.Name)
 	}
 }
 
@@ -231,4 +232,23 @@ func TestAuditKeepsHashes(t *testing.T) {
 	assert.Equal(t, 2*auditLag, x.Runs)
 	assert.Equal(t, 2*auditLag, x.Audit.Runs)
 	assert.Empty(t, x.Audit.Mismatches)
+}
+
+// TestMergeInterrupted: merging an interrupted shard marks the merged
+// summary interrupted, lists what did not run once, and says so; merge
+// itself exits as the failures say, not 130.
+func TestMergeInterrupted(t *testing.T) {
+	dir := t.TempDir()
+	var files []string
+	for i := 0; i < 2; i++ {
+		f := filepath.Join(dir, "shard-"+string(rune('0'+i))+".json")
+		s := Summary{Format: summaryFormat, Command: "explore", Faults: "moderate", Seeds: "1-10", Shard: string(rune('0'+i)) + "/2",
+			Systems: []SystemSummary{{System: "twopc", Runs: 3}}, Interrupted: "SIGINT", NotRun: []string{"outbox"}}
+		require.NoError(t, s.save(f))
+		files = append(files, f)
+	}
+	code, stdout, stderr := run(t, append([]string{"merge"}, files...)...)
+	assert.Equal(t, exitOK, code, stderr)
+	assert.Contains(t, stderr, "was interrupted")
+	assert.Contains(t, stdout, "INTERRUPTED (SIGINT): the summary covers only the runs that finished; systems not run: outbox\n")
 }

@@ -173,6 +173,12 @@ func TestHelp(t *testing.T) {
 	code, stdout, _ = run(t, "help", "explore")
 	assert.Equal(t, exitOK, code)
 	assert.Contains(t, stdout, "-shard i/n")
+	for _, c := range []string{"explore", "compare", "mutants"} {
+		_, stdout, _ = run(t, c, "-h")
+		assert.Contains(t, stdout, "130 interrupted (Ctrl-C or SIGTERM", "%s -h names exit status 130", c)
+	}
+	_, stdout, _ = run(t, "replay", "-h")
+	assert.NotContains(t, stdout, "130")
 }
 
 // TestExploreKnobArtifacts: fence-by-worker-id (A-S5's damage) fails,

@@ -7,6 +7,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -535,7 +536,11 @@ func merge(parts []*Summary) (*Summary, []string, error) {
 		}
 		if p.Interrupted != "" {
 			out.Interrupted = p.Interrupted
-			out.NotRun = append(out.NotRun, p.NotRun...)
+			for _, n := range p.NotRun {
+				if !slices.Contains(out.NotRun, n) {
+					out.NotRun = append(out.NotRun, n)
+				}
+			}
 			notes = append(notes, fmt.Sprintf("summary %d (shard %s) was interrupted: the merged summary covers only what finished", i+1, p.Shard))
 		}
 	}
