@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"os"
 	"os/exec"
@@ -21,17 +22,27 @@ import (
 //	<system>-seed-<N>-schedule.txt     the minimized schedule, as Go to paste into a test
 //	<system>-seed-<N>-porcupine.html   porcupine's visualization (when a linearization failed)
 //	<system>-seed-<N>-report.html      the self-contained HTML report
-func artifact(dir string, sys systems.System, d systems.Design, seed uint64, f systems.Faults, budget int, probes []report.Probe, sel selection) Artifact {
+//
+// The minimization stops when minCtx ends (its schedule is then marked
+// incomplete); when ctx ends, no further run starts and nothing is
+// written: ok is false and the artifact is skipped.
+func artifact(ctx, minCtx context.Context, dir string, sys systems.System, d systems.Design, seed uint64, f systems.Faults, budget int, probes []report.Probe, sel selection) (_ Artifact, ok bool) {
 	a := Artifact{Seed: seed}
-	fail := func(err error) Artifact {
+	fail := func(err error) (Artifact, bool) {
 		a.Error = err.Error()
-		return a
+		return a, true
+	}
+	if ctx.Err() != nil {
+		return a, false
 	}
 	r := sys.Run(d, seed, f, systems.Options{})
 	if len(r.Failed()) == 0 {
 		return fail(fmt.Errorf("seed %d did not fail when run again: the runs are not deterministic", seed))
 	}
-	m, err := systems.Minimize(sys, d, seed, f, r, budget)
+	m, err := systems.MinimizeContext(minCtx, sys, d, seed, f, r, budget)
+	if ctx.Err() != nil || (err != nil && minCtx.Err() != nil) {
+		return a, false
+	}
 	if err != nil {
 		return fail(err)
 	}
@@ -50,7 +61,13 @@ func artifact(dir string, sys systems.System, d systems.Design, seed uint64, f s
 		}
 	}
 	full := sys.Run(d, seed, f, systems.Options{Full: true})
+	if ctx.Err() != nil {
+		return a, false
+	}
 	minFull := sys.Run(d, seed, f, systems.Options{Full: true, Schedule: m.Schedule, Given: true})
+	if ctx.Err() != nil {
+		return a, false
+	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fail(err)
 	}
@@ -102,7 +119,7 @@ func artifact(dir string, sys systems.System, d systems.Design, seed uint64, f s
 	if err := os.WriteFile(a.Report, page.Bytes(), 0o644); err != nil {
 		return fail(err)
 	}
-	return a
+	return a, true
 }
 
 // writeTrace writes a run's header and events as JSON Lines and returns

@@ -19,6 +19,9 @@ type comparison struct {
 	Seeds    string        `json:"seeds"`
 	Baseline SystemSummary `json:"baseline"`
 	Changed  SystemSummary `json:"changed"`
+	// Interrupted names the signal that stopped the comparison: it covers
+	// only the seeds whose two runs both finished.
+	Interrupted string `json:"interrupted,omitempty"`
 }
 
 func runCompare(e *env, args []string) int {
@@ -89,8 +92,13 @@ func runCompare(e *env, args []string) int {
 	go func() {
 		defer close(in)
 		for _, seed := range seeds {
-			in <- task{sys: sys, d: base, tag: 0, seed: seed}
-			in <- task{sys: sys, d: changed, tag: 1, seed: seed}
+			for _, t := range []task{{sys: sys, d: base, tag: 0, seed: seed}, {sys: sys, d: changed, tag: 1, seed: seed}} {
+				select {
+				case in <- t:
+				case <-e.ctx.Done():
+					return
+				}
+			}
 		}
 	}()
 	start := time.Now()
@@ -99,19 +107,34 @@ func runCompare(e *env, args []string) int {
 		baseText = "file " + *baseline
 	}
 	aggs := []*aggregate{newAggregate(sys, base, baseText), newAggregate(sys, changed, sel.describe(changed))}
-	for x := range runPool(*workers, f, in) {
+	// A seed counts once both its runs are done (an interrupted comparison
+	// covers the same seeds on both sides); the two are given to the pool
+	// one after the other, so few wait for their other half.
+	half := map[uint64]finished{}
+	collect(e.ctx, runPool(*workers, f, in), func(x finished) {
 		prog.add(1)
+		other, ok := half[x.seed]
+		if !ok {
+			x.r.Events = nil // only the verdicts and metrics are read
+			half[x.seed] = x
+			return
+		}
+		delete(half, x.seed)
 		aggs[x.tag].add(x.r, x.dur)
-	}
+		aggs[other.tag].add(other.r, other.dur)
+	})
 	prog.done()
 	wall := time.Since(start)
 	cmp := comparison{Format: summaryFormat, System: sys.Name(), Faults: string(f), Seeds: p.text(),
-		Baseline: aggs[0].done(wall, *workers), Changed: aggs[1].done(wall, *workers)}
+		Baseline: aggs[0].done(wall, *workers), Changed: aggs[1].done(wall, *workers), Interrupted: interruption(e.ctx)}
 	if *asJSON {
 		b, _ := json.MarshalIndent(cmp, "", "  ")
 		fmt.Fprintln(e.stdout, string(b))
 	} else {
 		cmp.writeText(e.stdout)
+	}
+	if cmp.Interrupted != "" {
+		return exitInterrupted
 	}
 	if cmp.Baseline.FailedRuns > 0 || cmp.Changed.FailedRuns > 0 {
 		return exitFail
@@ -179,6 +202,9 @@ func (c *comparison) writeText(w io.Writer) {
 		if len(s.Failures) > 0 {
 			fmt.Fprintf(w, "\n%s: first failure: seed %d: %s\n", s.Design, s.Failures[0].Seed, s.Failures[0].Message)
 		}
+	}
+	if c.Interrupted != "" {
+		fmt.Fprintf(w, "\nINTERRUPTED (%s): the comparison covers only the %d seeds whose two runs both finished\n", c.Interrupted, b.Runs)
 	}
 }
 

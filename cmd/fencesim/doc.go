@@ -12,8 +12,15 @@
 // artifacts. It drives the systems only through internal/systems and never
 // decides a verdict itself: the checkers do.
 //
+// explore, compare and mutants catch SIGINT and SIGTERM (interrupt.go):
+// they stop starting runs, give the runs in progress a grace of 2 s (then
+// abandon them), and print what finished marked as interrupted. explore's
+// --time bounds the whole command the same way, minimization and
+// artifacts included.
+//
 // Exit status: 0 every property held, 1 a property failed (or a run was not
 // deterministic, or a knob was not judged as expected), 2 bad usage or
-// input (one line on stderr, nothing written). Main runs it in-process for
-// the tests.
+// input (one line on stderr, nothing written), 130 interrupted. Main runs
+// it in-process for the tests; TestMain runs it as the test binary for the
+// tests that send signals.
 package main

@@ -1,10 +1,16 @@
 package main
 
 import (
+	"context"
 	"flag"
 	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"runtime/pprof"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/fencesim/fencesim/internal/systems"
@@ -26,6 +32,8 @@ type exploreConfig struct {
 	minBudget int
 	json      bool
 	summary   string
+	cpuprof   string
+	memprof   string
 }
 
 func isSet(fs *flag.FlagSet, name string) bool {
@@ -47,12 +55,14 @@ func runExplore(e *env, args []string) int {
 	sf.register(fs, 1000, true)
 	faults := fs.String("faults", "moderate", "fault intensity: none, moderate or heavy")
 	workers := workersFlag(fs)
-	fs.Float64Var(&cfg.audit, "audit", 0.05, "share of the seeds run twice to audit determinism (trace hashes compared)")
+	fs.Float64Var(&cfg.audit, "audit", 0.05, "share of the seeds run twice to audit determinism (trace hashes compared; the second run about 256 runs after the first)")
 	fs.StringVar(&cfg.out, "out", "fencesim-out", "`DIR` for failure artifacts (traces, minimized schedules, reports)")
 	fs.IntVar(&cfg.artifacts, "artifacts", 3, "failing seeds per system to minimize and write artifacts for")
 	fs.IntVar(&cfg.minBudget, "minimize-budget", 300, "runs a minimization may make")
 	fs.BoolVar(&cfg.json, "json", false, "print the summary as JSON (no progress display)")
 	fs.StringVar(&cfg.summary, "summary-out", "", "also write the JSON summary to `FILE` (for fencesim merge)")
+	fs.StringVar(&cfg.cpuprof, "cpuprofile", "", "write a CPU profile of the whole command to `FILE` (go tool pprof bin/fencesim FILE)")
+	fs.StringVar(&cfg.memprof, "memprofile", "", "write a heap profile to `FILE` at the end (go tool pprof -sample_index=alloc_space bin/fencesim FILE)")
 	pos, code, done := parse(e, fs, c, args)
 	if done {
 		return code
@@ -75,11 +85,14 @@ func runExplore(e *env, args []string) int {
 			return err
 		}
 		cfg.workers = *workers
-		if cfg.audit < 0 || cfg.audit > 1 {
-			return usagef("--audit %v: want a share between 0 and 1", cfg.audit)
+		if !(cfg.audit >= 0 && cfg.audit <= 1) {
+			return usagef("--audit %v: want a share between 0 and 1, e.g. --audit 0.05 (0 turns the audit off)", cfg.audit)
 		}
-		if cfg.artifacts < 0 || cfg.minBudget < 1 {
-			return usagef("--artifacts must be >= 0 and --minimize-budget >= 1")
+		if cfg.artifacts < 0 {
+			return usagef("--artifacts %d: want 0 or more (0 writes none)", cfg.artifacts)
+		}
+		if cfg.minBudget < 1 {
+			return usagef("--minimize-budget %d: want at least 1 run", cfg.minBudget)
 		}
 		cfg.designs, cfg.texts = map[string]systems.Design{}, map[string]string{}
 		for _, sys := range cfg.systems {
@@ -94,17 +107,83 @@ func runExplore(e *env, args []string) int {
 				return err
 			}
 		}
-		return checkOutFile("summary-out", cfg.summary)
+		if err := checkOutFile("summary-out", cfg.summary); err != nil {
+			return err
+		}
+		if err := checkOutFile("cpuprofile", cfg.cpuprof); err != nil {
+			return err
+		}
+		if err := checkOutFile("memprofile", cfg.memprof); err != nil {
+			return err
+		}
+		if cfg.cpuprof != "" && sameFile(cfg.cpuprof, cfg.memprof) {
+			return usagef("--cpuprofile and --memprofile name the same file %s: give each its own", cfg.cpuprof)
+		}
+		return nil
 	}()
 	if err != nil {
 		return e.fail(c.name, err)
 	}
+	stopCPU := func() error { return nil }
+	if cfg.cpuprof != "" {
+		if stopCPU, err = startCPUProfile(cfg.cpuprof); err != nil {
+			return e.fail(c.name, usagef("--cpuprofile %s: %v", cfg.cpuprof, unwrapPath(err)))
+		}
+	}
 	s := explore(e, &cfg)
+	if err := stopCPU(); err != nil {
+		fmt.Fprintf(e.stderr, "fencesim %s: --cpuprofile %s: %v\n", c.name, cfg.cpuprof, err)
+	}
+	if cfg.memprof != "" {
+		if err := writeHeapProfile(cfg.memprof); err != nil {
+			fmt.Fprintf(e.stderr, "fencesim %s: --memprofile %s: %v\n", c.name, cfg.memprof, err)
+		}
+	}
 	return finish(e, c.name, s, cfg.json, cfg.summary)
 }
 
+// startCPUProfile starts a CPU profile into path; the function it returns
+// stops it and closes the file.
+func startCPUProfile(path string) (func() error, error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() error { pprof.StopCPUProfile(); return f.Close() }, nil
+}
+
+// writeHeapProfile writes the heap profile (live objects after a GC, and
+// every allocation since the start: -sample_index=alloc_space) to path.
+func writeHeapProfile(path string) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	runtime.GC()
+	if err := pprof.WriteHeapProfile(f); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// sameFile reports whether two paths name one file (as written, or once
+// made absolute).
+func sameFile(a, b string) bool {
+	if a == "" || b == "" {
+		return false
+	}
+	x, err1 := filepath.Abs(a)
+	y, err2 := filepath.Abs(b)
+	return a == b || (err1 == nil && err2 == nil && x == y)
+}
+
 // finish prints a summary (text or JSON), saves it, and returns the exit
-// code.
+// code (130 when the command was interrupted).
 func finish(e *env, cmd string, s *Summary, asJSON bool, path string) int {
 	if asJSON {
 		if err := s.writeJSON(e.stdout); err != nil {
@@ -113,9 +192,17 @@ func finish(e *env, cmd string, s *Summary, asJSON bool, path string) int {
 	} else {
 		s.writeText(e.stdout)
 	}
+	return saved(e, cmd, s, path)
+}
+
+// saved saves a printed summary (--summary-out) and returns the exit code.
+func saved(e *env, cmd string, s *Summary, path string) int {
 	if err := s.save(path); err != nil {
 		fmt.Fprintf(e.stderr, "fencesim %s: --summary-out: %v\n", cmd, err)
 		return exitUsage
+	}
+	if s.Interrupted != "" && cmd != "merge" {
+		return exitInterrupted
 	}
 	return s.exitCode()
 }
@@ -125,83 +212,195 @@ func explore(e *env, cfg *exploreConfig) *Summary {
 	if cfg.plan.shard.N > 1 {
 		s.Shard = cfg.plan.shard.String()
 	}
-	p := cfg.plan
-	if p.budget > 0 {
-		p.budget /= time.Duration(len(cfg.systems))
-	}
-	for _, sys := range cfg.systems {
-		x := exploreSystem(e, cfg, sys, p)
+	// --time bounds the whole command: each system gets an even share of
+	// what is left when it starts (time one system does not use passes to
+	// the next), and everything it does (runs, audit, minimization,
+	// artifacts) ends with its share.
+	end := time.Now().Add(cfg.plan.budget)
+	for i, sys := range cfg.systems {
+		if e.ctx.Err() != nil {
+			s.NotRun = append(s.NotRun, sys.Name())
+			continue
+		}
+		ctx, cancel := e.ctx, context.CancelFunc(func() {})
+		if cfg.plan.budget > 0 {
+			share := time.Until(end) / time.Duration(len(cfg.systems)-i)
+			ctx, cancel = context.WithDeadline(e.ctx, time.Now().Add(max(share, 0)))
+		}
+		x := exploreSystem(e, ctx, cfg, sys)
+		cancel()
 		s.Systems = append(s.Systems, x)
 	}
+	s.Interrupted = interruption(e.ctx)
 	return s
 }
 
+// auditLag is how many runs the pool is given between the two runs of an
+// audited seed: the pair runs apart, among other runs (in another worker,
+// on another heap), and only the first run's hashes of the last few
+// hundred runs wait for their second.
+const auditLag = 256
+
 // exploreSystem runs one system's seeds on the pool, audits determinism,
-// and writes the artifacts of its first failures.
-func exploreSystem(e *env, cfg *exploreConfig, sys systems.System, p plan) SystemSummary {
+// and writes the artifacts of its first failures. It stops starting runs
+// when ctx ends (Ctrl-C, or the end of the system's share of --time).
+func exploreSystem(e *env, ctx context.Context, cfg *exploreConfig, sys systems.System) SystemSummary {
 	d := cfg.designs[sys.Name()]
+	p := cfg.plan
 	start := time.Now()
-	var total int64 = -1
-	if p.budget == 0 {
-		n := len(p.seeds())
-		total = int64(n)
-		for _, s := range p.seeds() {
-			if audited(s, cfg.audit) {
-				total++
-			}
+	deadline, timed := ctx.Deadline()
+	// With a time budget, once a run has failed the seeds stop at 80% of
+	// the share: the rest is for the minimization and the artifacts.
+	reserve := deadline.Sub(start) / 5
+	var failing atomic.Bool
+	over := func() bool {
+		if ctx.Err() != nil {
+			return true
 		}
+		if timed && failing.Load() && cfg.artifacts > 0 {
+			return time.Now().After(deadline.Add(-reserve))
+		}
+		return false
+	}
+	var total int64 = -1 // a spinner
+	if !timed && shown(e.stderr, !cfg.json) {
+		total = p.count(cfg.audit) // counted, not listed: memory stays flat in --runs
 	}
 	prog := newProgress(e.stderr, !cfg.json, total, sys.Name())
 	in := make(chan task)
+	var sent atomic.Int64
 	go func() {
 		defer close(in)
-		var twice []uint64
-		deadline := start.Add(p.budget)
+		send := func(seed uint64, hash, second bool) bool {
+			if over() {
+				return false
+			}
+			select {
+			case in <- task{sys: sys, d: d, seed: seed, opts: systems.Options{Hash: hash}, second: second}:
+				sent.Add(1)
+				return true
+			case <-ctx.Done():
+				return false
+			}
+		}
+		// The audited seeds waiting for their second run, with the
+		// number of runs given to the pool before their first.
+		type waiting struct {
+			seed uint64
+			at   int64
+		}
+		var queue []waiting
 		for seed := p.first; ; seed++ {
 			if p.shard.has(seed) {
-				if p.budget > 0 && time.Now().After(deadline) {
-					break
-				}
 				a := audited(seed, cfg.audit)
-				in <- task{sys: sys, d: d, seed: seed, opts: systems.Options{Hash: a}}
+				if !send(seed, a, false) {
+					return
+				}
 				if a {
-					twice = append(twice, seed)
+					queue = append(queue, waiting{seed, sent.Load()})
+				}
+				for len(queue) > 0 && sent.Load()-queue[0].at >= auditLag {
+					if !send(queue[0].seed, true, true) {
+						return
+					}
+					queue = queue[1:]
 				}
 			}
 			if seed == p.last {
 				break
 			}
 		}
-		for _, seed := range twice {
-			in <- task{sys: sys, d: d, seed: seed, opts: systems.Options{Hash: true}, second: true}
+		for _, w := range queue {
+			if !send(w.seed, true, true) {
+				return
+			}
 		}
 	}()
 	agg := newAggregate(sys, d, cfg.texts[sys.Name()])
-	pending := map[uint64]*systems.Result{}
-	for f := range runPool(cfg.workers, cfg.faults, in) {
+	// The audit keeps one hash per audited seed until its second run.
+	type firstRun struct {
+		hash   string
+		second bool
+	}
+	firsts := map[uint64]firstRun{}
+	var odd []mismatchedHashes
+	var received int64
+	abandoned := collect(ctx, runPool(cfg.workers, cfg.faults, in), func(f finished) {
+		received++
 		prog.add(1)
 		if !f.second {
 			agg.add(f.r, f.dur)
+			if len(f.r.Failed()) > 0 {
+				failing.Store(true)
+			}
 		}
 		if !f.opts.Hash {
-			continue
+			return
 		}
-		other, ok := pending[f.seed]
+		other, ok := firsts[f.seed]
 		if !ok {
-			pending[f.seed] = f.r
-			continue
+			firsts[f.seed] = firstRun{f.r.Hash, f.second}
+			return
 		}
-		delete(pending, f.seed)
+		delete(firsts, f.seed)
 		agg.s.Audit.Runs++
-		if m, same := compareRuns(f.seed, other, f.r, f.second); !same {
-			agg.s.Audit.Mismatches = append(agg.s.Audit.Mismatches, m)
+		if other.hash != f.r.Hash {
+			m := mismatchedHashes{seed: f.seed, first: other.hash, second: f.r.Hash}
+			if other.second {
+				m.first, m.second = m.second, m.first
+			}
+			odd = append(odd, m)
 		}
-	}
+	})
 	prog.done()
 	x := agg.done(time.Since(start), cfg.workers)
-	sort.Slice(x.Audit.Mismatches, func(i, j int) bool { return x.Audit.Mismatches[i].Seed < x.Audit.Mismatches[j].Seed })
-	x.Artifacts = writeFailures(e, cfg, sys, d, x)
+	if abandoned {
+		x.Abandoned = int(sent.Load() - received)
+	}
+	sort.Slice(odd, func(i, j int) bool { return odd[i].seed < odd[j].seed })
+	for _, m := range odd {
+		x.Audit.Mismatches = append(x.Audit.Mismatches, explain(e, ctx, sys, d, cfg.faults, m))
+	}
+	x.Artifacts = writeFailures(e, ctx, cfg, sys, d, x)
 	return x
+}
+
+// mismatchedHashes is an audited seed whose two runs hashed differently.
+type mismatchedHashes struct {
+	seed          uint64
+	first, second string
+}
+
+// explain runs a mismatched seed twice more, recording every event, for
+// the first differing event. When those two agree, or there is no time
+// left to run them, the mismatch shows the two hashes.
+func explain(e *env, ctx context.Context, sys systems.System, d systems.Design, f systems.Faults, h mismatchedHashes) Mismatch {
+	m := Mismatch{Seed: h.seed, First: "trace hash " + h.first, Second: "trace hash " + h.second}
+	var a, b *systems.Result
+	ok := ctx.Err() == nil && within(ctx, func() {
+		t := task{sys: sys, d: d, seed: h.seed, opts: systems.Options{Full: true, Hash: true}}
+		a = play(t, f)
+		if ctx.Err() == nil {
+			b = play(t, f)
+		}
+	})
+	switch {
+	case !ok || b == nil:
+		m.Second += " (not run again for the first difference: " + stopReason(e) + ")"
+	case a.Hash == b.Hash:
+		m.Second += " (two more runs recording every event were identical: the difference did not show again)"
+	default:
+		m, _ = compareRuns(h.seed, a, b, true)
+	}
+	return m
+}
+
+// stopReason says why a command stopped early: a signal or --time.
+func stopReason(e *env) string {
+	if sig := interruption(e.ctx); sig != "" {
+		return "interrupted by " + sig
+	}
+	return "the --time budget ran out"
 }
 
 // compareRuns compares the two runs of an audited seed; b is the second
@@ -229,28 +428,55 @@ func compareRuns(seed uint64, a, b *systems.Result, second bool) (Mismatch, bool
 }
 
 // writeFailures minimizes the first failing seeds (up to cfg.artifacts,
-// in parallel) and writes their artifacts.
-func writeFailures(e *env, cfg *exploreConfig, sys systems.System, d systems.Design, x SystemSummary) []Artifact {
+// in parallel) and writes their artifacts. When ctx ends first (Ctrl-C,
+// --time), the artifacts not done are skipped (noted in the summary);
+// with a deadline, the minimizer gets three quarters of what is left, the
+// last quarter being for the full runs and the files.
+func writeFailures(e *env, ctx context.Context, cfg *exploreConfig, sys systems.System, d systems.Design, x SystemSummary) []Artifact {
 	n := min(cfg.artifacts, len(x.Failures))
 	if n == 0 {
 		return nil
 	}
+	minCtx := ctx
+	if deadline, ok := ctx.Deadline(); ok {
+		var cancel context.CancelFunc
+		minCtx, cancel = context.WithDeadline(ctx, time.Now().Add(time.Until(deadline)*3/4))
+		defer cancel()
+	}
 	prog := newProgress(e.stderr, !cfg.json, int64(n), sys.Name()+": minimizing")
 	probes := probesOf(x)
+	var mu sync.Mutex
 	out := make([]Artifact, n)
-	sem := make(chan struct{}, cfg.workers)
-	var wg sync.WaitGroup
-	for i := 0; i < n; i++ {
-		wg.Add(1)
-		go func(i int) {
-			defer wg.Done()
-			sem <- struct{}{}
-			defer func() { <-sem }()
-			out[i] = artifact(cfg.out, sys, d, x.Failures[i].Seed, cfg.faults, cfg.minBudget, probes, cfg.sel)
-			prog.add(1)
-		}(i)
+	done := make([]bool, n)
+	if ctx.Err() == nil {
+		within(ctx, func() {
+			sem := make(chan struct{}, cfg.workers)
+			var wg sync.WaitGroup
+			for i := 0; i < n; i++ {
+				wg.Add(1)
+				go func(i int) {
+					defer wg.Done()
+					sem <- struct{}{}
+					defer func() { <-sem }()
+					a, ok := artifact(ctx, minCtx, cfg.out, sys, d, x.Failures[i].Seed, cfg.faults, cfg.minBudget, probes, cfg.sel)
+					mu.Lock()
+					out[i], done[i] = a, ok
+					mu.Unlock()
+					prog.add(1)
+				}(i)
+			}
+			wg.Wait()
+		})
 	}
-	wg.Wait()
 	prog.done()
-	return out
+	mu.Lock()
+	defer mu.Unlock()
+	res := make([]Artifact, n)
+	for i := range res {
+		res[i] = out[i]
+		if !done[i] {
+			res[i] = Artifact{Seed: x.Failures[i].Seed, Skipped: stopReason(e) + " before its minimization and files were done"}
+		}
+	}
+	return res
 }

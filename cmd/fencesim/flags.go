@@ -57,7 +57,7 @@ func help(w io.Writer, fs *flag.FlagSet, c command) {
 	fs.SetOutput(w)
 	fs.PrintDefaults()
 	fs.SetOutput(io.Discard)
-	fmt.Fprintf(w, "\nExit status: 0 every property held, 1 a property failed, 2 bad usage or input.\n")
+	fmt.Fprintf(w, "\nExit status: %s.\n", strings.Replace(exitStatus(c.interruptible), "; explore, compare, mutants)", ")", 1))
 }
 
 func upperFirst(s string) string {
@@ -219,7 +219,7 @@ func (s *seedFlags) register(fs *flag.FlagSet, defRuns int, timed bool) {
 	fs.IntVar(&s.runs, "runs", defRuns, "how many seeds to run, from --first")
 	fs.Uint64Var(&s.first, "first", 1, "the first seed")
 	if timed {
-		fs.DurationVar(&s.budget, "time", 0, "a time budget instead of a seed count (e.g. 60s), split evenly over the systems; seeds from --first on")
+		fs.DurationVar(&s.budget, "time", 0, "a time budget for the whole command instead of a seed count (e.g. 60s): runs, minimization and artifacts end within it plus a 2s grace; split evenly over the systems; seeds from --first on")
 	}
 	fs.StringVar(&s.shard, "shard", "", "run only shard `i/n` of the seeds (seed s belongs to shard s mod n; i from 0)")
 }
@@ -268,6 +268,9 @@ func (s *seedFlags) plan(fs *flag.FlagSet) (plan, error) {
 	if s.runs < 1 {
 		return plan{}, usagef("--runs %d: want at least 1", s.runs)
 	}
+	if s.first+uint64(s.runs-1) < s.first {
+		return plan{}, usagef("--runs %d from --first %d: the seeds end at %d, lower --first or --runs", s.runs, s.first, ^uint64(0))
+	}
 	p.first, p.last = s.first, s.first+uint64(s.runs)-1
 	return p, nil
 }
@@ -281,6 +284,23 @@ func (p plan) text() string {
 		return strconv.FormatUint(p.first, 10)
 	}
 	return fmt.Sprintf("%d-%d", p.first, p.last)
+}
+
+// count is how many runs a bounded plan makes in this shard, the audit's
+// second runs included, without listing the seeds.
+func (p plan) count(audit float64) int64 {
+	var n int64
+	for s := p.first; ; s++ {
+		if p.shard.has(s) {
+			n++
+			if audited(s, audit) {
+				n++
+			}
+		}
+		if s == p.last {
+			return n
+		}
+	}
 }
 
 // seeds lists the seeds of a bounded plan in this shard.

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -13,6 +14,7 @@ const (
 	exitOK    = 0 // every property held
 	exitFail  = 1 // a property failed (or a run was not deterministic)
 	exitUsage = 2 // bad usage or input
+	// exitInterrupted (130): stopped by Ctrl-C or SIGTERM (interrupt.go)
 )
 
 func main() { os.Exit(Main(os.Args[1:], os.Stdout, os.Stderr)) }
@@ -23,22 +25,27 @@ type command struct {
 	args    string // the positional arguments, for the usage line
 	summary string
 	run     func(env *env, args []string) int
+	// interruptible commands catch SIGINT and SIGTERM: they stop starting
+	// runs, print what finished marked as interrupted, and exit 130.
+	interruptible bool
 }
 
 func commands() []command {
 	return []command{
-		{"explore", "[flags]", "run many seeds in parallel and print a table per system", runExplore},
-		{"replay", "[flags] FILE", "re-run a trace from its header: \"identical\" or the first difference", runReplay},
-		{"mutants", "[flags]", "the design-knob matrix: caught or not, by which property, after how many runs", runMutants},
-		{"scenarios", "[flags]", "run the named scenarios (A-S1..A-S9, C.1..C.8) and print their tables", runScenarios},
-		{"compare", "[flags]", "a baseline design and a changed one on the same seeds, metrics side by side", runCompare},
-		{"merge", "[flags] FILE...", "combine shard summaries (--summary-out) into one summary", runMerge},
+		{"explore", "[flags]", "run many seeds in parallel and print a table per system", runExplore, true},
+		{"replay", "[flags] FILE", "re-run a trace from its header: \"identical\" or the first difference", runReplay, false},
+		{"mutants", "[flags]", "the design-knob matrix: caught or not, by which property, after how many runs", runMutants, true},
+		{"scenarios", "[flags]", "run the named scenarios (A-S1..A-S9, C.1..C.8) and print their tables", runScenarios, false},
+		{"compare", "[flags]", "a baseline design and a changed one on the same seeds, metrics side by side", runCompare, true},
+		{"merge", "[flags] FILE...", "combine shard summaries (--summary-out) into one summary", runMerge, false},
 	}
 }
 
-// env is what a command writes to.
+// env is what a command writes to, and its context: an interruptible
+// command's ends at the first SIGINT or SIGTERM.
 type env struct {
 	stdout, stderr io.Writer
+	ctx            context.Context
 }
 
 // usageError is bad usage or input: one line, exit 2.
@@ -51,7 +58,7 @@ func usagef(format string, args ...any) error { return &usageError{fmt.Sprintf(f
 // Main runs the command line with args (without the program name) and
 // returns the exit code.
 func Main(args []string, stdout, stderr io.Writer) int {
-	e := &env{stdout: stdout, stderr: stderr}
+	e := &env{stdout: stdout, stderr: stderr, ctx: context.Background()}
 	if len(args) == 0 {
 		mainUsage(stderr)
 		return exitUsage
@@ -66,6 +73,11 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	}
 	for _, c := range commands() {
 		if c.name == args[0] {
+			if c.interruptible {
+				ctx, stop := interrupts()
+				defer stop()
+				e.ctx = ctx
+			}
 			return c.run(e, args[1:])
 		}
 	}
@@ -83,7 +95,7 @@ func mainUsage(w io.Writer) {
 	for _, c := range commands() {
 		fmt.Fprintf(w, "  %-10s %s\n", c.name, c.summary)
 	}
-	fmt.Fprintf(w, "\nExit status: 0 every property held, 1 a property failed, 2 bad usage or input.\n")
+	fmt.Fprintf(w, "\nExit status: %s.\n", exitStatus(true))
 	fmt.Fprintf(w, "Run \"fencesim <command> -h\" for a command's flags.\n")
 }
 
@@ -97,6 +109,15 @@ func (e *env) fail(cmd string, err error) int {
 	}
 	fmt.Fprintf(e.stderr, "fencesim %s: %s\n", cmd, oneLine(err.Error()))
 	return exitUsage
+}
+
+// exitStatus describes the exit codes; interruptible adds 130.
+func exitStatus(interruptible bool) string {
+	s := "0 every property held, 1 a property failed, 2 bad usage or input"
+	if interruptible {
+		s += ", 130 interrupted (Ctrl-C or SIGTERM: the summary covers the runs that finished; explore, compare, mutants)"
+	}
+	return s
 }
 
 func oneLine(s string) string {

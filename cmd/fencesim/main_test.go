@@ -111,6 +111,18 @@ func TestBadInput(t *testing.T) {
 		{"empty trace", []string{"replay", empty}, "trace line 1: file is empty"},
 		{"not a trace", []string{"replay", notTrace}, "trace line 1: format"},
 		{"trace of no system", []string{"replay", otherSystem}, `trace line 1: unknown system "nosuch"`},
+		{"cpuprofile in a missing directory", []string{"explore", "--system", "twopc", "--out", out, "--cpuprofile", filepath.Join(dir, "missing", "cpu.prof")}, "--cpuprofile"},
+		{"memprofile is a directory", []string{"explore", "--system", "twopc", "--out", out, "--memprofile", dir}, "--memprofile " + dir + ": is a directory"},
+		{"one file for both profiles", []string{"explore", "--system", "twopc", "--out", out, "--cpuprofile", filepath.Join(dir, "p"), "--memprofile", filepath.Join(dir, "p")}, "name the same file"},
+		{"audit not a number", []string{"explore", "--audit", "NaN", "--out", out}, "--audit NaN"},
+		{"negative artifacts", []string{"explore", "--artifacts", "-1", "--out", out}, "--artifacts -1"},
+		{"zero minimize budget", []string{"explore", "--minimize-budget", "0", "--out", out}, "--minimize-budget 0"},
+		{"runs past the last seed", []string{"explore", "--first", "18446744073709551615", "--runs", "2", "--out", out}, "--runs 2 from --first 18446744073709551615"},
+		{"time and runs", []string{"explore", "--time", "10s", "--runs", "5", "--out", out}, "--time is a budget"},
+		{"negative time", []string{"explore", "--time", "-1s", "--out", out}, "--time -1s"},
+		{"mutants bad workers", []string{"mutants", "--workers", "0"}, "--workers 0"},
+		{"mutants budget past the last seed", []string{"mutants", "--first", "18446744073709551615", "--budget", "2"}, "--budget 2 from --first 18446744073709551615"},
+		{"compare bad workers", []string{"compare", "--system", "arbiter", "--set", "confirm_aware_grace=true", "--workers", "-1"}, "--workers -1"},
 		{"mutants bad budget", []string{"mutants", "--budget", "-3"}, "--budget -3"},
 		{"mutants unknown knob", []string{"mutants", "--knob", "nope"}, `unknown knob "nope"`},
 		{"mutants set of another system", []string{"mutants", "--set", "claim_batch=2"}, `--set for outbox: unknown parameter "claim_batch"`},
@@ -161,6 +173,12 @@ func TestHelp(t *testing.T) {
 	code, stdout, _ = run(t, "help", "explore")
 	assert.Equal(t, exitOK, code)
 	assert.Contains(t, stdout, "-shard i/n")
+	for _, c := range []string{"explore", "compare", "mutants"} {
+		_, stdout, _ = run(t, c, "-h")
+		assert.Contains(t, stdout, "130 interrupted (Ctrl-C or SIGTERM", "%s -h names exit status 130", c)
+	}
+	_, stdout, _ = run(t, "replay", "-h")
+	assert.NotContains(t, stdout, "130")
 }
 
 // TestExploreKnobArtifacts: fence-by-worker-id (A-S5's damage) fails,
@@ -252,7 +270,7 @@ func comparable(t *testing.T, path string) Summary {
 func TestMutantsAndScenarios(t *testing.T) {
 	code, stdout, stderr := run(t, "mutants", "--system", "twopc", "--knob", "timeout-abort", "--knob", "presume-commit-on-no-record", "--budget", "100")
 	assert.Equal(t, exitOK, code, stderr)
-	assert.Regexp(t, `twopc\s+timeout-abort\s+harmful \(PC1,PC3\)\s+yes\s+PC1,PC2,PC3 \(seed \d+\)\s+\d+ `, stdout)
+	assert.Regexp(t, `(?m)^twopc\s+timeout-abort\s+harmful \(PC1,PC3\)\s+yes\s+\d+\s+[\d.]+\s+\d+ -> \d+ faults, \d+ needed\s+ok\s+PC1,PC2,PC3 \(seed \d+\)$`, stdout)
 	assert.Contains(t, stdout, "2 knobs, 2 as expected")
 
 	code, stdout, stderr = run(t, "scenarios", "--system", "twopc")

@@ -1,11 +1,11 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"strings"
 	"sync/atomic"
-	"text/tabwriter"
 	"time"
 
 	"github.com/fencesim/fencesim/internal/systems"
@@ -100,6 +100,15 @@ func runMutants(e *env, args []string) int {
 		if *budget < 0 {
 			return usagef("--budget %d: want at least 1 (or 0 for each system's default)", *budget)
 		}
+		for _, sys := range list {
+			n := *budget
+			if n == 0 {
+				n = defaultBudget[sys.Name()]
+			}
+			if *first+uint64(n-1) < *first {
+				return usagef("--budget %d from --first %d: the seeds end at %d, lower --first or --budget", n, *first, ^uint64(0))
+			}
+		}
 		if *minBudget < 1 {
 			return usagef("--minimize-budget %d: want at least 1", *minBudget)
 		}
@@ -152,16 +161,45 @@ func runMutants(e *env, args []string) int {
 	for _, ko := range knobs {
 		total += len(planOf(ko.sys).seeds())
 	}
+	// Text rows are printed as each knob finishes; JSON is one document
+	// at the end.
+	var tbl *mutantTable
+	if !*asJSON {
+		var planned []MutantRow
+		for _, ko := range knobs {
+			planned = append(planned, MutantRow{System: ko.sys.Name(), Knob: ko.k.Name, Harmful: ko.k.Harmful, Expected: ko.k.CaughtBy})
+		}
+		tbl = newMutantTable(e.stdout, planned)
+		tbl.header(s)
+	}
 	prog := newProgress(e.stderr, !*asJSON, int64(total), "mutants")
 	for _, ko := range knobs {
+		if e.ctx.Err() != nil {
+			s.NotRun = append(s.NotRun, ko.k.Name)
+			continue
+		}
 		prog.describe(ko.k.Name)
 		p := planOf(ko.sys)
-		row := huntKnob(ko.sys, ko.k, sets, p.seeds(), f, *workers, *minBudget, prog)
+		row, ok := huntKnob(e.ctx, ko.sys, ko.k, sets, p.seeds(), f, *workers, *minBudget, prog)
+		if !ok {
+			s.NotRun = append(s.NotRun, ko.k.Name)
+			continue
+		}
 		row.First, row.Budget = p.first, int(p.last-p.first+1)
 		s.Mutants = append(s.Mutants, row)
+		if tbl != nil {
+			prog.clear()
+			tbl.row(row)
+		}
 	}
 	prog.done()
-	return finish(e, c.name, s, *asJSON, *summaryOut)
+	s.Interrupted = interruption(e.ctx)
+	if *asJSON {
+		return finish(e, c.name, s, true, *summaryOut)
+	}
+	tbl.footer(s)
+	s.writeInterrupted(e.stdout)
+	return saved(e, c.name, s, *summaryOut)
 }
 
 // huntKnob runs the seeds of the budget on a design with one knob on, in
@@ -169,8 +207,9 @@ func runMutants(e *env, args []string) int {
 // started; every seed before it runs, so the first failing seed is the
 // same as one machine going in order would find). A harmful knob the
 // exploration misses is played in the scenarios where the source shows
-// its damage.
-func huntKnob(sys systems.System, k systems.Knob, sets []string, seeds []uint64, f systems.Faults, workers, minBudget int, prog *progress) MutantRow {
+// its damage. ok is false when ctx ended before the row was complete
+// (the runs in progress are given the grace, then abandoned).
+func huntKnob(ctx context.Context, sys systems.System, k systems.Knob, sets []string, seeds []uint64, f systems.Faults, workers, minBudget int, prog *progress) (_ MutantRow, ok bool) {
 	row := MutantRow{System: sys.Name(), Knob: k.Name, Harmful: k.Harmful, Expected: k.CaughtBy}
 	d, err := sys.NewDesign([]string{k.Name}, sets, nil)
 	if err != nil {
@@ -184,11 +223,15 @@ func huntKnob(sys systems.System, k systems.Knob, sets []string, seeds []uint64,
 			if st := stop.Load(); st != 0 && seed > st {
 				return
 			}
-			in <- task{sys: sys, d: d, seed: seed}
+			select {
+			case in <- task{sys: sys, d: d, seed: seed}:
+			case <-ctx.Done():
+				return
+			}
 		}
 	}()
 	var best *systems.Result
-	for x := range runPool(workers, f, in) {
+	collect(ctx, runPool(workers, f, in), func(x finished) {
 		row.Runs++
 		row.RunNS += int64(x.dur)
 		prog.add(1)
@@ -196,11 +239,19 @@ func huntKnob(sys systems.System, k systems.Knob, sets []string, seeds []uint64,
 			best = x.r
 			stop.Store(x.seed)
 		}
+	})
+	if ctx.Err() != nil {
+		return row, false
 	}
 	prog.add(len(seeds) - row.Runs)
 	if best != nil {
 		row.Seed, row.Failed = best.Seed, best.FailedIDs()
-		if m, err := systems.Minimize(sys, d, best.Seed, f, best, minBudget); err == nil {
+		var m *systems.Minimized
+		var err error
+		if !within(ctx, func() { m, err = systems.MinimizeContext(ctx, sys, d, best.Seed, f, best, minBudget) }) || ctx.Err() != nil {
+			return row, false
+		}
+		if err == nil {
 			for i, a := range m.Schedule {
 				if systems.Removable(a) {
 					row.Kept++
@@ -215,14 +266,20 @@ func huntKnob(sys systems.System, k systems.Knob, sets []string, seeds []uint64,
 				}
 			}
 		}
-		return row
+		return row, true
 	}
 	if k.Harmful {
-		if caught, by, ok, err := sys.KnobScenario(k.Name); ok && err == nil && caught {
+		var caught, supported bool
+		var by string
+		var err error
+		if !within(ctx, func() { caught, by, supported, err = sys.KnobScenario(k.Name) }) || ctx.Err() != nil {
+			return row, false
+		}
+		if supported && err == nil && caught {
 			row.Scenario = by
 		}
 	}
-	return row
+	return row, true
 }
 
 // defaultBudget is each system's seeds per knob: enough for its harmful
@@ -237,47 +294,106 @@ func budgetText() string {
 	return strings.Join(parts, ", ")
 }
 
+// writeMutants renders the whole knob matrix (merge, and a summary read
+// back): the same lines mutants printed row by row.
 func writeMutants(w io.Writer, s *Summary) {
-	fmt.Fprintf(w, "== design knobs: faults %s, seeds %s ==\n", s.Faults, s.Seeds)
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(tw, "system\tknob\texpected\tcaught\tby\truns to detect\tseconds to detect\tminimized schedule\tverdict\t\n")
+	t := newMutantTable(w, s.Mutants)
+	t.header(s)
+	for _, m := range s.Mutants {
+		t.row(m)
+	}
+	t.footer(s)
+}
+
+// mutantTable writes the knob matrix a row at a time. The widths of the
+// system, knob and expected columns come from the knobs to run; the other
+// columns have fixed widths, and "by", the widest, comes last: rows can be
+// printed as each knob finishes.
+type mutantTable struct {
+	w      io.Writer
+	widths []int
+}
+
+var mutantColumns = []string{"system", "knob", "expected", "caught", "runs to detect", "seconds to detect", "minimized schedule", "verdict", "by"}
+
+func newMutantTable(w io.Writer, rows []MutantRow) *mutantTable {
+	t := &mutantTable{w: w, widths: make([]int, len(mutantColumns))}
+	for i, c := range mutantColumns {
+		t.widths[i] = len(c)
+	}
+	for _, m := range rows {
+		t.widths[0] = max(t.widths[0], len(m.System))
+		t.widths[1] = max(t.widths[1], len(m.Knob))
+		t.widths[2] = max(t.widths[2], len(expectedText(m)))
+	}
+	t.widths[3] = len("scenario")
+	t.widths[6] = len("12 -> 12 faults, 12 needed")
+	t.widths[7] = len("FALSE ALARM")
+	return t
+}
+
+func expectedText(m MutantRow) string {
+	if m.Harmful {
+		return "harmful (" + strings.Join(m.Expected, ",") + ")"
+	}
+	return "harmless"
+}
+
+func (t *mutantTable) line(cells ...string) {
+	var b strings.Builder
+	for i, c := range cells {
+		if i == len(cells)-1 {
+			b.WriteString(c)
+			break
+		}
+		fmt.Fprintf(&b, "%-*s  ", t.widths[i], c)
+	}
+	fmt.Fprintln(t.w, strings.TrimRight(b.String(), " "))
+}
+
+func (t *mutantTable) header(s *Summary) {
+	fmt.Fprintf(t.w, "== design knobs: faults %s, seeds %s ==\n", s.Faults, s.Seeds)
+	t.line(mutantColumns...)
+}
+
+func (t *mutantTable) row(m MutantRow) {
+	caught, by, runs, secs, sched := "no", "-", "-", "-", "-"
+	perRun := time.Duration(0)
+	if m.Runs > 0 {
+		perRun = time.Duration(m.RunNS / int64(m.Runs))
+	}
+	switch {
+	case m.Seed != 0:
+		caught, by = "yes", strings.Join(m.Failed, ",")+fmt.Sprintf(" (seed %d)", m.Seed)
+		runs = fmt.Sprint(m.runsToDetect())
+		secs = fmt.Sprintf("%.2f", (time.Duration(m.runsToDetect()) * perRun).Seconds())
+		sched = fmt.Sprintf("%d -> %d faults, %d needed", m.Faults, m.Kept, m.Needed)
+	case m.Scenario != "":
+		caught, by = "scenario", clip(m.Scenario, 70)
+	default:
+		runs = fmt.Sprintf("none in %d", m.Budget)
+	}
+	verdict := "ok"
+	if !m.asExpected() {
+		verdict = "MISSED"
+		if !m.Harmful {
+			verdict = "FALSE ALARM"
+		}
+	}
+	t.line(m.System, m.Knob, expectedText(m), caught, runs, secs, sched, verdict, by)
+}
+
+func (t *mutantTable) footer(s *Summary) {
 	missed := 0
 	for _, m := range s.Mutants {
-		exp := "harmless"
-		if m.Harmful {
-			exp = "harmful (" + strings.Join(m.Expected, ",") + ")"
-		}
-		caught, by, runs, secs, sched := "no", "-", "-", "-", "-"
-		perRun := time.Duration(0)
-		if m.Runs > 0 {
-			perRun = time.Duration(m.RunNS / int64(m.Runs))
-		}
-		switch {
-		case m.Seed != 0:
-			caught, by = "yes", strings.Join(m.Failed, ",")+fmt.Sprintf(" (seed %d)", m.Seed)
-			runs = fmt.Sprint(m.runsToDetect())
-			secs = fmt.Sprintf("%.2f", (time.Duration(m.runsToDetect()) * perRun).Seconds())
-			sched = fmt.Sprintf("%d -> %d faults, %d needed", m.Faults, m.Kept, m.Needed)
-		case m.Scenario != "":
-			caught, by = "scenario", clip(m.Scenario, 70)
-		default:
-			runs = fmt.Sprintf("none in %d", m.Budget)
-		}
-		verdict := "ok"
 		if !m.asExpected() {
 			missed++
-			verdict = "MISSED"
-			if !m.Harmful {
-				verdict = "FALSE ALARM"
-			}
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", m.System, m.Knob, exp, caught, by, runs, secs, sched, verdict)
 	}
-	tw.Flush()
-	fmt.Fprintf(w, "\n%d knobs, %d as expected", len(s.Mutants), len(s.Mutants)-missed)
+	fmt.Fprintf(t.w, "\n%d knobs, %d as expected", len(s.Mutants), len(s.Mutants)-missed)
 	if missed > 0 {
-		fmt.Fprintf(w, ", %d NOT (a harmful knob no run and no scenario caught, or a harmless knob a property failed on)", missed)
+		fmt.Fprintf(t.w, ", %d NOT (a harmful knob no run and no scenario caught, or a harmless knob a property failed on)", missed)
 	}
-	fmt.Fprintln(w)
-	fmt.Fprintln(w, "seconds to detect: runs to detect times the knob's mean run time on one core; \"scenario\": only the named scenario of the source caught it")
+	fmt.Fprintln(t.w)
+	fmt.Fprintln(t.w, "seconds to detect: runs to detect times the knob's mean run time on one core; \"scenario\": only the named scenario of the source caught it")
 }

@@ -67,6 +67,13 @@ func play(t task, f systems.Faults) (r *systems.Result) {
 	return t.sys.Run(t.d, t.seed, f, t.opts)
 }
 
+// shown reports whether a progress display on w would show: w is a
+// terminal and show is true.
+func shown(w io.Writer, show bool) bool {
+	f, ok := w.(*os.File)
+	return show && ok && term.IsTerminal(int(f.Fd()))
+}
+
 // progress is the live display on a terminal; silent otherwise.
 type progress struct {
 	bar *progressbar.ProgressBar
@@ -75,8 +82,7 @@ type progress struct {
 // newProgress shows a bar on w when w is a terminal and show is true.
 // total < 0 draws a spinner (a time budget).
 func newProgress(w io.Writer, show bool, total int64, what string) *progress {
-	f, ok := w.(*os.File)
-	if !show || !ok || !term.IsTerminal(int(f.Fd())) {
+	if !shown(w, show) {
 		return &progress{}
 	}
 	return &progress{bar: progressbar.NewOptions64(total,
@@ -100,6 +106,14 @@ func (p *progress) add(n int) {
 func (p *progress) describe(s string) {
 	if p.bar != nil {
 		p.bar.Describe(s)
+	}
+}
+
+// clear takes the bar off the terminal until its next update (before a
+// line is printed on stdout).
+func (p *progress) clear() {
+	if p.bar != nil {
+		_ = p.bar.Clear()
 	}
 }
 

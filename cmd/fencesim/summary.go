@@ -7,6 +7,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -29,6 +30,12 @@ type Summary struct {
 	Shard   string          `json:"shard,omitempty"` // "i/n" of a shard's summary; empty when whole or merged
 	Systems []SystemSummary `json:"systems,omitempty"`
 	Mutants []MutantRow     `json:"mutants,omitempty"`
+	// Interrupted names the signal (SIGINT, SIGTERM) that stopped the
+	// command: the summary covers only the runs that finished.
+	Interrupted string `json:"interrupted,omitempty"`
+	// NotRun lists the systems (explore) or knobs (mutants) an
+	// interruption left out, or whose unfinished results were dropped.
+	NotRun []string `json:"not_run,omitempty"`
 }
 
 // SystemSummary is one system's exploration.
@@ -45,7 +52,11 @@ type SystemSummary struct {
 	Metrics    []MetricSamples `json:"metrics"`
 	Audit      Audit           `json:"audit"`
 	Artifacts  []Artifact      `json:"artifacts,omitempty"`
-	Timing     Timing          `json:"timing"`
+	// Abandoned counts the runs still in progress when the system stopped
+	// (Ctrl-C, the end of --time) that did not finish within the grace:
+	// they are not in the counts.
+	Abandoned int    `json:"abandoned,omitempty"`
+	Timing    Timing `json:"timing"`
 }
 
 // PropertyCount is how many runs failed a property.
@@ -103,6 +114,7 @@ type Artifact struct {
 	MinRuns   int    `json:"min_runs"` // runs the minimization made
 	Complete  bool   `json:"complete"` // the minimization finished within its budget
 	Error     string `json:"error,omitempty"`
+	Skipped   string `json:"skipped,omitempty"` // why nothing was written: the command ran out of time or was interrupted
 }
 
 // Timing is wall-clock time: it differs between machines and runs.
@@ -291,9 +303,26 @@ func (s *Summary) writeText(w io.Writer) {
 		}
 		x.writeText(w, s)
 	}
-	if len(s.Mutants) > 0 {
+	if len(s.Mutants) > 0 || s.Command == "mutants" {
 		writeMutants(w, s)
 	}
+	s.writeInterrupted(w)
+}
+
+// writeInterrupted marks a summary that a signal cut short.
+func (s *Summary) writeInterrupted(w io.Writer) {
+	if s.Interrupted == "" {
+		return
+	}
+	fmt.Fprintf(w, "\nINTERRUPTED (%s): the summary covers only the runs that finished", s.Interrupted)
+	if len(s.NotRun) > 0 {
+		what := "systems not run"
+		if s.Command == "mutants" {
+			what = "knobs not run or not finished (no row)"
+		}
+		fmt.Fprintf(w, "; %s: %s", what, strings.Join(s.NotRun, ", "))
+	}
+	fmt.Fprintln(w)
 }
 
 func (x *SystemSummary) writeText(w io.Writer, s *Summary) {
@@ -357,6 +386,10 @@ func (x *SystemSummary) writeText(w io.Writer, s *Summary) {
 		}
 	}
 	for _, a := range x.Artifacts {
+		if a.Skipped != "" {
+			fmt.Fprintf(w, "artifacts: seed %d: skipped (%s)\n", a.Seed, a.Skipped)
+			continue
+		}
 		if a.Error != "" {
 			fmt.Fprintf(w, "artifacts: seed %d: %s\n", a.Seed, a.Error)
 			continue
@@ -370,6 +403,9 @@ func (x *SystemSummary) writeText(w io.Writer, s *Summary) {
 		}
 		fmt.Fprintf(w, "artifacts: seed %d (%s): %d -> %d fault actions, %s; report %s; schedule %s; trace %s\n",
 			a.Seed, a.Property, a.Faults, a.Kept, all, a.Report, a.Schedule, a.Trace)
+	}
+	if x.Abandoned > 0 {
+		fmt.Fprintf(w, "abandoned: %d runs still in progress %v after the stop (not counted)\n", x.Abandoned, grace)
 	}
 	t := x.Timing
 	if t.RunNS > 0 {
@@ -489,7 +525,7 @@ func merge(parts []*Summary) (*Summary, []string, error) {
 		}
 		notes = append(notes, fmt.Sprintf("shards missing: %s (the summary covers only the others)", strings.Join(missing, ", ")))
 	}
-	for _, p := range parts {
+	for i, p := range parts {
 		for _, x := range p.Systems {
 			if err := out.mergeSystem(x); err != nil {
 				return nil, nil, err
@@ -497,6 +533,15 @@ func merge(parts []*Summary) (*Summary, []string, error) {
 		}
 		for _, m := range p.Mutants {
 			out.mergeMutant(m)
+		}
+		if p.Interrupted != "" {
+			out.Interrupted = p.Interrupted
+			for _, n := range p.NotRun {
+				if !slices.Contains(out.NotRun, n) {
+					out.NotRun = append(out.NotRun, n)
+				}
+			}
+			notes = append(notes, fmt.Sprintf("summary %d (shard %s) was interrupted: the merged summary covers only what finished", i+1, p.Shard))
 		}
 	}
 	for i := range out.Systems {
@@ -544,6 +589,7 @@ func (s *Summary) mergeSystem(x SystemSummary) error {
 		y.Audit.Runs += x.Audit.Runs
 		y.Audit.Mismatches = append(y.Audit.Mismatches, x.Audit.Mismatches...)
 		y.Artifacts = append(y.Artifacts, x.Artifacts...)
+		y.Abandoned += x.Abandoned
 		y.Timing.WallNS = max(y.Timing.WallNS, x.Timing.WallNS)
 		y.Timing.RunNS += x.Timing.RunNS
 		y.Timing.CheckNS += x.Timing.CheckNS

@@ -1,6 +1,7 @@
 package systems
 
 import (
+	"context"
 	"fmt"
 	"sort"
 	"strconv"
@@ -22,7 +23,7 @@ type Minimized struct {
 	// always marked needed.
 	Needed   []bool
 	Runs     int  // runs the minimization made, attribution included
-	Complete bool // the search ended within its budget: Schedule is 1-minimal
+	Complete bool // the search ended within its budget: Schedule is 1-minimal (and Needed exact)
 	Result   *Result
 }
 
@@ -38,6 +39,15 @@ func Removable(a sim.Action) bool { return a.Kind != sim.HealAll }
 // action). The last run of the minimized schedule is returned in Result
 // (fast path: Options.Full off).
 func Minimize(sys System, d Design, seed uint64, f Faults, failing *Result, budget int) (*Minimized, error) {
+	return MinimizeContext(context.Background(), sys, d, seed, f, failing, budget)
+}
+
+// MinimizeContext is Minimize that also stops when ctx ends (a deadline or
+// an interrupt): no run starts after that. A search cut short returns what
+// it reached with Complete false, the actions it could not attribute
+// marked needed; ending before the failing schedule was played again is
+// an error that wraps ctx's.
+func MinimizeContext(ctx context.Context, sys System, d Design, seed uint64, f Faults, failing *Result, budget int) (*Minimized, error) {
 	ids := failing.FailedIDs()
 	if len(ids) == 0 {
 		return nil, fmt.Errorf("seed %d did not fail: nothing to minimize", seed)
@@ -63,7 +73,12 @@ func Minimize(sys System, d Design, seed uint64, f Faults, failing *Result, budg
 		return s
 	}
 	cache := map[string]bool{}
-	failed := map[string]*Result{} // the runs that failed, by kept actions
+	// last is the latest run that failed. Every set that fails when first
+	// tested becomes the candidate at once, and the candidate only
+	// shrinks, so last is always the candidate's run: only one result is
+	// kept, not one per failing test.
+	var last *Result
+	lastKey := ""
 	exhausted := false
 	play := func(keep []int) (bool, *Result) {
 		m.Runs++
@@ -75,18 +90,21 @@ func Minimize(sys System, d Design, seed uint64, f Faults, failing *Result, budg
 		if v, ok := cache[k]; ok {
 			return v
 		}
-		if m.Runs >= budget {
+		if m.Runs >= budget || ctx.Err() != nil {
 			exhausted = true
 			return false
 		}
 		fails, r := play(keep)
 		cache[k] = fails
 		if fails {
-			failed[k] = r
+			last, lastKey = r, k
 		}
 		return fails
 	}
 	if !test(removable) {
+		if err := ctx.Err(); err != nil && m.Runs == 0 {
+			return nil, fmt.Errorf("minimization stopped before its first run: %w", err)
+		}
 		if exhausted {
 			return nil, fmt.Errorf("minimization budget %d is too small", budget)
 		}
@@ -129,6 +147,11 @@ func Minimize(sys System, d Design, seed uint64, f Faults, failing *Result, budg
 		rest := without(c, []int{i})
 		fails, ok := cache[key(rest)]
 		if !ok {
+			if ctx.Err() != nil {
+				m.Complete = false
+				needed[i] = true
+				continue
+			}
 			fails, _ = play(rest)
 			cache[key(rest)] = fails
 		}
@@ -139,7 +162,12 @@ func Minimize(sys System, d Design, seed uint64, f Faults, failing *Result, budg
 	for _, i := range all {
 		m.Needed = append(m.Needed, !Removable(failing.Schedule[i]) || needed[i])
 	}
-	m.Result = failed[key(c)]
+	if lastKey != key(c) {
+		// Not expected (see last); play the candidate again rather than
+		// return another schedule's run.
+		_, last = play(c)
+	}
+	m.Result = last
 	return m, nil
 }
 

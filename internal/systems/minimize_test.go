@@ -1,6 +1,8 @@
 package systems
 
 import (
+	"context"
+	"errors"
 	"testing"
 	"time"
 
@@ -36,6 +38,7 @@ func TestMinimizeFenceByWorkerID(t *testing.T) {
 	require.True(t, m.Complete, "the search must finish within its budget")
 	require.NotNil(t, m.Result)
 	assert.True(t, m.Result.Fails(m.Property))
+	assert.Equal(t, m.Schedule, m.Result.Schedule, "Result is the run of the minimized schedule")
 	assert.Less(t, len(m.Schedule), len(m.Original))
 	assert.Len(t, m.Needed, len(m.Schedule))
 	for i, a := range m.Schedule {
@@ -51,4 +54,47 @@ func TestMinimizeFenceByWorkerID(t *testing.T) {
 	// The same schedule on the default design passes: the knob is the bug.
 	ok := sys.Run(sys.Default(), fenceSeed, Moderate, Options{Schedule: m.Schedule, Given: true})
 	assert.Empty(t, ok.Failed(), "the default design must pass the minimized schedule")
+}
+
+// counting is a system that cancels a context at its n-th run.
+type counting struct {
+	Arbiter
+	runs   *int
+	n      int
+	cancel context.CancelFunc
+}
+
+func (c counting) Run(d Design, seed uint64, f Faults, o Options) *Result {
+	*c.runs++
+	if *c.runs == c.n {
+		c.cancel()
+	}
+	return c.Arbiter.Run(d, seed, f, o)
+}
+
+// TestMinimizeContext: no run starts once the context ends; a search cut
+// short returns what it reached, marked incomplete; one cut before its
+// first run is an error that wraps the context's.
+func TestMinimizeContext(t *testing.T) {
+	d, err := Arbiter{}.NewDesign([]string{"fence-by-worker-id"}, nil, nil)
+	require.NoError(t, err)
+	seed, r := firstFailing(t, Arbiter{}, d, 200)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err = MinimizeContext(ctx, Arbiter{}, d, seed, Moderate, r, 300)
+	require.Error(t, err)
+	assert.True(t, errors.Is(err, context.Canceled), "%v", err)
+
+	ctx, cancel = context.WithCancel(context.Background())
+	defer cancel()
+	runs := 0
+	m, err := MinimizeContext(ctx, counting{runs: &runs, n: 3, cancel: cancel}, d, seed, Moderate, r, 300)
+	require.NoError(t, err)
+	assert.Equal(t, 3, runs, "no run starts after the context ends")
+	assert.Equal(t, 3, m.Runs)
+	assert.False(t, m.Complete)
+	assert.Len(t, m.Needed, len(m.Schedule))
+	require.NotNil(t, m.Result)
+	assert.True(t, m.Result.Fails(m.Property))
 }
