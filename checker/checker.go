@@ -133,8 +133,14 @@ type Op struct {
 
 // Ops pairs the call and return notes of a trace, in call order.
 func Ops(evs []traces.Event) ([]Op, error) {
-	var ops []Op
-	index := map[string]int{}
+	calls := 0
+	for i := range evs {
+		if evs[i].Kind == hist.KindCall {
+			calls++
+		}
+	}
+	ops := make([]Op, 0, calls)
+	index := make(map[string]int, calls)
 	for _, e := range evs {
 		switch e.Kind {
 		case hist.KindCall:

@@ -73,6 +73,8 @@ type Arbiter struct {
 
 	tokens int
 	cache  map[int64]string // memory-facts: leases this process granted
+
+	sweepSQL []db.Stmt // the sweep's statements, when they do not depend on the arbiter's clock
 }
 
 // Stalled reports whether the arbiter's dispatch loop is stalled (the
@@ -608,7 +610,7 @@ func (a *Arbiter) sweep(p *sim.Proc) {
 	now := p.Now()
 	p.Go("sweep", func(p *sim.Proc) {
 		c := a.pool.Get(p)
-		rs, err := c.Atomic(p, a.d.SweepFail(now).Named("sweep-fail"), a.d.SweepRequeue(now).Named("sweep-requeue"))
+		rs, err := c.Atomic(p, a.sweepStmts(now)...)
 		a.pool.Put(c)
 		if err != nil {
 			if db.Unknown(err) {
@@ -621,6 +623,20 @@ func (a *Arbiter) sweep(p *sim.Proc) {
 			a.dispatch()
 		}
 	})
+}
+
+// sweepStmts returns the sweep's two statements. They read the arbiter's
+// clock only under arbiter-clock; otherwise they are the same every time
+// and built once (statements are never modified once built).
+func (a *Arbiter) sweepStmts(now clock.Time) []db.Stmt {
+	if a.sweepSQL != nil {
+		return a.sweepSQL
+	}
+	s := []db.Stmt{a.d.SweepFail(now).Named("sweep-fail"), a.d.SweepRequeue(now).Named("sweep-requeue")}
+	if !a.d.Has(ArbiterClock) {
+		a.sweepSQL = s
+	}
+	return s
 }
 
 func named(stmts []db.Stmt, name string) []db.Stmt {
