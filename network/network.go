@@ -135,7 +135,8 @@ func (n *Network) Index(a Addr) int32 {
 	// a small cache keyed by the string's bytes answers those without
 	// hashing. (Hit or miss, the answer is the same.)
 	p := unsafe.StringData(string(a))
-	c := &n.cache[(uintptr(unsafe.Pointer(p))>>3)%uintptr(len(n.cache))]
+	h := uint64(uintptr(unsafe.Pointer(p))) * 0x9E3779B97F4A7C15 // short names share words: mix every bit
+	c := &n.cache[h>>(64-5)]
 	if c.p == p && c.n == len(a) && p != nil {
 		return c.i
 	}

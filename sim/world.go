@@ -212,39 +212,36 @@ type burst struct {
 
 // World is one simulated run: nodes, network, clock, faults, in one goroutine.
 type World struct {
-	now      clock.Time
-	seq      uint64
-	queue    []event
-	slots    []*slot
-	byAddr   map[network.Addr]int32
-	net      *network.Network
-	base     network.Policy
-	netRand  Rand
-	ent      Entropy
-	rec      Recorder
-	filter   func(kind string) bool
-	want     kindSet         // the kernel's kinds that are recorded (none without a recorder)
-	notes    map[string]bool // the filter's answers for note kinds, asked once per kind
-	text     []byte          // a buffer for rendering texts
-	ev       traces.Event    // the event being recorded
-	recSeq   uint64
-	side     []payload // the side table of queued events
-	freeSide []uint32
-	held     int          // inputs held for paused nodes
-	msgs     []traces.Msg // a slab the message events' texts are rendered from
-	// frozenTypes caches frozen's answer per body type (lastType, the last).
-	frozenTypes map[reflect.Type]bool
-	lastType    reflect.Type
-	lastFrozen  bool
-	maxPend     int // the peak of pending (PeakPending)
-	limits      Limits
-	sched       Schedule
-	events      uint64
-	bursts      []burst
-	burstSeq    uint64
-	env         Env
-	started     bool
-	err         error
+	now       clock.Time
+	seq       uint64
+	queue     []event
+	slots     []*slot
+	byAddr    map[network.Addr]int32
+	net       *network.Network
+	base      network.Policy
+	netRand   Rand
+	ent       Entropy
+	rec       Recorder
+	filter    func(kind string) bool
+	want      kindSet         // the kernel's kinds that are recorded (none without a recorder)
+	notes     map[string]bool // the filter's answers for note kinds, asked once per kind
+	text      []byte          // a buffer for rendering texts
+	ev        traces.Event    // the event being recorded
+	recSeq    uint64
+	side      []payload // the side table of queued events
+	freeSide  []uint32
+	held      int          // inputs held for paused nodes
+	msgs      []traces.Msg // a slab the message events' texts are rendered from
+	bodyTypes []bodyType   // frozen's answers, per message body type
+	maxPend   int          // the peak of pending (PeakPending)
+	limits    Limits
+	sched     Schedule
+	events    uint64
+	bursts    []burst
+	burstSeq  uint64
+	env       Env
+	started   bool
+	err       error
 }
 
 // New returns a world with no nodes. The schedule is validated when Run
@@ -1103,19 +1100,21 @@ func (w *World) frozen(body any) bool {
 	if t == nil {
 		return true
 	}
-	if t == w.lastType {
-		return w.lastFrozen
-	}
-	f, ok := w.frozenTypes[t]
-	if !ok {
-		f = plainType(t, 0)
-		if w.frozenTypes == nil {
-			w.frozenTypes = map[reflect.Type]bool{}
+	// A world sends a handful of body types: a short list beats a map.
+	for i := range w.bodyTypes {
+		if w.bodyTypes[i].t == t {
+			return w.bodyTypes[i].frozen
 		}
-		w.frozenTypes[t] = f
 	}
-	w.lastType, w.lastFrozen = t, f
+	f := plainType(t, 0)
+	w.bodyTypes = append(w.bodyTypes, bodyType{t, f})
 	return f
+}
+
+// bodyType is frozen's answer for one type.
+type bodyType struct {
+	t      reflect.Type
+	frozen bool
 }
 
 // plainType reports whether values of t hold only numbers, booleans and
