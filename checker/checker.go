@@ -71,7 +71,7 @@ func Decode[T any](e traces.Event) (T, error) {
 		return v, nil // the model's own value: what decoding Data gives
 	}
 	var v T
-	dec := json.NewDecoder(bytes.NewReader(e.Data))
+	dec := json.NewDecoder(bytes.NewReader(e.DataJSON()))
 	dec.UseNumber()
 	if err := dec.Decode(&v); err != nil {
 		return v, fmt.Errorf("event #%d (%s %s): cannot decode its data: %w", e.Seq, e.Node, e.Kind, err)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sort"
 	"time"
+	"unsafe"
 
 	"github.com/fencesim/fencesim/clock"
 )
@@ -70,10 +71,12 @@ type Fate struct {
 // Copies returns the deliveries to schedule.
 func (f *Fate) Copies() []Delivery { return f.Copy[:f.N] }
 
-// Delivery is one copy of a message due at At.
+// Delivery is one copy of a message due at At. Slot is where the network
+// keeps it in flight: ArriveSlot finds it there without a lookup.
 type Delivery struct {
-	At clock.Time
-	ID uint64
+	At   clock.Time
+	ID   uint64
+	Slot uint32
 }
 
 type link struct{ from, to Addr }
@@ -87,17 +90,28 @@ type conn struct {
 
 type flight struct {
 	msg    Message
+	to     int32  // the destination's index (Index)
 	toDown uint32 // crash count of the destination when sent
+	live   bool
 }
 
 // Network is the simulated network. The zero value is not usable; call New.
 type Network struct {
-	def      Policy
-	links    map[link]Policy
-	cut      map[link]bool
-	conns    map[ConnID]*conn
-	downs    map[Addr]uint32
-	inflight map[uint64]flight
+	def   Policy
+	links map[link]Policy
+	cut   map[link]bool
+	// conns is indexed by ConnID (IDs are dense, from 1); a forgotten
+	// connection leaves nil.
+	conns []*conn
+	// ids numbers the addresses (Index); downs counts each one's crashes.
+	ids   map[Addr]int32
+	downs []uint32
+	cache [32]addrCache
+	// flights holds the messages in flight in reusable slots (free lists
+	// the empty ones), so that sending and arriving need no map.
+	flights  []flight
+	free     []uint32
+	flying   int
 	nextID   uint64
 	nextConn ConnID
 }
@@ -105,13 +119,63 @@ type Network struct {
 // New returns a network whose links all follow def.
 func New(def Policy) *Network {
 	return &Network{
-		def:      def,
-		links:    map[link]Policy{},
-		cut:      map[link]bool{},
-		conns:    map[ConnID]*conn{},
-		downs:    map[Addr]uint32{},
-		inflight: map[uint64]flight{},
+		def:   def,
+		links: map[link]Policy{},
+		cut:   map[link]bool{},
+		conns: []*conn{nil},
+		ids:   map[Addr]int32{},
 	}
+}
+
+// Index returns the number of an address: 0, 1, ... in the order addresses
+// were first seen (the kernel registers its nodes first, in the order it
+// adds them). ArriveSlot reports the destination's index.
+func (n *Network) Index(a Addr) int32 {
+	// The addresses a node sends to are mostly the same strings each time:
+	// a small cache keyed by the string's bytes answers those without
+	// hashing. (Hit or miss, the answer is the same.)
+	p := unsafe.StringData(string(a))
+	h := uint64(uintptr(unsafe.Pointer(p))) * 0x9E3779B97F4A7C15 // short names share words: mix every bit
+	c := &n.cache[h>>(64-5)]
+	if c.p == p && c.n == len(a) && p != nil {
+		return c.i
+	}
+	i, ok := n.ids[a]
+	if !ok {
+		i = int32(len(n.downs))
+		n.ids[a] = i
+		n.downs = append(n.downs, 0)
+	}
+	*c = addrCache{p: p, n: len(a), i: i}
+	return i
+}
+
+type addrCache struct {
+	p *byte
+	n int
+	i int32
+}
+
+func (n *Network) conn(id ConnID) *conn {
+	if id == 0 || uint64(id) >= uint64(len(n.conns)) {
+		return nil
+	}
+	return n.conns[id]
+}
+
+// fly puts a message in flight and returns its slot.
+func (n *Network) fly(m Message, to int32, toDown uint32) uint32 {
+	var i uint32
+	if k := len(n.free); k > 0 {
+		i = n.free[k-1]
+		n.free = n.free[:k-1]
+	} else {
+		i = uint32(len(n.flights))
+		n.flights = append(n.flights, flight{})
+	}
+	n.flights[i] = flight{msg: m, to: to, toDown: toDown, live: true}
+	n.flying++
+	return i
 }
 
 // Default returns the default policy.
@@ -144,11 +208,10 @@ func (n *Network) PolicyOf(from, to Addr) Policy {
 func (n *Network) Cut(from, to Addr) []ConnID {
 	n.cut[link{from, to}] = true
 	var broken []ConnID
-	for _, id := range n.connIDs() {
-		c := n.conns[id]
-		if c.open && ((c.a == from && c.b == to) || (c.a == to && c.b == from)) {
+	for id, c := range n.conns {
+		if c != nil && c.open && ((c.a == from && c.b == to) || (c.a == to && c.b == from)) {
 			c.open = false
-			broken = append(broken, id)
+			broken = append(broken, ConnID(id))
 		}
 	}
 	return broken
@@ -186,14 +249,14 @@ func (n *Network) IsCut(from, to Addr) bool { return len(n.cut) > 0 && n.cut[lin
 // first message then breaks it.
 func (n *Network) Dial(a, b Addr) ConnID {
 	n.nextConn++
-	n.conns[n.nextConn] = &conn{a: a, b: b, open: !n.IsCut(a, b) && !n.IsCut(b, a)}
+	n.conns = append(n.conns, &conn{a: a, b: b, open: !n.IsCut(a, b) && !n.IsCut(b, a)})
 	return n.nextConn
 }
 
 // Ends returns the two ends of a connection (dialer first).
 func (n *Network) Ends(id ConnID) (Addr, Addr, bool) {
-	c, ok := n.conns[id]
-	if !ok {
+	c := n.conn(id)
+	if c == nil {
 		return "", "", false
 	}
 	return c.a, c.b, true
@@ -201,8 +264,8 @@ func (n *Network) Ends(id ConnID) (Addr, Addr, bool) {
 
 // Open reports whether a connection is open.
 func (n *Network) Open(id ConnID) bool {
-	c, ok := n.conns[id]
-	return ok && c.open
+	c := n.conn(id)
+	return c != nil && c.open
 }
 
 // Close closes a connection gracefully, as by endpoint by: what was sent
@@ -210,8 +273,8 @@ func (n *Network) Open(id ConnID) bool {
 // the closer is discarded. It returns when the other end sees the close
 // (after the data in flight) and whether the connection was open.
 func (n *Network) Close(id ConnID, by Addr) (clock.Time, bool) {
-	c, ok := n.conns[id]
-	if !ok || !c.open {
+	c := n.conn(id)
+	if c == nil || !c.open {
 		return 0, false
 	}
 	c.open = false
@@ -222,8 +285,8 @@ func (n *Network) Close(id ConnID, by Addr) (clock.Time, bool) {
 // Break breaks a connection; it reports whether it was open. Both ends must
 // be told (the kernel does that).
 func (n *Network) Break(id ConnID) bool {
-	c, ok := n.conns[id]
-	if !ok || !c.open {
+	c := n.conn(id)
+	if c == nil || !c.open {
 		return false
 	}
 	c.open = false
@@ -235,15 +298,17 @@ func (n *Network) Break(id ConnID) bool {
 // direction; b == "" means every connection of a), in ID order.
 func (n *Network) BreakBetween(a, b Addr) []ConnID {
 	var broken []ConnID
-	for _, id := range n.connIDs() {
-		c := n.conns[id]
+	for id, c := range n.conns {
+		if c == nil {
+			continue
+		}
 		if !c.open {
 			c.closedBy = "" // a closing connection's data in flight is lost too
 			continue
 		}
 		if (c.a == a && (b == "" || c.b == b)) || (c.b == a && (b == "" || c.a == b)) {
 			c.open = false
-			broken = append(broken, id)
+			broken = append(broken, ConnID(id))
 		}
 	}
 	return broken
@@ -252,24 +317,15 @@ func (n *Network) BreakBetween(a, b Addr) []ConnID {
 // Forget drops the record of a broken connection (a gracefully closed one
 // is kept while its data may still be in flight).
 func (n *Network) Forget(id ConnID) {
-	if c, ok := n.conns[id]; ok && !c.open && c.closedBy == "" {
-		delete(n.conns, id)
+	if c := n.conn(id); c != nil && !c.open && c.closedBy == "" {
+		n.conns[id] = nil
 	}
-}
-
-func (n *Network) connIDs() []ConnID {
-	ids := make([]ConnID, 0, len(n.conns))
-	for id := range n.conns {
-		ids = append(ids, id)
-	}
-	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
-	return ids
 }
 
 // NodeDown records that a node crashed: every message in flight to it is lost
 // and its connections break. It returns the broken connections.
 func (n *Network) NodeDown(a Addr) []ConnID {
-	n.downs[a]++
+	n.downs[n.Index(a)]++
 	return n.BreakBetween(a, "")
 }
 
@@ -281,8 +337,8 @@ func (n *Network) Send(now clock.Time, msg Message, r Rand) (Message, Fate) {
 	msg.Sent = now
 	p := n.PolicyOf(msg.From, msg.To)
 	if msg.Conn != 0 {
-		c, ok := n.conns[msg.Conn]
-		if !ok || !c.open {
+		c := n.conn(msg.Conn)
+		if c == nil || !c.open {
 			return msg, Fate{Dropped: "connection closed"}
 		}
 		if n.IsCut(msg.From, msg.To) {
@@ -294,8 +350,9 @@ func (n *Network) Send(now clock.Time, msg Message, r Rand) (Message, Fate) {
 			at = c.lastAt
 		}
 		c.lastAt = at
-		n.inflight[msg.ID] = flight{msg: msg, toDown: n.downs[msg.To]}
-		return msg, Fate{N: 1, Copy: [2]Delivery{{At: at, ID: msg.ID}}}
+		to := n.Index(msg.To)
+		slot := n.fly(msg, to, n.downs[to])
+		return msg, Fate{N: 1, Copy: [2]Delivery{{At: at, ID: msg.ID, Slot: slot}}}
 	}
 	if n.IsCut(msg.From, msg.To) {
 		return msg, Fate{Dropped: "partition"}
@@ -303,15 +360,17 @@ func (n *Network) Send(now clock.Time, msg Message, r Rand) (Message, Fate) {
 	if p.Loss > 0 && chance(r, "loss", p.Loss) {
 		return msg, Fate{Dropped: "loss"}
 	}
-	n.inflight[msg.ID] = flight{msg: msg, toDown: n.downs[msg.To]}
-	f := Fate{N: 1, Copy: [2]Delivery{{At: held(p, now).Add(delay(p, r)), ID: msg.ID}}}
+	to := n.Index(msg.To)
+	toDown := n.downs[to]
+	slot := n.fly(msg, to, toDown)
+	f := Fate{N: 1, Copy: [2]Delivery{{At: held(p, now).Add(delay(p, r)), ID: msg.ID, Slot: slot}}}
 	if p.Dup > 0 && chance(r, "dup", p.Dup) {
 		n.nextID++
 		dup := msg
 		dup.ID = n.nextID
 		dup.Dup = true
-		n.inflight[dup.ID] = flight{msg: dup, toDown: n.downs[msg.To]}
-		f.Copy[1] = Delivery{At: held(p, now).Add(delay(p, r)), ID: dup.ID}
+		slot := n.fly(dup, to, toDown)
+		f.Copy[1] = Delivery{At: held(p, now).Add(delay(p, r)), ID: dup.ID, Slot: slot}
 		f.N = 2
 	}
 	return msg, f
@@ -321,39 +380,62 @@ func (n *Network) Send(now clock.Time, msg Message, r Rand) (Message, Fate) {
 // message and "" when it arrives, or why it does not (the destination crashed
 // after it was sent, a partition now cuts the link, its connection broke).
 func (n *Network) Arrive(id uint64) (Message, string) {
-	f, ok := n.inflight[id]
-	if !ok {
-		return Message{}, "not in flight"
+	for i := range n.flights {
+		if f := &n.flights[i]; f.live && f.msg.ID == id {
+			m, _, why := n.ArriveSlot(id, uint32(i))
+			return m, why
+		}
 	}
-	delete(n.inflight, id)
-	m := f.msg
+	return Message{}, "not in flight"
+}
+
+// ArriveSlot is Arrive for a delivery whose slot is known (Delivery.Slot):
+// the message is found there, or it is no longer in flight. It also returns
+// the destination's Index.
+func (n *Network) ArriveSlot(id uint64, slot uint32) (Message, int32, string) {
+	if int(slot) >= len(n.flights) {
+		return Message{}, -1, "not in flight"
+	}
+	f := &n.flights[slot]
+	if !f.live || f.msg.ID != id {
+		return Message{}, -1, "not in flight"
+	}
+	m, to, toDown := f.msg, f.to, f.toDown
+	*f = flight{}
+	n.free = append(n.free, slot)
+	n.flying--
 	switch {
-	case n.downs[m.To] != f.toDown:
-		return m, "destination crashed"
+	case n.downs[to] != toDown:
+		return m, to, "destination crashed"
 	case m.Conn != 0 && !n.deliverable(m):
-		return m, "connection broken"
+		return m, to, "connection broken"
 	case n.IsCut(m.From, m.To):
-		return m, "partition"
+		return m, to, "partition"
 	}
-	return m, ""
+	return m, to, ""
 }
 
 // deliverable reports whether a connection message can still arrive: the
 // connection is open, or was closed gracefully by the message's sender.
 func (n *Network) deliverable(m Message) bool {
-	c, ok := n.conns[m.Conn]
-	return ok && (c.open || (c.closedBy != "" && c.closedBy == m.From))
+	c := n.conn(m.Conn)
+	return c != nil && (c.open || (c.closedBy != "" && c.closedBy == m.From))
 }
 
 // InFlight returns the messages in flight, in ID order.
 func (n *Network) InFlight() []Message {
-	out := make([]Message, 0, len(n.inflight))
-	for _, f := range n.inflight {
-		out = append(out, f.msg)
+	out := make([]Message, 0, n.flying)
+	for i := range n.flights {
+		if n.flights[i].live {
+			out = append(out, n.flights[i].msg)
+		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
 	return out
 }
+
+// Flying returns how many messages are in flight.
+func (n *Network) Flying() int { return n.flying }
 
 // held returns when a message sent at now leaves a stalled link.
 func held(p Policy, now clock.Time) clock.Time {

@@ -140,7 +140,10 @@ func (e *Env) Recording() bool { return e.recording }
 // Records reports whether notes of a kind are recorded (the run's filter
 // may refuse some kinds even while recording).
 func (e *Env) Records(kind string) bool {
-	return e.recording && (e.world == nil || e.world.filter == nil || e.world.filter(kind))
+	if e.world != nil {
+		return e.world.wantsNote(kind)
+	}
+	return e.recording
 }
 
 // Send sends a datagram.
@@ -184,7 +187,9 @@ func (e *Env) Cancel(id TimerID) {
 }
 
 // Note records a trace event of the given kind with a canonical text and
-// optional structured data (JSON-encodable; the checkers read it).
+// optional structured data (JSON-encodable; the checkers read it). The data
+// is kept as is (the checkers take the typed value) and encoded only when
+// the trace is written or hashed: it must not change after the call.
 func (e *Env) Note(kind, text string, data any) {
 	if !e.Records(kind) {
 		return

@@ -155,7 +155,7 @@ func TestQueueHandsItemsInOrder(t *testing.T) {
 type textRec struct{ lines []string }
 
 func (r *textRec) Record(e *traces.Event) {
-	r.lines = append(r.lines, fmt.Sprintf("%s %s %s", e.Node, e.Kind, e.Text))
+	r.lines = append(r.lines, fmt.Sprintf("%s %s %s", e.Node, e.Kind, e.Desc()))
 }
 
 // TestCrashYieldCrashesAtTheNthBlockingCall: the fault names no place in

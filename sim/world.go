@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
+	"strconv"
 	"strings"
 	"time"
 
@@ -12,20 +14,75 @@ import (
 	"github.com/fencesim/fencesim/traces"
 )
 
-// Recorder sees every event of a run. It must not keep the pointer.
+// Recorder sees every event of a run. It must not keep the pointer (the
+// event may be copied). An event may have lazy parts (traces.Event.Msg,
+// Value): read it with Desc and DataJSON, or Fill a copy.
 type Recorder interface {
 	Record(e *traces.Event)
 }
 
 // Limits bound a run. MaxTime ends it normally (events after it are not
-// run); MaxEvents turns a livelock into ErrBudget instead of a hang.
+// run). The others are budgets: a run that exceeds one ends with a
+// *LimitError (errors.Is(err, ErrBudget) holds) instead of a hang or an
+// exhausted machine. Zero means no bound.
 type Limits struct {
-	MaxTime   clock.Time `json:"max_time"`
-	MaxEvents uint64     `json:"max_events"`
+	MaxTime clock.Time `json:"max_time"`
+	// MaxEvents bounds the events run (a livelock: a timer re-armed at the
+	// same instant forever).
+	MaxEvents uint64 `json:"max_events"`
+	// MaxPending bounds what the kernel holds for later: queued events,
+	// messages in flight and inputs held for paused nodes (a flood that
+	// would exhaust memory). It counts kernel data, never the machine's
+	// memory, so it fires at the same event on every machine.
+	MaxPending int `json:"max_pending,omitempty"`
 }
 
-// ErrBudget is returned when a run exceeds its event budget.
-var ErrBudget = errors.New("event budget exhausted")
+// DefaultMaxPending is the pending bound the systems' runs use. Healthy
+// runs peak far below it: over 300 seeds of each system's default design
+// under no, moderate and heavy faults the peak was 205 (arbiter), 145
+// (outbox) and 20 (2PC); the arbiter's scenario families peak at 114. A
+// flood ends at it within some tens of megabytes.
+const DefaultMaxPending = 100_000
+
+// ErrBudget is what every budget error is (errors.Is): a run exceeded a
+// limit of its Limits.
+var ErrBudget = errors.New("run budget exhausted")
+
+// LimitError is the error of a run that exceeded a budget of its Limits.
+// Its message starts with "limit hit: " and names the limit and how to
+// raise it.
+type LimitError struct {
+	Limit   string     // "events" (Limits.MaxEvents) or "pending" (Limits.MaxPending)
+	Max     uint64     // the bound
+	At      clock.Time // the world's time when it fired
+	Events  uint64     // events run by then
+	Pending int        // pending items then
+}
+
+func (e *LimitError) Error() string {
+	b := make([]byte, 0, 160)
+	b = append(b, "limit hit: "...)
+	b = append(b, e.Limit...)
+	switch e.Limit {
+	case "events":
+		b = fmt.Appendf(b, ": %d events run by %v, %d pending (a livelock? raise Limits.MaxEvents)", e.Events, e.At, e.Pending)
+	case "pending":
+		b = fmt.Appendf(b, ": %d queued events, messages in flight and held inputs at %v after %d events, bound %d (a flood? raise Limits.MaxPending)", e.Pending, e.At, e.Events, e.Max)
+	default:
+		b = fmt.Appendf(b, ": bound %d at %v after %d events", e.Max, e.At, e.Events)
+	}
+	return string(b)
+}
+
+// Is makes every LimitError an ErrBudget.
+func (e *LimitError) Is(target error) bool { return target == ErrBudget }
+
+// IsLimit returns the LimitError in err's chain, if any.
+func IsLimit(err error) (*LimitError, bool) {
+	var le *LimitError
+	ok := errors.As(err, &le)
+	return le, ok
+}
 
 // Config is what a world is made of, besides its nodes.
 type Config struct {
@@ -35,7 +92,9 @@ type Config struct {
 	Limits   Limits
 	Recorder Recorder // nil: nothing is recorded
 	// Filter, when set, records only the kinds of event it accepts; kinds it
-	// refuses are not even formatted. Explorations record what the checkers
+	// refuses are not even formatted. It is asked once per kind (at New for
+	// the kernel's kinds, at a note kind's first use), so it must answer the
+	// same for a kind every time. Explorations record what the checkers
 	// read and replay a failing run with everything.
 	Filter func(kind string) bool
 }
@@ -52,17 +111,76 @@ const (
 	evBurstEnd
 )
 
+// event is one entry of the queue. It holds no pointer, so that the GC never
+// scans the queue: what a few kinds carry besides numbers (a timer's tag, a
+// broken connection's peer, a held input) sits in the side table at aux.
 type event struct {
 	at   clock.Time
 	seq  uint64
-	kind evKind
+	id   uint64 // deliver: message; timer: timer; conn-broken: connection; fault: schedule index; burst-end: burst
 	node int32
 	inc  uint32
-	id   uint64
-	conn network.ConnID
-	peer network.Addr
-	tag  any
+	aux  uint32 // deliver: the flight slot; timer, conn-broken, held: the side-table index
+	kind evKind
 }
+
+// payload is a side-table entry: what an event carries that has pointers.
+type payload struct {
+	tag  any
+	peer network.Addr
+}
+
+// timerSet is the set of a node's pending timers: a bitmap indexed by
+// TimerID from base (timer IDs grow by one per timer, so it stays a few
+// words; a timer pending for long only keeps the words since it).
+type timerSet struct {
+	base  TimerID
+	words []uint64
+}
+
+func (t *timerSet) add(id TimerID) {
+	if len(t.words) == 0 {
+		t.base = id &^ 63
+	}
+	for id < t.base { // an ID below the window: grow it downward
+		t.words = append([]uint64{0}, t.words...)
+		t.base -= 64
+	}
+	i := uint64(id - t.base)
+	for uint64(len(t.words)) <= i/64 {
+		t.words = append(t.words, 0)
+	}
+	t.words[i/64] |= 1 << (i % 64)
+}
+
+func (t *timerSet) has(id TimerID) bool {
+	if id < t.base {
+		return false
+	}
+	i := uint64(id - t.base)
+	return i/64 < uint64(len(t.words)) && t.words[i/64]&(1<<(i%64)) != 0
+}
+
+func (t *timerSet) del(id TimerID) {
+	if !t.has(id) {
+		return
+	}
+	i := uint64(id - t.base)
+	t.words[i/64] &^= 1 << (i % 64)
+	if t.words[0] != 0 {
+		return
+	}
+	// Drop the empty words in front, keeping the array (no allocation).
+	z := 1
+	for z < len(t.words) && t.words[z] == 0 {
+		z++
+	}
+	n := copy(t.words, t.words[z:])
+	t.words = t.words[:n]
+	t.base += TimerID(64 * z)
+}
+
+func (t *timerSet) reset() { t.words = t.words[:0] }
 
 type slot struct {
 	name      string
@@ -75,7 +193,7 @@ type slot struct {
 	up        bool
 	paused    bool
 	inc       uint32
-	timers    map[TimerID]bool
+	timers    timerSet
 	nextTimer TimerID
 	held      []Input
 	armed     []Action // crash-at actions waiting for their point
@@ -94,26 +212,36 @@ type burst struct {
 
 // World is one simulated run: nodes, network, clock, faults, in one goroutine.
 type World struct {
-	now      clock.Time
-	seq      uint64
-	queue    []event
-	slots    []*slot
-	byAddr   map[network.Addr]int32
-	net      *network.Network
-	base     network.Policy
-	netRand  Rand
-	ent      Entropy
-	rec      Recorder
-	filter   func(kind string) bool
-	recSeq   uint64
-	limits   Limits
-	sched    Schedule
-	events   uint64
-	bursts   []burst
-	burstSeq uint64
-	env      Env
-	started  bool
-	err      error
+	now       clock.Time
+	seq       uint64
+	queue     []event
+	slots     []*slot
+	byAddr    map[network.Addr]int32
+	net       *network.Network
+	base      network.Policy
+	netRand   Rand
+	ent       Entropy
+	rec       Recorder
+	filter    func(kind string) bool
+	want      kindSet         // the kernel's kinds that are recorded (none without a recorder)
+	notes     map[string]bool // the filter's answers for note kinds, asked once per kind
+	text      []byte          // a buffer for rendering texts
+	ev        traces.Event    // the event being recorded
+	recSeq    uint64
+	side      []payload // the side table of queued events
+	freeSide  []uint32
+	held      int          // inputs held for paused nodes
+	msgs      []traces.Msg // a slab the message events' texts are rendered from
+	bodyTypes []bodyType   // frozen's answers, per message body type
+	maxPend   int          // the peak of pending (PeakPending)
+	limits    Limits
+	sched     Schedule
+	events    uint64
+	bursts    []burst
+	burstSeq  uint64
+	env       Env
+	started   bool
+	err       error
 }
 
 // New returns a world with no nodes. The schedule is validated when Run
@@ -133,8 +261,46 @@ func New(cfg Config) *World {
 		sched:   cfg.Schedule.Sorted(),
 		netRand: cfg.Entropy.Stream("network"),
 	}
+	if w.rec != nil {
+		for k, name := range kernelKinds {
+			if name != "" && (w.filter == nil || w.filter(name)) {
+				w.want |= 1 << k
+			}
+		}
+	}
 	return w
 }
+
+// kind is one of the kernel's own trace kinds, a bit of a kindSet.
+type kind uint8
+
+const (
+	kDeliver kind = iota
+	kSend
+	kDrop
+	kDup
+	kTimer
+	kConnBroken
+	kCommand
+	kCrash
+	kRestart
+	kStart
+	kFault
+	kDial
+	kClose
+	kBreak
+	kNote
+)
+
+// kernelKinds are the trace kinds of the kernel's own events, by bit.
+var kernelKinds = [...]string{kDeliver: "deliver", kSend: "send", kDrop: "drop", kDup: "dup", kTimer: "timer",
+	kConnBroken: "conn-broken", kCommand: "command", kCrash: "crash", kRestart: "restart", kStart: "start",
+	kFault: "fault", kDial: "dial", kClose: "close", kBreak: "break", kNote: "note"}
+
+// kindSet is a set of kernel kinds: the filter asked once per kind, at New.
+type kindSet uint32
+
+func (s kindSet) has(k kind) bool { return s&(1<<k) != 0 }
 
 // NodeOption changes how a node is added.
 type NodeOption func(*slot)
@@ -155,13 +321,14 @@ func (w *World) Add(name string, f Factory, opts ...NodeOption) {
 		panic(fmt.Sprintf("sim: node %q added after the run started", name))
 	}
 	s := &slot{name: name, addr: network.Addr(name), factory: f, disk: NewDisk(), up: true,
-		rnd: w.ent.Stream("node/" + name), timers: map[TimerID]bool{}}
+		rnd: w.ent.Stream("node/" + name)}
 	for _, o := range opts {
 		o(s)
 	}
 	idx := int32(len(w.slots))
 	w.slots = append(w.slots, s)
 	w.byAddr[s.addr] = idx
+	w.net.Index(s.addr)
 	if s.up {
 		s.up = false
 		w.push(event{at: 0, kind: evStart, node: idx})
@@ -302,13 +469,26 @@ func (w *World) Deliver(id uint64) error {
 	if err := w.begin(); err != nil {
 		return err
 	}
-	w.deliver(id)
+	w.deliver(id, 0, false)
 	return nil
 }
 
+// pending counts what the kernel holds for later (Limits.MaxPending).
+func (w *World) pending() int { return len(w.queue) + w.net.Flying() + w.held }
+
+// PeakPending returns the largest number of pending items (queued events,
+// messages in flight, held inputs) seen before an event so far: what
+// Limits.MaxPending is compared with.
+func (w *World) PeakPending() int { return w.maxPend }
+
 func (w *World) step() error {
 	if w.limits.MaxEvents > 0 && w.events >= w.limits.MaxEvents {
-		return fmt.Errorf("%w: %d events by %v (a livelock, or raise Limits.MaxEvents)", ErrBudget, w.events, w.now)
+		return &LimitError{Limit: "events", Max: w.limits.MaxEvents, At: w.now, Events: w.events, Pending: w.pending()}
+	}
+	p := w.pending()
+	w.maxPend = max(w.maxPend, p)
+	if w.limits.MaxPending > 0 && p > w.limits.MaxPending {
+		return &LimitError{Limit: "pending", Max: uint64(w.limits.MaxPending), At: w.now, Events: w.events, Pending: p}
 	}
 	ev := w.pop()
 	w.now = ev.at
@@ -317,26 +497,29 @@ func (w *World) step() error {
 	case evStart:
 		w.start(ev.node, "start")
 	case evDeliver:
-		w.deliver(ev.id)
+		w.deliver(ev.id, ev.aux, true)
 	case evTimer:
+		tag := w.take(ev.aux)
 		s := w.slots[ev.node]
-		if !s.up || s.inc != ev.inc || !s.timers[TimerID(ev.id)] {
+		if !s.up || s.inc != ev.inc || !s.timers.has(TimerID(ev.id)) {
 			return nil
 		}
-		delete(s.timers, TimerID(ev.id))
-		w.input(ev.node, Input{Kind: Timer, TimerID: TimerID(ev.id), Tag: ev.tag})
+		s.timers.del(TimerID(ev.id))
+		w.input(ev.node, &Input{Kind: Timer, TimerID: TimerID(ev.id), Tag: tag.tag})
 	case evConnBroken:
+		p := w.take(ev.aux)
 		s := w.slots[ev.node]
 		if !s.up || s.inc != ev.inc {
 			return nil
 		}
-		w.input(ev.node, Input{Kind: ConnBroken, Conn: ev.conn, Peer: ev.peer})
+		w.input(ev.node, &Input{Kind: ConnBroken, Conn: network.ConnID(ev.id), Peer: p.peer})
 	case evHeld:
+		p := w.take(ev.aux)
 		s := w.slots[ev.node]
 		if !s.up || s.inc != ev.inc {
 			return nil
 		}
-		w.input(ev.node, *ev.tag.(*Input))
+		w.input(ev.node, p.tag.(*Input))
 	case evFault:
 		w.fault(w.sched[ev.id])
 	case evBurstEnd:
@@ -346,16 +529,17 @@ func (w *World) step() error {
 }
 
 // input hands an input to a node, or holds it while the node is paused.
-func (w *World) input(idx int32, in Input) {
+func (w *World) input(idx int32, in *Input) {
 	s := w.slots[idx]
 	if s.paused {
-		s.held = append(s.held, in)
+		s.held = append(s.held, *in)
+		w.held++
 		return
 	}
 	w.stepNode(idx, in)
 }
 
-func (w *World) stepNode(idx int32, in Input) {
+func (w *World) stepNode(idx int32, in *Input) {
 	s := w.slots[idx]
 	env := &w.env
 	*env = Env{
@@ -365,7 +549,7 @@ func (w *World) stepNode(idx int32, in Input) {
 	if w.rec != nil && in.Kind != Deliver {
 		w.recordInput(s, in)
 	}
-	s.node.Step(env, in)
+	s.node.Step(env, *in)
 	crashed := env.crashed
 	// The effects slice may be reused by a nested step; copy the header.
 	effs := env.effects
@@ -378,22 +562,48 @@ func (w *World) stepNode(idx int32, in Input) {
 	}
 }
 
-func (w *World) recordInput(s *slot, in Input) {
-	if !w.wants(inputKinds[in.Kind]) {
-		return
-	}
+func (w *World) recordInput(s *slot, in *Input) {
 	switch in.Kind {
 	case Timer:
-		w.emit(s.name, "timer", fmt.Sprintf("timer %d %v", in.TimerID, in.Tag), nil)
+		if w.want.has(kTimer) {
+			// Rendered now: a tag's text may change (a process's label).
+			b := append(w.text[:0], "timer "...)
+			b = strconv.AppendUint(b, uint64(in.TimerID), 10)
+			b = append(b, ' ')
+			b = traces.AppendValue(b, in.Tag)
+			w.text = b
+			w.emit(s.name, kTimer, string(b))
+		}
 	case ConnBroken:
-		w.emit(s.name, "conn-broken", fmt.Sprintf("conn %d to %s", in.Conn, in.Peer), nil)
+		if w.want.has(kConnBroken) {
+			w.emit(s.name, kConnBroken, connText("conn ", in.Conn, " to ", in.Peer))
+		}
 	case Command:
-		w.emit(s.name, "command", strings.TrimSpace(in.Cmd.Name+" "+in.Cmd.Arg), nil)
+		if w.want.has(kCommand) {
+			w.emit(s.name, kCommand, strings.TrimSpace(in.Cmd.Name+" "+in.Cmd.Arg))
+		}
 	}
 }
 
-// inputKinds are the trace kinds of inputs that are recorded.
-var inputKinds = [...]string{Timer: "timer", ConnBroken: "conn-broken", Command: "command", Start: "start", Deliver: "deliver"}
+// connText renders "<a><conn><b><peer>" ("conn 3 to db").
+func connText(a string, c network.ConnID, b string, peer network.Addr) string {
+	buf := make([]byte, 0, len(a)+len(b)+len(peer)+8)
+	buf = append(buf, a...)
+	buf = strconv.AppendUint(buf, uint64(c), 10)
+	buf = append(buf, b...)
+	buf = append(buf, peer...)
+	return string(buf)
+}
+
+// idText renders "#<id> <why>".
+func idText(id uint64, why string) string {
+	buf := make([]byte, 0, len(why)+12)
+	buf = append(buf, '#')
+	buf = strconv.AppendUint(buf, id, 10)
+	buf = append(buf, ' ')
+	buf = append(buf, why...)
+	return string(buf)
+}
 
 func (w *World) apply(idx int32, e *Effect) {
 	s := w.slots[idx]
@@ -403,7 +613,9 @@ func (w *World) apply(idx int32, e *Effect) {
 		if e.Conn != 0 {
 			a, b, ok := w.net.Ends(e.Conn)
 			if !ok {
-				w.emitf(s.name, "drop", "conn %d unknown: %v", e.Conn, e.Body)
+				if w.want.has(kDrop) {
+					w.emit(s.name, kDrop, fmt.Sprintf("conn %d unknown: %v", e.Conn, e.Body))
+				}
 				return
 			}
 			to = a
@@ -412,14 +624,14 @@ func (w *World) apply(idx int32, e *Effect) {
 			}
 		}
 		msg, fate := w.net.Send(w.now, network.Message{From: s.addr, To: to, Conn: e.Conn, Body: e.Body}, w.netRand)
-		if w.wants("send") {
-			w.emit(s.name, "send", describeMsg(msg), nil)
+		if w.want.has(kSend) {
+			w.emitMsg(s.name, kSend, &msg)
 		}
-		if fate.Dropped != "" && w.wants("drop") {
-			w.emit(s.name, "drop", fmt.Sprintf("#%d %s", msg.ID, fate.Dropped), nil)
+		if fate.Dropped != "" && w.want.has(kDrop) {
+			w.emit(s.name, kDrop, idText(msg.ID, fate.Dropped))
 		}
-		if fate.N > 1 && w.wants("dup") {
-			w.emit(s.name, "dup", fmt.Sprintf("#%d copied as #%d", msg.ID, fate.Copy[1].ID), nil)
+		if fate.N > 1 && w.want.has(kDup) {
+			w.emit(s.name, kDup, idText(msg.ID, "copied as #"+strconv.FormatUint(fate.Copy[1].ID, 10)))
 		}
 		if fate.Dropped == "" && e.Conn != 0 && !w.net.Open(e.Conn) {
 			// The send broke the connection (a partition): tell both ends.
@@ -429,16 +641,16 @@ func (w *World) apply(idx int32, e *Effect) {
 			w.connBroken(e.Conn, -1)
 		}
 		for _, c := range fate.Copies() {
-			w.push(event{at: c.At, kind: evDeliver, id: c.ID})
+			w.push(event{at: c.At, kind: evDeliver, id: c.ID, aux: c.Slot})
 		}
 	case EffTimer:
-		s.timers[e.TimerID] = true
-		w.push(event{at: w.now.Add(s.clock.Elapse(e.After)), kind: evTimer, node: idx, inc: s.inc, id: uint64(e.TimerID), tag: e.Tag})
+		s.timers.add(e.TimerID)
+		w.push(event{at: w.now.Add(s.clock.Elapse(e.After)), kind: evTimer, node: idx, inc: s.inc, id: uint64(e.TimerID), aux: w.put(payload{tag: e.Tag})})
 	case EffCancel:
-		delete(s.timers, e.TimerID)
+		s.timers.del(e.TimerID)
 	case EffDial:
-		if w.rec != nil {
-			w.emitf(s.name, "dial", "conn %d to %s", e.Conn, e.To)
+		if w.want.has(kDial) {
+			w.emit(s.name, kDial, connText("conn ", e.Conn, " to ", e.To))
 		}
 		if !w.net.Open(e.Conn) {
 			w.connBroken(e.Conn, -1)
@@ -449,8 +661,8 @@ func (w *World) apply(idx int32, e *Effect) {
 			return
 		}
 		if last, open := w.net.Close(e.Conn, s.addr); open {
-			if w.rec != nil {
-				w.emitf(s.name, "close", "conn %d", e.Conn)
+			if w.want.has(kClose) {
+				w.emit(s.name, kClose, connText("conn ", e.Conn, "", ""))
 			}
 			peer := a
 			if a == s.addr {
@@ -467,32 +679,35 @@ func (w *World) apply(idx int32, e *Effect) {
 		if kind == "" {
 			kind = "note"
 		}
-		w.emit(s.name, kind, e.Text, e.Data)
+		w.note(s.name, kind, e.Text, e.Data)
 	}
 }
 
-func describeMsg(m network.Message) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "#%d %s->%s", m.ID, m.From, m.To)
-	if m.Conn != 0 {
-		fmt.Fprintf(&b, " conn=%d", m.Conn)
+// deliver delivers a message in flight; bySlot says the slot is known.
+func (w *World) deliver(id uint64, slot uint32, bySlot bool) {
+	var msg network.Message
+	var why string
+	to := int32(-1)
+	if bySlot {
+		msg, to, why = w.net.ArriveSlot(id, slot)
+	} else {
+		msg, why = w.net.Arrive(id)
 	}
-	fmt.Fprintf(&b, " %v", m.Body)
-	return b.String()
-}
-
-func (w *World) deliver(id uint64) {
-	msg, why := w.net.Arrive(id)
 	if why == "not in flight" {
 		return
 	}
-	idx, ok := w.byAddr[msg.To]
+	// The network numbers the nodes as the world does (Add registers
+	// them first); anything else is looked up.
+	idx, ok := to, to >= 0 && int(to) < len(w.slots) && w.slots[to].addr == msg.To
+	if !ok {
+		idx, ok = w.byAddr[msg.To]
+	}
 	if why == "" && (!ok || !w.slots[idx].up) {
 		why = "destination down"
 	}
 	if why != "" {
-		if w.rec != nil {
-			w.emit(string(msg.To), "drop", fmt.Sprintf("#%d %s", msg.ID, why), nil)
+		if w.want.has(kDrop) {
+			w.emit(string(msg.To), kDrop, idText(msg.ID, why))
 		}
 		if why == "destination down" && msg.Conn != 0 && w.net.Break(msg.Conn) {
 			// Nobody listens there: the connection is refused (a reset),
@@ -501,10 +716,10 @@ func (w *World) deliver(id uint64) {
 		}
 		return
 	}
-	if w.wants("deliver") {
-		w.emit(string(msg.To), "deliver", describeMsg(msg), nil)
+	if w.want.has(kDeliver) {
+		w.emitMsg(string(msg.To), kDeliver, &msg)
 	}
-	w.input(idx, Input{Kind: Deliver, Msg: msg})
+	w.input(idx, &Input{Kind: Deliver, Msg: msg})
 }
 
 // connBroken tells the live ends of a broken connection (except skip).
@@ -513,8 +728,8 @@ func (w *World) connBroken(id network.ConnID, skip int32) {
 	if !ok {
 		return
 	}
-	if w.rec != nil {
-		w.emitf("", "break", "conn %d %s<->%s", id, a, b)
+	if w.want.has(kBreak) {
+		w.emit("", kBreak, connText("conn ", id, " ", a)+"<->"+string(b))
 	}
 	if i, ok := w.byAddr[a]; ok && i != skip {
 		w.notifyBroken(a, b, id)
@@ -538,14 +753,14 @@ func (w *World) notifyBrokenAt(t clock.Time, at, peer network.Addr, id network.C
 	if !s.up {
 		return
 	}
-	w.push(event{at: t, kind: evConnBroken, node: i, inc: s.inc, conn: id, peer: peer})
+	w.push(event{at: t, kind: evConnBroken, node: i, inc: s.inc, id: uint64(id), aux: w.put(payload{peer: peer})})
 }
 
 func (w *World) start(idx int32, why string) {
 	s := w.slots[idx]
 	if s.up {
-		if w.rec != nil {
-			w.emit(s.name, "fault", why+" ignored: node is up", nil)
+		if w.want.has(kFault) {
+			w.emit(s.name, kFault, why+" ignored: node is up")
 		}
 		return
 	}
@@ -553,10 +768,14 @@ func (w *World) start(idx int32, why string) {
 	s.paused = false
 	s.node = s.factory(s.name, s.disk)
 	s.passed = 0
-	if w.rec != nil {
-		w.emit(s.name, why, fmt.Sprintf("incarnation %d", s.inc), nil)
+	k := kStart
+	if why == "restart" {
+		k = kRestart
 	}
-	w.stepNode(idx, Input{Kind: Start})
+	if w.want.has(k) {
+		w.emit(s.name, k, "incarnation "+strconv.FormatUint(uint64(s.inc), 10))
+	}
+	w.stepNode(idx, &Input{Kind: Start})
 }
 
 func (w *World) crash(idx int32, why string) {
@@ -569,11 +788,12 @@ func (w *World) crash(idx int32, why string) {
 	abandon(s.node)
 	s.node = nil
 	s.inc++
-	s.timers = map[TimerID]bool{}
+	s.timers.reset()
+	w.held -= len(s.held)
 	s.held = nil
 	s.disk.crash()
-	if w.rec != nil {
-		w.emit(s.name, "crash", why, nil)
+	if w.want.has(kCrash) {
+		w.emit(s.name, kCrash, why)
 	}
 	for _, c := range w.net.NodeDown(s.addr) {
 		w.connBroken(c, idx)
@@ -591,8 +811,8 @@ func (w *World) crashPoint(s *slot, point string) bool {
 			return false
 		}
 		s.armed = append(s.armed[:i], s.armed[i+1:]...)
-		if w.rec != nil {
-			w.emit(s.name, "fault", "crash point "+point+" reached", nil)
+		if w.want.has(kFault) {
+			w.emit(s.name, kFault, "crash point "+point+" reached")
 		}
 		return true
 	}
@@ -623,8 +843,8 @@ func (w *World) yieldPoint(s *slot, label string) bool {
 		}
 	}
 	s.yields = keep
-	if w.rec != nil {
-		w.emit(s.name, "fault", fmt.Sprintf("crash at blocking call %d: %s", s.passed, label), nil)
+	if w.want.has(kFault) {
+		w.emit(s.name, kFault, fmt.Sprintf("crash at blocking call %d: %s", s.passed, label))
 	}
 	return true
 }
@@ -647,9 +867,9 @@ func (w *World) Close() {
 }
 
 func (w *World) fault(a Action) {
-	if w.rec != nil {
+	if w.want.has(kFault) {
 		data, _ := json.Marshal(a)
-		w.emit(a.Node, "fault", a.String(), json.RawMessage(data))
+		w.record(traces.Event{Node: a.Node, Kind: "fault", Text: a.String(), Data: data})
 	}
 	idx := w.byAddr[network.Addr(a.Node)]
 	switch a.Kind {
@@ -705,7 +925,7 @@ func (w *World) fault(a Action) {
 		w.slots[idx].yields = append(w.slots[idx].yields, a.Count)
 	case Do:
 		if s := w.slots[idx]; s.up {
-			w.input(idx, Input{Kind: Command, Cmd: Cmd{Name: a.Point, Arg: a.Arg}})
+			w.input(idx, &Input{Kind: Command, Cmd: Cmd{Name: a.Point, Arg: a.Arg}})
 		}
 	case HealAll:
 		w.net.Heal()
@@ -733,9 +953,10 @@ func (w *World) resume(idx int32) {
 	s.paused = false
 	held := s.held
 	s.held = nil
+	w.held -= len(held)
 	for i := range held {
 		in := held[i]
-		w.push(event{at: w.now, kind: evHeld, node: idx, inc: s.inc, tag: &in})
+		w.push(event{at: w.now, kind: evHeld, node: idx, inc: s.inc, aux: w.put(payload{tag: &in})})
 	}
 }
 
@@ -744,8 +965,8 @@ func (w *World) endBurst(id uint64) {
 		if b.id == id {
 			w.bursts = append(w.bursts[:i], w.bursts[i+1:]...)
 			w.applyBursts()
-			if w.rec != nil {
-				w.emitf("", "fault", "%s burst %d ended", b.kind, id)
+			if w.want.has(kFault) {
+				w.emit("", kFault, string(b.kind)+" burst "+strconv.FormatUint(id, 10)+" ended")
 			}
 			return
 		}
@@ -828,42 +1049,149 @@ func combine(p network.Policy, b burst) network.Policy {
 	return p
 }
 
-// wants reports whether an event of a kind is recorded.
-func (w *World) wants(kind string) bool {
-	return w.rec != nil && (w.filter == nil || w.filter(kind))
+// wantsNote reports whether notes of a kind are recorded. The filter is
+// asked once per kind.
+func (w *World) wantsNote(kind string) bool {
+	if w.rec == nil {
+		return false
+	}
+	if w.filter == nil {
+		return true
+	}
+	ok, seen := w.notes[kind]
+	if !seen {
+		ok = w.filter(kind)
+		if w.notes == nil {
+			w.notes = map[string]bool{}
+		}
+		w.notes[kind] = ok
+	}
+	return ok
 }
 
-func (w *World) emitf(node, kind, format string, args ...any) {
-	if !w.wants(kind) {
-		return
-	}
-	w.emit(node, kind, fmt.Sprintf(format, args...), nil)
+// emit records a kernel event whose kind the caller checked (w.want).
+func (w *World) emit(node string, k kind, text string) {
+	w.record(traces.Event{Node: node, Kind: kernelKinds[k], Text: text})
 }
 
-func (w *World) emit(node, kind, text string, data any) {
-	if !w.wants(kind) {
+// emitMsg records a send or deliver. When the body cannot change (frozen),
+// its text is rendered from the message only when someone reads it
+// (traces.Event.Msg); otherwise now, as the body is now.
+func (w *World) emitMsg(node string, k kind, m *network.Message) {
+	tm := traces.Msg{ID: m.ID, From: string(m.From), To: string(m.To), Conn: uint64(m.Conn), Body: m.Body}
+	if !w.frozen(m.Body) {
+		w.record(traces.Event{Node: node, Kind: kernelKinds[k], Text: tm.Text()})
 		return
 	}
-	w.recSeq++
-	ev := traces.Event{Seq: w.recSeq, T: int64(w.now), Node: node, Kind: kind, Text: text}
-	if data != nil {
-		switch d := data.(type) {
-		case json.RawMessage:
-			ev.Data = d
-		default:
-			ev.Value = d
-			b, err := json.Marshal(d)
-			if err != nil {
-				panic(fmt.Sprintf("sim: trace data of %s %s does not encode: %v", node, kind, err))
-			}
-			ev.Data = b
+	if len(w.msgs) == cap(w.msgs) {
+		w.msgs = make([]traces.Msg, 0, 256)
+	}
+	w.msgs = append(w.msgs, tm)
+	w.record(traces.Event{Node: node, Kind: kernelKinds[k], Msg: &w.msgs[len(w.msgs)-1]})
+}
+
+// frozen reports whether a message body's text may be rendered later: its
+// type holds no pointer, slice, map, interface, channel or function, so the
+// value the message holds (a copy) cannot change after the send. A body
+// that shares memory with its sender (a reused statement buffer) is
+// rendered at once, as it reads at the time of the event.
+func (w *World) frozen(body any) bool {
+	t := reflect.TypeOf(body)
+	if t == nil {
+		return true
+	}
+	// A world sends a handful of body types: a short list beats a map.
+	for i := range w.bodyTypes {
+		if w.bodyTypes[i].t == t {
+			return w.bodyTypes[i].frozen
 		}
 	}
-	w.rec.Record(&ev)
+	f := plainType(t, 0)
+	w.bodyTypes = append(w.bodyTypes, bodyType{t, f})
+	return f
+}
+
+// bodyType is frozen's answer for one type.
+type bodyType struct {
+	t      reflect.Type
+	frozen bool
+}
+
+// plainType reports whether values of t hold only numbers, booleans and
+// strings (in structs and arrays).
+func plainType(t reflect.Type, depth int) bool {
+	if depth > 8 {
+		return false
+	}
+	switch t.Kind() {
+	case reflect.Bool, reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr,
+		reflect.Float32, reflect.Float64, reflect.Complex64, reflect.Complex128, reflect.String:
+		return true
+	case reflect.Array:
+		return plainType(t.Elem(), depth+1)
+	case reflect.Struct:
+		for i := 0; i < t.NumField(); i++ {
+			if !plainType(t.Field(i).Type, depth+1) {
+				return false
+			}
+		}
+		return true
+	}
+	return false
+}
+
+// note records a note of any kind. Typed data is kept as the event's Value
+// and encoded only when the trace is written, hashed, or its Data is read
+// (traces.Event.DataJSON); JSON is kept as is.
+func (w *World) note(node, kind, text string, data any) {
+	if !w.wantsNote(kind) {
+		return
+	}
+	ev := traces.Event{Node: node, Kind: kind, Text: text}
+	switch d := data.(type) {
+	case nil:
+	case json.RawMessage:
+		ev.Data = d
+	default:
+		ev.Value = d
+	}
+	w.record(ev)
+}
+
+// record hands an event to the recorder. The event passes through a field
+// of the world, so that it does not escape to the heap (a recorder must not
+// keep the pointer).
+func (w *World) record(ev traces.Event) {
+	w.recSeq++
+	ev.Seq, ev.T = w.recSeq, int64(w.now)
+	w.ev = ev
+	w.rec.Record(&w.ev)
+	w.ev = traces.Event{}
 }
 
 // Note records a trace event that belongs to no node (a harness's verdict).
-func (w *World) Note(kind, text string, data any) { w.emit("", kind, text, data) }
+func (w *World) Note(kind, text string, data any) { w.note("", kind, text, data) }
+
+// put stores an event's payload in the side table and returns its index.
+func (w *World) put(p payload) uint32 {
+	if n := len(w.freeSide); n > 0 {
+		i := w.freeSide[n-1]
+		w.freeSide = w.freeSide[:n-1]
+		w.side[i] = p
+		return i
+	}
+	w.side = append(w.side, p)
+	return uint32(len(w.side) - 1)
+}
+
+// take returns an event's payload and frees its entry.
+func (w *World) take(i uint32) payload {
+	p := w.side[i]
+	w.side[i] = payload{}
+	w.freeSide = append(w.freeSide, i)
+	return p
+}
 
 // ---- the event queue: a binary heap ordered by (at, seq) ----
 
@@ -872,24 +1200,30 @@ func (w *World) push(e event) {
 	e.seq = w.seq
 	w.queue = append(w.queue, e)
 	q := w.queue
+	// Sift up, moving parents down into the hole instead of swapping.
 	i := len(q) - 1
 	for i > 0 {
 		p := (i - 1) / 2
-		if !less(&q[i], &q[p]) {
+		if !less(&e, &q[p]) {
 			break
 		}
-		q[i], q[p] = q[p], q[i]
+		q[i] = q[p]
 		i = p
 	}
+	q[i] = e
 }
 
 func (w *World) pop() event {
 	q := w.queue
 	top := q[0]
 	n := len(q) - 1
-	q[0] = q[n]
-	q[n] = event{}
+	last := q[n]
 	q = q[:n]
+	w.queue = q
+	if n == 0 {
+		return top
+	}
+	// Sift the last event down from the root, moving children up.
 	i := 0
 	for {
 		l := 2*i + 1
@@ -900,13 +1234,13 @@ func (w *World) pop() event {
 		if r := l + 1; r < n && less(&q[r], &q[l]) {
 			m = r
 		}
-		if !less(&q[m], &q[i]) {
+		if !less(&q[m], &last) {
 			break
 		}
-		q[i], q[m] = q[m], q[i]
+		q[i] = q[m]
 		i = m
 	}
-	w.queue = q
+	q[i] = last
 	return top
 }
 

@@ -110,12 +110,12 @@ type sent struct {
 func sends(evs []traces.Event) []sent {
 	var out []sent
 	for _, e := range evs {
-		if e.Kind != "send" || strings.Contains(e.Text, "conn=") {
+		if e.Kind != "send" || strings.Contains(e.Desc(), "conn=") {
 			continue
 		}
 		var s sent
 		var route string
-		_, err := fmt.Sscanf(e.Text, "#%d %s", &s.id, &route)
+		_, err := fmt.Sscanf(e.Desc(), "#%d %s", &s.id, &route)
 		if err != nil {
 			panic(err)
 		}
@@ -133,11 +133,11 @@ func fates(evs []traces.Event) (delivered, dropped map[uint64]string) {
 		if e.Kind != "deliver" && e.Kind != "drop" {
 			continue
 		}
-		fmt.Sscanf(e.Text, "#%d", &id)
+		fmt.Sscanf(e.Desc(), "#%d", &id)
 		if e.Kind == "deliver" {
-			delivered[id] = e.Text
+			delivered[id] = e.Desc()
 		} else {
-			dropped[id] = e.Text
+			dropped[id] = e.Desc()
 		}
 	}
 	return
@@ -190,7 +190,7 @@ func TestCrashLosesMemoryKeepsDisk(t *testing.T) {
 	// Messages in flight to p0 at the crash are lost.
 	lost := 0
 	for _, e := range evs {
-		if e.Kind == "drop" && e.Node == "p0" && (strings.Contains(e.Text, "destination crashed") || strings.Contains(e.Text, "destination down")) {
+		if e.Kind == "drop" && e.Node == "p0" && (strings.Contains(e.Desc(), "destination crashed") || strings.Contains(e.Desc(), "destination down")) {
 			lost++
 		}
 	}
@@ -422,10 +422,10 @@ func TestFalsePropertyShrinks(t *testing.T) {
 		seen := map[string]bool{}
 		for _, e := range mem.Events {
 			if e.Kind == "recv" {
-				if seen[e.Node+e.Text] {
-					rt.Fatalf("delivered twice: %s at %s; profile %s; schedule:\n%s", e.Text, e.Node, prof, sched)
+				if seen[e.Node+e.Desc()] {
+					rt.Fatalf("delivered twice: %s at %s; profile %s; schedule:\n%s", e.Desc(), e.Node, prof, sched)
 				}
-				seen[e.Node+e.Text] = true
+				seen[e.Node+e.Desc()] = true
 			}
 		}
 	}
@@ -455,7 +455,7 @@ func TestStallHoldsThenReleasesInOrder(t *testing.T) {
 	for _, e := range evs {
 		var id uint64
 		if e.Kind == "deliver" {
-			fmt.Sscanf(e.Text, "#%d", &id)
+			fmt.Sscanf(e.Desc(), "#%d", &id)
 			deliverAt[id] = e.T
 		}
 	}

@@ -9,4 +9,10 @@
 // optional structured data for the checkers. It must never read the wall
 // clock. The kernel (package sim) produces events through a Recorder; the
 // checkers and the command line read them.
+//
+// An event from the kernel may be lazy: a message's text is kept as its
+// pieces (Event.Msg) and a note's data as the model's typed value
+// (Event.Value), rendered only when someone reads them (Desc, DataJSON),
+// writes or hashes the event, or fills it (Fill). The line written and the
+// hash are byte for byte those of the rendered event.
 package traces

@@ -10,6 +10,8 @@ import (
 	"fmt"
 	"hash"
 	"io"
+	"reflect"
+	"strconv"
 	"strings"
 )
 
@@ -44,6 +46,113 @@ type Event struct {
 	// type takes it as is instead of decoding Data. It is never written to
 	// a trace file, never hashed; an event read back from a file has none.
 	Value any `json:"-"`
+	// Msg is the message a send or deliver event is about, kept so that its
+	// text is rendered only when someone reads it (Desc), writes or hashes
+	// the event: Text is empty while Msg is set. Like Value it is never
+	// written; the line written is the one with the rendered text.
+	Msg *Msg `json:"-"`
+}
+
+// Msg is what the text of a message event is rendered from.
+type Msg struct {
+	ID   uint64
+	From string
+	To   string
+	Conn uint64 // 0: a datagram
+	Body any    // rendered with fmt's %v
+}
+
+// Text renders the message as the kernel's traces show it:
+// "#12 p0->p1 conn=3 ping p0/4" (no conn= for a datagram).
+func (m *Msg) Text() string {
+	b := make([]byte, 0, 64)
+	b = append(b, '#')
+	b = strconv.AppendUint(b, m.ID, 10)
+	b = append(b, ' ')
+	b = append(b, m.From...)
+	b = append(b, "->"...)
+	b = append(b, m.To...)
+	if m.Conn != 0 {
+		b = append(b, " conn="...)
+		b = strconv.AppendUint(b, m.Conn, 10)
+	}
+	b = append(b, ' ')
+	b = AppendValue(b, m.Body)
+	return string(b)
+}
+
+// AppendValue appends fmt's %v of v to b, without fmt for the common cases
+// that fmt renders the same way (nil, a string, a Stringer that is neither
+// an error nor a Formatter nor a nil pointer).
+func AppendValue(b []byte, v any) []byte {
+	switch x := v.(type) {
+	case nil:
+		return append(b, "<nil>"...)
+	case string:
+		return append(b, x...)
+	case error, fmt.Formatter:
+	case fmt.Stringer:
+		if r := reflect.ValueOf(v); r.Kind() != reflect.Pointer || !r.IsNil() {
+			return append(b, x.String()...)
+		}
+	}
+	return fmt.Append(b, v)
+}
+
+// Desc returns the event's canonical text: Text, or the text rendered from
+// Msg when the kernel left it for later.
+func (e Event) Desc() string {
+	if e.Msg != nil && e.Text == "" {
+		return e.Msg.Text()
+	}
+	return e.Text
+}
+
+// DataJSON returns the event's structured data as JSON: Data, or Value
+// encoded when the kernel left the encoding for later (nil: no data). It
+// panics when Value does not encode (a model's bug: trace data must be
+// JSON-encodable).
+func (e Event) DataJSON() json.RawMessage {
+	if len(e.Data) > 0 || e.Value == nil {
+		return e.Data
+	}
+	b, err := json.Marshal(e.Value)
+	if err != nil {
+		panic(fmt.Sprintf("traces: the data of event #%d (%s %s) does not encode: %v", e.Seq, e.Node, e.Kind, err))
+	}
+	return b
+}
+
+// HasData reports whether the event carries structured data (Data, or a
+// Value not encoded yet), without encoding it.
+func (e Event) HasData() bool { return len(e.Data) > 0 || e.Value != nil }
+
+// Lazy reports whether the event still has a part to render (its text from
+// Msg, its data from Value).
+func (e *Event) Lazy() bool {
+	return (e.Msg != nil && e.Text == "") || (e.Value != nil && len(e.Data) == 0)
+}
+
+// Fill renders the lazy parts of an event in place: Text from Msg (Msg is
+// then dropped) and Data from Value (Value is kept). What the event reads,
+// writes and hashes as does not change.
+func (e *Event) Fill() {
+	if e.Msg != nil {
+		if e.Text == "" {
+			e.Text = e.Msg.Text()
+		}
+		e.Msg = nil
+	}
+	if e.Value != nil && len(e.Data) == 0 {
+		e.Data = e.DataJSON()
+	}
+}
+
+// Fill renders the lazy parts of every event (see Event.Fill).
+func Fill(evs []Event) {
+	for i := range evs {
+		evs[i].Fill()
+	}
 }
 
 // String renders an event for people: "#12 75.000s home-1 deliver text".
@@ -54,11 +163,11 @@ func (e Event) String() string {
 		sign, ns = "-", -ns
 	}
 	s := fmt.Sprintf("#%d %s%d.%03ds %s %s", e.Seq, sign, ns/1e9, (ns%1e9)/1e6, orDash(e.Node), e.Kind)
-	if e.Text != "" {
-		s += " " + e.Text
+	if text := e.Desc(); text != "" {
+		s += " " + text
 	}
-	if len(e.Data) > 0 {
-		s += " " + string(e.Data)
+	if data := e.DataJSON(); len(data) > 0 {
+		s += " " + string(data)
 	}
 	return s
 }
@@ -90,9 +199,35 @@ func (h *Header) Validate() error {
 type Writer struct {
 	w     *bufio.Writer
 	h     hash.Hash
-	buf   bytes.Buffer
+	enc   encoder
 	err   error
 	lines int
+}
+
+// encoder renders events as trace lines, reusing its buffer.
+type encoder struct {
+	buf bytes.Buffer
+	enc *json.Encoder
+}
+
+// line returns the event's line (without the newline): the lazy parts
+// rendered, byte for byte what an eagerly rendered event encodes to. The
+// slice is valid until the next call.
+func (x *encoder) line(e *Event) ([]byte, error) {
+	if x.enc == nil {
+		x.enc = json.NewEncoder(&x.buf)
+		x.enc.SetEscapeHTML(false)
+	}
+	if e.Lazy() {
+		c := *e
+		c.Fill()
+		e = &c
+	}
+	x.buf.Reset()
+	if err := x.enc.Encode(e); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(x.buf.Bytes(), []byte{'\n'}), nil
 }
 
 // NewWriter writes the header at once.
@@ -131,16 +266,13 @@ func (tw *Writer) writeLine(b []byte) {
 
 // Record appends one event. Errors stick and are reported by Close.
 func (tw *Writer) Record(e *Event) {
-	tw.buf.Reset()
-	enc := json.NewEncoder(&tw.buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(e); err != nil {
+	line, err := tw.enc.line(e)
+	if err != nil {
 		if tw.err == nil {
 			tw.err = fmt.Errorf("encode event #%d: %w", e.Seq, err)
 		}
 		return
 	}
-	line := bytes.TrimSuffix(tw.buf.Bytes(), []byte{'\n'})
 	tw.h.Write(line)
 	tw.h.Write([]byte{'\n'})
 	tw.writeLine(line)
@@ -157,13 +289,24 @@ func (tw *Writer) Close() error {
 	return tw.w.Flush()
 }
 
-// Memory is a recorder that keeps events in memory.
+// Memory is a recorder that keeps events in memory. The kernel's events
+// keep their lazy parts (see Event.Msg, Event.Value): read them with Desc
+// and DataJSON, or Fill them.
 type Memory struct {
 	Events []Event
 }
 
 // Record implements the kernel's recorder hook.
-func (m *Memory) Record(e *Event) { m.Events = append(m.Events, *e) }
+func (m *Memory) Record(e *Event) {
+	if len(m.Events) == cap(m.Events) {
+		// Double: append grows large slices by a quarter, which copies
+		// every event about four times over a long run.
+		grown := make([]Event, len(m.Events), 2*cap(m.Events)+256)
+		copy(grown, m.Events)
+		m.Events = grown
+	}
+	m.Events = append(m.Events, *e)
+}
 
 // HashOf returns the canonical hash of a header and events, the same value a
 // Writer computes when it writes them.
@@ -183,7 +326,7 @@ func HashOf(h Header, events []Event) string {
 // audits that do not need the trace itself.
 type Hasher struct {
 	h   hash.Hash
-	buf bytes.Buffer
+	enc encoder
 	N   int
 }
 
@@ -192,11 +335,9 @@ func NewHasher() *Hasher { return &Hasher{h: sha256.New()} }
 
 // Record implements the kernel's recorder hook.
 func (x *Hasher) Record(e *Event) {
-	x.buf.Reset()
-	enc := json.NewEncoder(&x.buf)
-	enc.SetEscapeHTML(false)
-	_ = enc.Encode(e)
-	x.h.Write(x.buf.Bytes())
+	line, _ := x.enc.line(e)
+	x.h.Write(line)
+	x.h.Write([]byte{'\n'})
 	x.N++
 }
 
@@ -342,6 +483,6 @@ func Compare(want, got []Event) Diff {
 }
 
 func sameEvent(a, b *Event) bool {
-	return a.Seq == b.Seq && a.T == b.T && a.Node == b.Node && a.Kind == b.Kind && a.Text == b.Text &&
-		bytes.Equal(a.Data, b.Data)
+	return a.Seq == b.Seq && a.T == b.T && a.Node == b.Node && a.Kind == b.Kind && a.Desc() == b.Desc() &&
+		bytes.Equal(a.DataJSON(), b.DataJSON())
 }

@@ -135,3 +135,42 @@ func asLineError(err error, le **LineError) bool {
 	*le = e
 	return ok
 }
+
+// A lazy event (a message's pieces, a typed value) reads, writes, hashes
+// and compares as its rendered twin.
+func TestLazyEventReadsAsRendered(t *testing.T) {
+	type note struct {
+		From string `json:"from"`
+		Seq  int    `json:"seq"`
+	}
+	var nilNote *note
+	lazy := []Event{
+		{Seq: 1, T: 5, Node: "p0", Kind: "send", Msg: &Msg{ID: 7, From: "p0", To: "db", Conn: 3, Body: "req 1: BEGIN"}},
+		{Seq: 2, T: 6, Node: "p1", Kind: "deliver", Msg: &Msg{ID: 8, From: "p0", To: "p1", Body: nil}},
+		{Seq: 3, T: 7, Node: "p1", Kind: "recv", Text: "ping", Value: note{"p0", 4}},
+		{Seq: 4, T: 8, Node: "p1", Kind: "odd", Value: nilNote},
+	}
+	rendered := []Event{
+		{Seq: 1, T: 5, Node: "p0", Kind: "send", Text: "#7 p0->db conn=3 req 1: BEGIN"},
+		{Seq: 2, T: 6, Node: "p1", Kind: "deliver", Text: "#8 p0->p1 <nil>"},
+		{Seq: 3, T: 7, Node: "p1", Kind: "recv", Text: "ping", Data: json.RawMessage(`{"from":"p0","seq":4}`)},
+		{Seq: 4, T: 8, Node: "p1", Kind: "odd", Data: json.RawMessage(`null`)},
+	}
+	h := Header{System: "ping", Entropy: "pcg"}
+	assert.Equal(t, HashOf(h, rendered), HashOf(h, lazy))
+	assert.True(t, Compare(rendered, lazy).Identical)
+	for i := range lazy {
+		assert.True(t, lazy[i].Lazy())
+		assert.Equal(t, rendered[i].Desc(), lazy[i].Desc())
+		assert.Equal(t, string(rendered[i].DataJSON()), string(lazy[i].DataJSON()))
+		assert.Equal(t, rendered[i].String(), lazy[i].String())
+		assert.Equal(t, rendered[i].HasData(), lazy[i].HasData())
+	}
+	Fill(lazy)
+	for i := range lazy {
+		assert.False(t, lazy[i].Lazy())
+		assert.Nil(t, lazy[i].Msg)
+		assert.Equal(t, rendered[i].Text, lazy[i].Text)
+		assert.Equal(t, string(rendered[i].Data), string(lazy[i].Data))
+	}
+}

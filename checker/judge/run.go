@@ -292,7 +292,7 @@ func (r *Run) notes() error {
 		case "restart", "start":
 			closeIv(r.Down, e.Node, e.T)
 		case "fault":
-			if len(e.Data) == 0 {
+			if !e.HasData() {
 				continue // a note about a fault (a burst ended), not an action
 			}
 			f, err := checker.Decode[FaultAt](e)

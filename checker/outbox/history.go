@@ -163,13 +163,13 @@ func Decode(events []traces.Event) (*History, error) {
 		switch e.Kind {
 		case hist.KindCall:
 			var c hist.Call
-			if err = json.Unmarshal(e.Data, &c); err == nil {
+			if err = json.Unmarshal(e.DataJSON(), &c); err == nil {
 				calls[c.ID] = len(h.Calls)
 				h.Calls = append(h.Calls, Call{ID: c.ID, Client: c.Client, Op: c.Op, Key: c.Key, Payload: c.RequestID, Invoke: e.T, Return: Never})
 			}
 		case hist.KindReturn:
 			var r hist.Return
-			if err = json.Unmarshal(e.Data, &r); err == nil {
+			if err = json.Unmarshal(e.DataJSON(), &r); err == nil {
 				j, ok := calls[r.ID]
 				if !ok {
 					return nil, fmt.Errorf("trace #%d: return of unknown call %q", e.Seq, r.ID)
@@ -178,7 +178,7 @@ func Decode(events []traces.Event) (*History, error) {
 			}
 		case KindDelivery:
 			var d hist.BDelivery
-			if err = json.Unmarshal(e.Data, &d); err == nil {
+			if err = json.Unmarshal(e.DataJSON(), &d); err == nil {
 				j, ok := calls[d.Call]
 				if !ok {
 					return nil, fmt.Errorf("trace #%d: delivery of unknown call %q", e.Seq, d.Call)
@@ -187,13 +187,13 @@ func Decode(events []traces.Event) (*History, error) {
 			}
 		case KindEvent:
 			var ev hist.BEvent
-			if err = json.Unmarshal(e.Data, &ev); err == nil {
+			if err = json.Unmarshal(e.DataJSON(), &ev); err == nil {
 				evIdx[ev.Payload] = len(h.Events)
 				h.Events = append(h.Events, EventInfo{Event: ev.Event, Payload: ev.Payload, Op: ev.Op, Copies: ev.Copies, Bound: ev.Bound})
 			}
 		case KindSender:
 			var s hist.BSender
-			if err = json.Unmarshal(e.Data, &s); err == nil {
+			if err = json.Unmarshal(e.DataJSON(), &s); err == nil {
 				j, ok := evIdx[s.Payload]
 				if !ok {
 					return nil, fmt.Errorf("trace #%d: sender outcome of unknown event %q", e.Seq, s.Payload)
@@ -202,7 +202,7 @@ func Decode(events []traces.Event) (*History, error) {
 			}
 		case hist.KindCommit:
 			var c Commit
-			dec := json.NewDecoder(bytes.NewReader(e.Data))
+			dec := json.NewDecoder(bytes.NewReader(e.DataJSON()))
 			dec.UseNumber()
 			if err = dec.Decode(&c); err == nil {
 				c.Node = e.Node
@@ -214,27 +214,27 @@ func Decode(events []traces.Event) (*History, error) {
 			}
 		case KindPublish:
 			var p hist.BPublish
-			if err = json.Unmarshal(e.Data, &p); err == nil {
+			if err = json.Unmarshal(e.DataJSON(), &p); err == nil {
 				h.Publishes = append(h.Publishes, Publish{Msg: Message(p.Msg), From: p.From, Seq: p.Seq, T: e.T})
 			}
 		case KindHandle:
 			var x hist.BHandle
-			if err = json.Unmarshal(e.Data, &x); err == nil {
+			if err = json.Unmarshal(e.DataJSON(), &x); err == nil {
 				h.Handles = append(h.Handles, Handle{Handler: x.Handler, Event: x.Event, Key: x.Key, Phase: x.Phase, Code: x.Code, Path: x.Path, T: e.T})
 			}
 		case KindRelay:
 			var r hist.BRelay
-			if err = json.Unmarshal(e.Data, &r); err == nil {
+			if err = json.Unmarshal(e.DataJSON(), &r); err == nil {
 				h.Relay = append(h.Relay, Step{Node: e.Node, T: e.T, Msg: r.Msg, What: r.What})
 			}
 		case KindPush:
 			var r hist.BPush
-			if err = json.Unmarshal(e.Data, &r); err == nil {
+			if err = json.Unmarshal(e.DataJSON(), &r); err == nil {
 				h.Pushes = append(h.Pushes, Step{Node: e.Node, T: e.T, Msg: r.Msg, Seq: r.Seq, Attempt: r.Attempt})
 			}
 		case KindApply:
 			var r hist.BApply
-			if err = json.Unmarshal(e.Data, &r); err == nil {
+			if err = json.Unmarshal(e.DataJSON(), &r); err == nil {
 				h.Applies = append(h.Applies, Step{Node: e.Node, T: e.T, Msg: r.Msg, Seq: r.Seq, What: r.What})
 			}
 		case "crash":

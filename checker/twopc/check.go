@@ -159,7 +159,7 @@ func Decode(evs []traces.Event) (*History, error) {
 				h.last[k] = l
 			}
 		case hist.KindDB:
-			if len(e.Data) == 0 {
+			if !e.HasData() {
 				continue
 			}
 			s, err := checker.Decode[Statement](e)

@@ -89,19 +89,22 @@ func (a Arbiter) Run(dd Design, seed uint64, f Faults, o Options) *Result {
 	r.Header, r.Events = opts.Header(w), mem.Events
 	if err != nil {
 		r.Verdicts = []checker.Verdict{runFailed(err)}
+		dropValues(r, o)
 		hashIf(r, o)
 		return r
 	}
-	hashIf(r, o)
 	t0 := time.Now()
 	run, err := jc.Decode(r.Header, mem.Events)
 	t1 := time.Now()
 	if err != nil {
 		r.Verdicts = []checker.Verdict{runFailed(err)}
+		dropValues(r, o)
+		hashIf(r, o)
 		return r
 	}
 	a.judged(r, jc.Check(run))
-	dropValues(r.Events)
+	dropValues(r, o)
+	hashIf(r, o)
 	r.Timings = []Timing{{"decode", t1.Sub(t0)}, {"invariants, porcupine, metrics", time.Since(t1)}}
 	return r
 }

@@ -94,8 +94,8 @@ func (b Outbox) Run(dd Design, seed uint64, f Faults, o Options) *Result {
 	out.Seed = seed
 	r := b.result(d, wl, events, out)
 	r.Profile = profile
+	dropValues(r, o)
 	hashIf(r, o)
-	dropValues(r.Events)
 	return r
 }
 

@@ -178,7 +178,15 @@ func PropertyID(name string) string {
 // played or judged counts as failed.
 const RunProperty = "run"
 
+// LimitProperty is the property under which a run that hit a budget of its
+// limits (a *sim.LimitError: a livelock, a flood) counts as failed: a
+// finding like any other, with its seed and artifacts.
+const LimitProperty = "limit"
+
 func runFailed(err error) checker.Verdict {
+	if le, ok := sim.IsLimit(err); ok {
+		return checker.Verdict{Property: LimitProperty, Message: le.Error()}
+	}
 	return checker.Verdict{Property: RunProperty, Message: err.Error()}
 }
 
@@ -276,11 +284,21 @@ func durs(ds ...time.Duration) []float64 {
 
 func count(n int) []float64 { return []float64{float64(n)} }
 
-// dropValues forgets the typed note values of a run's events once the
-// checkers have read them: a result kept for an audit or an artifact keeps
-// the JSON, which is what files and hashes use.
-func dropValues(evs []traces.Event) {
-	for i := range evs {
-		evs[i].Value = nil
+// dropValues keeps a result small once the checkers have read its events'
+// typed values. A result that may be kept (an audited run waits for its
+// second run, a failure's is written as an artifact, a full one is for a
+// file) gets its lazy parts rendered (traces.Event.Fill: the message texts,
+// the notes' JSON) and forgets the typed values: it holds what files and
+// hashes use. Any other result is dropped as soon as its verdicts are
+// counted, so its events stay as recorded (valid, only not rendered), and
+// nothing is encoded for nothing.
+func dropValues(r *Result, o Options) {
+	if !o.Hash && !o.Full && len(r.Failed()) == 0 {
+		return
+	}
+	for i := range r.Events {
+		e := &r.Events[i]
+		e.Fill()
+		e.Value = nil
 	}
 }

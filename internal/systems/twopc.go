@@ -100,8 +100,8 @@ func (c TwoPC) Run(dd Design, seed uint64, f Faults, o Options) *Result {
 	out := h.Run(d, s, ent)
 	r := c.result(d, h, seed, out)
 	r.Profile = profile
+	dropValues(r, o)
 	hashIf(r, o)
-	dropValues(r.Events)
 	return r
 }
 

@@ -285,10 +285,10 @@ func TestPropertyInvariants(t *testing.T) {
 		for _, e := range mem.Events {
 			switch e.Kind {
 			case "commit":
-				announced = append(announced, string(e.Data))
+				announced = append(announced, string(e.DataJSON()))
 			case "prepared":
 				var p db.PreparedNote
-				require.NoError(rt, json.Unmarshal(e.Data, &p))
+				require.NoError(rt, json.Unmarshal(e.DataJSON(), &p))
 				prepared[p.GID] = p.Event == "prepare"
 			}
 		}

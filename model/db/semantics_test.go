@@ -368,7 +368,7 @@ func TestCommitLogShape(t *testing.T) {
 	var commits []string
 	for _, e := range r.mem.Events {
 		if e.Kind == "commit" {
-			commits = append(commits, string(e.Data))
+			commits = append(commits, string(e.DataJSON()))
 		}
 	}
 	require.Len(t, commits, 2, "the seed and one transaction")

@@ -217,14 +217,14 @@ func (r *rig) xp(user int64) int64 {
 func (r *rig) statements(from int) []string {
 	var out []string
 	for _, e := range r.mem.Events[from:] {
-		if e.Kind != "db" || len(e.Data) == 0 {
+		if e.Kind != "db" || !e.HasData() {
 			continue
 		}
 		var n struct {
 			SQL  string `json:"sql"`
 			Wait uint64 `json:"wait"`
 		}
-		require.NoError(r.t, json.Unmarshal(e.Data, &n))
+		require.NoError(r.t, json.Unmarshal(e.DataJSON(), &n))
 		if n.Wait == 0 {
 			out = append(out, n.SQL)
 		}

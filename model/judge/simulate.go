@@ -44,7 +44,9 @@ type Options struct {
 // Header returns the trace header of a run (the tape of a rapid run is
 // filled in after it ran: see Simulate).
 func (o Options) Header(w *World) traces.Header {
-	lim, _ := json.Marshal(Limits{Limits: o.limits(), Settle: o.Settle})
+	l := o.limits()
+	l.MaxPending = 0 // the same default on every run: not written, so that headers and hashes stay as before
+	lim, _ := json.Marshal(Limits{Limits: l, Settle: o.Settle})
 	h := traces.Header{System: System, Design: o.Design.JSON(), Seed: o.Seed, Entropy: "pcg",
 		Schedule: o.Schedule.JSON(), Limits: lim}
 	if w != nil {
@@ -83,7 +85,7 @@ func (o Options) limits() sim.Limits {
 	if max == 0 {
 		max = 20_000_000
 	}
-	return sim.Limits{MaxTime: clock.Time(o.Until), MaxEvents: max}
+	return sim.Limits{MaxTime: clock.Time(o.Until), MaxEvents: max, MaxPending: sim.DefaultMaxPending}
 }
 
 // Build builds the world of a run without running it.

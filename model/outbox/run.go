@@ -71,7 +71,7 @@ func Simulate(d Design, wl Workload, events []Event, schedule sim.Schedule, ent 
 	end := MaxTime(d, wlp, g)
 	w, err := BuildWith(d, wl, events, sim.Config{
 		Entropy: ent, Network: Network(), Schedule: schedule, Recorder: mem,
-		Limits: sim.Limits{MaxTime: end, MaxEvents: 2_000_000},
+		Limits: sim.Limits{MaxTime: end, MaxEvents: 2_000_000, MaxPending: sim.DefaultMaxPending},
 	})
 	if err != nil {
 		o.Err = err
@@ -129,7 +129,7 @@ func (m *Metrics) count(events []traces.Event) error {
 			m.Publishes++
 		case hist.KindBSender:
 			var s hist.BSender
-			if err := json.Unmarshal(e.Data, &s); err != nil {
+			if err := json.Unmarshal(e.DataJSON(), &s); err != nil {
 				return fmt.Errorf("trace #%d (%s): %w", e.Seq, e.Kind, err)
 			}
 			if s.What == hist.SenderGiveUp {
@@ -139,7 +139,7 @@ func (m *Metrics) count(events []traces.Event) error {
 			var c struct {
 				Changes []struct{ Table, Op string } `json:"changes"`
 			}
-			if err := json.Unmarshal(e.Data, &c); err != nil {
+			if err := json.Unmarshal(e.DataJSON(), &c); err != nil {
 				return fmt.Errorf("trace #%d (%s): %w", e.Seq, e.Kind, err)
 			}
 			for _, ch := range c.Changes {

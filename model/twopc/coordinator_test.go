@@ -126,7 +126,7 @@ func (r *rig) notes() []string {
 			continue
 		}
 		var n hist.Txn
-		require.NoError(r.t, json.Unmarshal(e.Data, &n))
+		require.NoError(r.t, json.Unmarshal(e.DataJSON(), &n))
 		line := n.What
 		for _, f := range []string{n.Participant, n.Vote, n.Code, n.Outcome} {
 			if f != "" {
@@ -163,7 +163,7 @@ func (r *rig) committedSeq(node string) uint64 {
 
 func hasField(e traces.Event, key, value string) bool {
 	var m map[string]any
-	return json.Unmarshal(e.Data, &m) == nil && m[key] == value
+	return json.Unmarshal(e.DataJSON(), &m) == nil && m[key] == value
 }
 
 // TestCommitDecisionPath: both participants vote YES; the decision is

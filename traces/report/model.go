@@ -291,11 +291,11 @@ func (b *builder) mark(e *traces.Event, class int, shown bool) {
 		return
 	}
 	text := e.Kind
-	if e.Text != "" {
-		text += " " + e.Text
+	if desc := e.Desc(); desc != "" {
+		text += " " + desc
 	}
-	if len(e.Data) > 0 && class == classNote {
-		text += " " + string(e.Data)
+	if class == classNote && e.HasData() {
+		text += " " + string(e.DataJSON())
 	}
 	b.m.Marks = append(b.m.Marks, []any{b.laneOf(e.Node), e.T, e.Seq, b.kindOf(e.Kind), class, b.clip(text)})
 }
@@ -348,7 +348,7 @@ func (b *builder) event(e *traces.Event, shown bool) {
 		b.fault(e)
 		b.mark(e, classFault, true)
 	case "send":
-		id, rest, ok := parseID(e.Text)
+		id, rest, ok := parseID(e.Desc())
 		from, to, ok2 := parseRoute(rest)
 		if !ok || !ok2 {
 			b.mark(e, classKernel, shown)
@@ -360,7 +360,7 @@ func (b *builder) event(e *traces.Event, shown bool) {
 		m.from, m.to, m.sendT, m.sendSeq, m.text, m.seen, m.fate = from, to, e.T, e.Seq, rest, true, fateInFlight
 		m.endT = e.T
 	case "deliver":
-		id, rest, ok := parseID(e.Text)
+		id, rest, ok := parseID(e.Desc())
 		if !ok {
 			b.mark(e, classKernel, shown)
 			return
@@ -373,7 +373,7 @@ func (b *builder) event(e *traces.Event, shown bool) {
 		}
 		m.fate, m.endT, m.endSeq = fateDeliver, e.T, e.Seq
 	case "drop":
-		id, reason, ok := parseID(e.Text)
+		id, reason, ok := parseID(e.Desc())
 		m := b.msgs[id]
 		if !ok || m == nil || !m.seen {
 			b.mark(e, classKernel, shown) // "conn 3 unknown: ..." has no message id
@@ -381,7 +381,7 @@ func (b *builder) event(e *traces.Event, shown bool) {
 		}
 		m.fate, m.endT, m.endSeq, m.reason = fateDrop, e.T, e.Seq, reason
 	case "dup":
-		id, rest, ok := parseID(e.Text)
+		id, rest, ok := parseID(e.Desc())
 		var id2 uint64
 		if ok {
 			id2, _, ok = parseID(strings.TrimPrefix(rest, "copied as "))
@@ -426,14 +426,14 @@ func (b *builder) endBands(t int64) {
 }
 
 func (b *builder) fault(e *traces.Event) {
-	if len(e.Data) == 0 {
+	if !e.HasData() {
 		return // "crash point reached", "loss burst 1 ended", "restart ignored"
 	}
 	var a action
-	if json.Unmarshal(e.Data, &a) != nil {
+	if json.Unmarshal(e.DataJSON(), &a) != nil {
 		return
 	}
-	label := e.Text
+	label := e.Desc()
 	if _, rest, ok := strings.Cut(label, " "); ok && strings.HasPrefix(label, "@") {
 		label = rest // drop the "@12.000s" the timeline already shows
 	}

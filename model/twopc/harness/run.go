@@ -96,7 +96,7 @@ func (h Harness) Run(d twopc.Design, faults sim.Schedule, ent sim.Entropy) *Outc
 	sched := append(append(sim.Schedule(nil), faults...), sim.Action{At: clock.Time(h.HealAt), Kind: sim.HealAll})
 	w, err := twopc.Build(d, sim.Config{
 		Entropy: ent, Network: h.Network, Schedule: sched, Recorder: rec,
-		Limits: sim.Limits{MaxTime: clock.Time(h.HealAt + h.Settle), MaxEvents: 2_000_000},
+		Limits: sim.Limits{MaxTime: clock.Time(h.HealAt + h.Settle), MaxEvents: 2_000_000, MaxPending: sim.DefaultMaxPending},
 	})
 	if err != nil {
 		return &Outcome{Schedule: faults, Err: err}

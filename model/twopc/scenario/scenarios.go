@@ -70,7 +70,7 @@ func newScene(d twopc.Design, sched sim.Schedule) (*scene, error) {
 	mem := &traces.Memory{}
 	w, err := twopc.Build(d, sim.Config{
 		Entropy: sim.NewPCG(1), Network: network.Policy{DelayMin: hop, DelayMax: hop},
-		Schedule: sched, Recorder: mem, Limits: sim.Limits{MaxEvents: 5_000_000},
+		Schedule: sched, Recorder: mem, Limits: sim.Limits{MaxEvents: 5_000_000, MaxPending: sim.DefaultMaxPending},
 	})
 	if err != nil {
 		return nil, err
@@ -118,7 +118,7 @@ func (s *scene) check(quiesced bool) ct.Report {
 // decodeNote reads a 2PC note's data.
 func decodeNote(e traces.Event) (hist.Txn, error) {
 	var n hist.Txn
-	err := json.Unmarshal(e.Data, &n)
+	err := json.Unmarshal(e.DataJSON(), &n)
 	return n, err
 }
 
