@@ -118,11 +118,11 @@ func changesOf(t *txn) ([]Change, []lockedRow) {
 				}
 			}
 		case before == nil:
-			out = append(out, Change{Table: tb.def.Name, Op: OpInsert, Key: tb.pkValues(after.data), After: tb.toRow(after.data)})
+			out = append(out, Change{Table: tb.def.Name, Op: OpInsert, Key: tb.pkValues(after.data), After: tb.rowOf(after)})
 		case after == nil:
-			out = append(out, Change{Table: tb.def.Name, Op: OpDelete, Key: tb.pkValues(before.data), Before: tb.toRow(before.data)})
+			out = append(out, Change{Table: tb.def.Name, Op: OpDelete, Key: tb.pkValues(before.data), Before: tb.rowOf(before)})
 		default:
-			out = append(out, Change{Table: tb.def.Name, Op: OpUpdate, Key: tb.pkValues(after.data), Before: tb.toRow(before.data), After: tb.toRow(after.data)})
+			out = append(out, Change{Table: tb.def.Name, Op: OpUpdate, Key: tb.pkValues(after.data), Before: tb.rowOf(before), After: tb.rowOf(after)})
 		}
 	}
 	return out, locked

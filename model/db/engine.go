@@ -64,6 +64,7 @@ type version struct {
 	data       []Value
 	xmin, xmax *txn // creator; deleter (or updater), nil while live
 	cmin, cmax uint32
+	row        Row // data as a client Row, made once (rowOf) and shared: never modified
 }
 
 // chain is one logical row: its versions, oldest first (a ctid chain), and

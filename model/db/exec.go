@@ -411,7 +411,7 @@ func (n *Node) newOp(s *session, st *Stmt) (*op, *Error) {
 			o.res.Rows = make([]Row, 0, k)
 		}
 		for i := 0; i < k && (i < len(o.cands) || o.more()); i++ {
-			o.res.Rows = append(o.res.Rows, t.toRow(o.cands[i].v.data))
+			o.res.Rows = append(o.res.Rows, t.rowOf(o.cands[i].v))
 		}
 		o.finish()
 	}
@@ -582,12 +582,12 @@ func (n *Node) advance(me *txn, o *op) (wait *txn, err *Error) {
 		lockRow(c, me)
 		switch o.st.Kind {
 		case SSelect:
-			o.res.Rows = append(o.res.Rows, t.toRow(target.data))
+			o.res.Rows = append(o.res.Rows, t.rowOf(target))
 		case SDelete:
 			target.xmax, target.cmax = me, me.cid
 			o.res.Affected++
 			if o.st.Returning {
-				o.res.Rows = append(o.res.Rows, t.toRow(target.data))
+				o.res.Rows = append(o.res.Rows, t.rowOf(target))
 			}
 		case SUpdate:
 			data := append([]Value(nil), target.data...)
@@ -622,10 +622,11 @@ func (n *Node) advance(me *txn, o *op) (wait *txn, err *Error) {
 			}
 			o.written = nil
 			target.xmax, target.cmax = me, me.cid
-			t.addVersion(c, &version{data: data, xmin: me, cmin: me.cid})
+			nv := &version{data: data, xmin: me, cmin: me.cid}
+			t.addVersion(c, nv)
 			o.res.Affected++
 			if o.st.Returning {
-				o.res.Rows = append(o.res.Rows, t.toRow(data))
+				o.res.Rows = append(o.res.Rows, t.rowOf(nv))
 			}
 		}
 	}
@@ -657,12 +658,13 @@ func (n *Node) advanceInsert(me *txn, o *op) (*txn, *Error) {
 		}
 		return waitFor, nil
 	}
-	c := t.newChain(&version{data: o.ins, xmin: me, cmin: me.cid})
+	nv := &version{data: o.ins, xmin: me, cmin: me.cid}
+	c := t.newChain(nv)
 	lockRow(c, me)
 	o.res.Affected = 1
 	o.res.Inserted = true
 	if o.st.Returning {
-		o.res.Rows = append(o.res.Rows, t.toRow(o.ins))
+		o.res.Rows = append(o.res.Rows, t.rowOf(nv))
 	}
 	o.finish()
 	return nil, nil

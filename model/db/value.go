@@ -391,6 +391,16 @@ func matchAll(conds []ccond, row []Value, x *evalCtx) bool {
 	return true
 }
 
+// rowOf is a version's data as a client Row, made on first use and shared
+// by every result and commit record that shows this version (Rows are
+// never modified once made: results and records are read-only).
+func (t *table) rowOf(v *version) Row {
+	if v.row == nil {
+		v.row = t.toRow(v.data)
+	}
+	return v.row
+}
+
 // toRow renders stored values as a client Row (a fresh map).
 func (t *table) toRow(data []Value) Row {
 	r := make(Row, len(data))
