@@ -20,7 +20,9 @@
 //   - web.go and monitor.go: the web front that inserts submissions and
 //     reads statuses, and the monitor that polls the probe (A-S8);
 //   - world.go and simulate.go: Build turns (Design, Workload, fault
-//     schedule, entropy) into a runnable sim.World.
+//     schedule, entropy) into a runnable sim.World; World.Quiet says when
+//     nothing is left to do, and a run with Options.Settle ends at the
+//     first quiet moment after its last fault plus the settle period.
 //
 // Beneath it, harness/ runs and checks seeded and rapid runs and the fault
 // families; scenario/ holds A-S1..A-S9 and the A.5 table.
