@@ -97,8 +97,18 @@ type Change = hist.Change
 
 // Commits decodes the commit log of every database node, in trace order.
 func Commits(evs []traces.Event) ([]Commit, error) {
-	var out []Commit
-	for _, e := range evs {
+	n := 0
+	for i := range evs {
+		if evs[i].Kind == hist.KindCommit {
+			n++
+		}
+	}
+	if n == 0 {
+		return nil, nil
+	}
+	out := make([]Commit, 0, n)
+	for i := range evs {
+		e := &evs[i]
 		if e.Kind != hist.KindCommit {
 			continue
 		}
@@ -110,7 +120,7 @@ func Commits(evs []traces.Event) ([]Commit, error) {
 			c = Commit{Seq: rec.Seq, Tx: rec.Tx, At: int64(rec.At), GID: rec.GID, Changes: rec.Changes}
 		} else {
 			var err error
-			if c, err = Decode[Commit](e); err != nil {
+			if c, err = Decode[Commit](*e); err != nil {
 				return nil, err
 			}
 		}

@@ -288,8 +288,14 @@ func (d *Disk) Sync() {
 	for k := range d.deleted {
 		delete(d.durable, k)
 	}
-	d.pending = map[string]any{}
-	d.deleted = map[string]bool{}
+	// Emptied in place (the maps keep their room for the next writes; an
+	// empty one is left as it is).
+	if len(d.pending) > 0 {
+		clear(d.pending)
+	}
+	if len(d.deleted) > 0 {
+		clear(d.deleted)
+	}
 }
 
 // Unsynced reports how many writes a crash would lose now.

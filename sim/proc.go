@@ -80,9 +80,11 @@ type host struct {
 	serve   Handler
 	command CommandHandler
 	env     *Env
-	procs   []*Proc // live processes, in spawn order
-	idle    []*coro // coroutines free for the next spawn
-	ready   []*Proc // processes woken in this step, in wake order
+	procs   []*Proc       // live processes, in spawn order
+	idle    []*coro       // coroutines free for the next spawn
+	free    []*Proc       // finished processes, reused by the next spawns
+	ready   []*Proc       // processes woken in this step, in wake order
+	serveFn func(p *Proc) // serveOne as a func value, made once
 	conns   map[network.ConnID]*pconn
 	nextID  uint64
 	crashed bool
@@ -219,14 +221,18 @@ func (h *host) Step(env *Env, in Input) {
 		cmd := in.Cmd
 		h.spawn("command "+cmd.Name, 0, func(p *Proc) { h.command(p, cmd) })
 	}
-	for len(h.ready) > 0 && !h.crashed {
-		p := h.ready[0]
-		h.ready = h.ready[1:]
+	// The ready list is run in place (a process woken while it runs is
+	// appended behind), then emptied: its array serves the next steps.
+	for i := 0; i < len(h.ready) && !h.crashed; i++ {
+		p := h.ready[i]
+		h.ready[i] = nil
 		h.resume(p)
 	}
 	if h.crashed {
 		env.crashed = true
 		h.ready = nil
+	} else {
+		h.ready = h.ready[:0]
 	}
 	h.env = nil
 }
@@ -249,7 +255,10 @@ func (h *host) deliver(m network.Message) {
 		}
 		return
 	}
-	p := h.spawn("serve", m.Conn, h.serveOne)
+	if h.serveFn == nil {
+		h.serveFn = h.serveOne
+	}
+	p := h.spawn("serve", m.Conn, h.serveFn)
 	p.in = m
 }
 
@@ -275,7 +284,17 @@ func (h *host) broken(c network.ConnID) {
 // when no process runs).
 func (h *host) spawn(name string, reqConn network.ConnID, fn func(p *Proc)) *Proc {
 	h.nextID++
-	p := &Proc{h: h, id: h.nextID, name: name, reqConn: reqConn}
+	var p *Proc
+	if n := len(h.free); n > 0 {
+		// A finished process's struct: nothing refers to it any more (see
+		// resume), so it starts over as a new process.
+		p = h.free[n-1]
+		h.free[n-1] = nil
+		h.free = h.free[:n-1]
+		*p = Proc{h: h, id: h.nextID, name: name, reqConn: reqConn}
+	} else {
+		p = &Proc{h: h, id: h.nextID, name: name, reqConn: reqConn}
+	}
 	var c *coro
 	if n := len(h.idle); n > 0 {
 		c = h.idle[n-1]
@@ -308,9 +327,21 @@ func (h *host) serveOne(p *Proc) {
 	h.serve(p, m)
 }
 
+// resume runs a ready process until it blocks or ends. A process whose
+// function returned goes to the free list: it waits for nothing (its last
+// wait woke it, which took it off its queue's or connection's waiters and
+// cancelled its timer, so no timer tag of it can still fire: the kernel
+// drops cancelled timers before they reach the node, and a timer is taken
+// only by the process waiting with its ID), it is in no ready list (it ran
+// last) and no longer among the host's processes. Only the process's own
+// code held it; a Proc must not be kept past its function's return.
 func (h *host) resume(p *Proc) {
 	if _, alive := p.co.next(); !alive || p.done {
 		h.remove(p)
+		if p.done && !h.dead && !p.waiting {
+			p.co, p.val, p.msg, p.err, p.in = nil, nil, network.Message{}, nil, network.Message{}
+			h.free = append(h.free, p)
+		}
 	}
 }
 
@@ -601,7 +632,11 @@ type Queue[T any] struct {
 func (q *Queue[T]) Put(v T) {
 	for len(q.waiters) > 0 {
 		w := q.waiters[0]
-		q.waiters = q.waiters[1:]
+		// Shift rather than reslice: the array keeps its capacity for the
+		// next waiters (the list is short).
+		n := copy(q.waiters, q.waiters[1:])
+		q.waiters[n] = nil
+		q.waiters = q.waiters[:n]
 		if w.waiting && !w.h.dead {
 			if w.h.env == nil {
 				panic("sim: a Queue is shared between nodes; it belongs to the processes of one node")

@@ -224,3 +224,43 @@ func TestCrashPointDiscardsWhatDefersAsk(t *testing.T) {
 	}
 	assert.Equal(t, []string{"1"}, sent, "only the send before the crash point goes out")
 }
+
+// TestReusedProcessIgnoresItsPredecessorsWaits: a finished process's struct
+// is reused by the next spawn; what its last wait left behind (the timer of
+// a wait a queue item ended early) must not reach the new process, and the
+// trace's timer text names the wait of the process that really waits.
+func TestReusedProcessIgnoresItsPredecessorsWaits(t *testing.T) {
+	var log []string
+	mem := &traces.Memory{}
+	w := sim.New(sim.Config{Entropy: sim.NewPCG(1), Recorder: mem, Limits: sim.Limits{MaxTime: clock.Time(time.Minute), MaxEvents: 10_000}})
+	w.Add("n", func(string, *sim.Disk) sim.Node {
+		return sim.Program(func(p *sim.Proc) {
+			var q sim.Queue[int]
+			p.Go("first", func(p *sim.Proc) {
+				// Woken by the item at 1 s, long before its 10 s timeout.
+				v, err := q.Get(p, 10*time.Second, "get")
+				log = append(log, fmt.Sprintf("%v first got %d %v", p.Now(), v, err))
+			})
+			p.Sleep(time.Second, "before put")
+			q.Put(7)
+			p.Yield("handoff") // first finishes: its struct is free
+			p.Go("second", func(p *sim.Proc) {
+				_, err := q.Get(p, 20*time.Second, "second get")
+				log = append(log, fmt.Sprintf("%v second %v", p.Now(), err))
+			})
+			p.Sleep(30*time.Second, "after")
+		})
+	})
+	t.Cleanup(w.Close)
+	require.NoError(t, w.Run())
+	assert.Equal(t, []string{"1.000s first got 7 <nil>", "21.000s second timeout"}, log,
+		"the first process's cancelled 10 s timer does not wake the second at 11 s")
+	var timers []string
+	for _, e := range mem.Events {
+		if e.Kind == "timer" {
+			timers = append(timers, e.Desc())
+		}
+	}
+	assert.Contains(t, strings.Join(timers, "\n"), "second: second get")
+	assert.NotContains(t, strings.Join(timers, "\n"), "first: get")
+}

@@ -2,9 +2,9 @@ package judge
 
 import (
 	"fmt"
-	"hash/fnv"
 	"math"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/anishathalye/porcupine"
@@ -169,24 +169,33 @@ var leaseModel = porcupine.NondeterministicModel{
 				(out.Code == 200 && out.Status == s.Status && out.Gen == s.Gen) ||
 				(out.Code == 404 && s == leaseState{Status: "pending"})
 			if ok {
-				return []any{s}
+				return []any{state}
 			}
 			return nil
+		}
+		// A state that does not change is passed on in its box (states
+		// are values: nobody changes a box).
+		boxed := func(n leaseState) any {
+			if n == s {
+				return state
+			}
+			return n
 		}
 		var next []any
 		switch out.Code {
 		case 200:
 			if n, ok := s.apply(in); ok {
-				next = append(next, n)
+				next = append(next, boxed(n))
 			}
 		case 410:
 			if n, ok := s.refuse(in); ok {
-				next = append(next, n)
+				next = append(next, boxed(n))
 			}
 		case 0, 503: // unknown outcome: applied or not
-			next = append(next, s)
 			if n, ok := s.apply(in); ok && n != s {
-				next = append(next, n)
+				next = append(make([]any, 0, 2), state, n)
+			} else {
+				next = append(next, state)
 			}
 		}
 		return next
@@ -220,16 +229,44 @@ func LeaseModel() porcupine.Model {
 	// The converted model's state is a set of lease states; its hash must
 	// not depend on their order.
 	m.Hash = func(state any) uint64 {
+		// Each state's FNV-1a of "gen|token|status|void|decided", as
+		// hash/fnv's New64a would compute it, without allocating.
 		var sum uint64
+		var buf [20]byte
 		for _, x := range state.([]any) {
 			s := x.(leaseState)
-			h := fnv.New64a()
-			fmt.Fprintf(h, "%d|%s|%s|%s|%s", s.Gen, s.Token, s.Status, s.Void, s.Decided)
-			sum ^= h.Sum64()
+			h := fnvBytes(fnvOffset64, strconv.AppendInt(buf[:0], s.Gen, 10))
+			h = fnvString(fnvString(h, "|"), s.Token)
+			h = fnvString(fnvString(h, "|"), s.Status)
+			h = fnvString(fnvString(h, "|"), s.Void)
+			h = fnvString(fnvString(h, "|"), s.Decided)
+			sum ^= h
 		}
 		return sum
 	}
 	return m
+}
+
+// FNV-1a, 64 bits (hash/fnv's New64a).
+const (
+	fnvOffset64 = 14695981039346656037
+	fnvPrime64  = 1099511628211
+)
+
+func fnvBytes(h uint64, b []byte) uint64 {
+	for _, c := range b {
+		h ^= uint64(c)
+		h *= fnvPrime64
+	}
+	return h
+}
+
+func fnvString(h uint64, s string) uint64 {
+	for i := 0; i < len(s); i++ {
+		h ^= uint64(s[i])
+		h *= fnvPrime64
+	}
+	return h
 }
 
 // View selects how unknown outcomes are treated.
@@ -241,9 +278,51 @@ const (
 	OracleView             // the commit log settles outcomes and adds grants and sweeps
 )
 
+// Boxed outputs of the common answers (a code alone), shared by every
+// operation that has them: porcupine only reads its outputs.
+var (
+	out0   any = LeaseOut{}
+	out200 any = LeaseOut{Code: 200}
+	out404 any = LeaseOut{Code: 404}
+	out410 any = LeaseOut{Code: 410}
+	out503 any = LeaseOut{Code: 503}
+)
+
+// boxOut returns lo as an operation's output.
+func boxOut(lo LeaseOut) any {
+	if lo.Status == "" && lo.Gen == 0 {
+		switch lo.Code {
+		case 0:
+			return out0
+		case 200:
+			return out200
+		case 404:
+			return out404
+		case 410:
+			return out410
+		case 503:
+			return out503
+		}
+	}
+	return lo
+}
+
 // History returns the per-submission porcupine histories of a run.
 func (r *Run) History(view View) map[int64][]porcupine.Operation {
-	out := map[int64][]porcupine.Operation{}
+	// Two passes over the same operations: the first counts each
+	// submission's, the second fills their slices, cut from one array.
+	decidedAt := make(map[subToken]int64, len(r.Accepted))
+	for _, a := range r.Accepted {
+		decidedAt[subToken{a.Sub, a.Token}] = a.T
+	}
+	counts := map[int64]int{}
+	total := 0
+	r.history(view, decidedAt, func(sub int64, _ string, _ LeaseIn, _ LeaseOut, _, _ int64) {
+		counts[sub]++
+		total++
+	})
+	out := make(map[int64][]porcupine.Operation, len(counts))
+	slab := make([]porcupine.Operation, total)
 	clients := map[string]int{}
 	cid := func(name string) int {
 		if id, ok := clients[name]; ok {
@@ -252,19 +331,37 @@ func (r *Run) History(view View) map[int64][]porcupine.Operation {
 		clients[name] = len(clients)
 		return clients[name]
 	}
-	decidedAt := map[string]int64{}
-	for _, a := range r.Accepted {
-		decidedAt[fmt.Sprintf("%d/%s", a.Sub, a.Token)] = a.T
-	}
+	r.history(view, decidedAt, func(sub int64, client string, in LeaseIn, lo LeaseOut, call, ret int64) {
+		ops, ok := out[sub]
+		if !ok {
+			n := counts[sub]
+			ops, slab = slab[:0:n], slab[n:]
+		}
+		out[sub] = append(ops, porcupine.Operation{ClientId: cid(client), Input: in, Output: boxOut(lo), Call: call, Return: ret})
+	})
+	return out
+}
+
+// subToken is a (submission, token) pair.
+type subToken struct {
+	sub   int64
+	token string
+}
+
+// history calls add with every operation of the view's histories, in
+// order: its submission, its client, input, output and interval. decidedAt
+// is when each accepted result's commit happened.
+func (r *Run) history(view View, decidedAt map[subToken]int64, add func(sub int64, client string, in LeaseIn, out LeaseOut, call, ret int64)) {
 	// An attempt whose outcome the client did not learn (no reply, or a 503)
 	// applied its result only if the commit that recorded it happened
 	// within the attempt's own interval; otherwise a later attempt did.
 	appliedWithin := func(sub int64, token string, from, to int64) bool {
-		t, ok := decidedAt[fmt.Sprintf("%d/%s", sub, token)]
+		t, ok := decidedAt[subToken{sub, token}]
 		return ok && t >= from && t <= to
 	}
-	for _, op := range r.Ops {
-		c := op.Call
+	for i := range r.Ops {
+		op := &r.Ops[i]
+		c := &op.Call
 		in := LeaseIn{Op: c.Op, Client: c.Client, Token: c.Token, Gen: c.Gen, Verdict: c.Verdict}
 		sub := c.Sub
 		ret := int64(math.MaxInt64)
@@ -282,7 +379,7 @@ func (r *Run) History(view View) map[int64][]porcupine.Operation {
 			}
 			for _, l := range leasesOf(op.Return) {
 				in.Token, in.Gen = l.Token, l.Gen
-				out[l.Sub] = append(out[l.Sub], porcupine.Operation{ClientId: cid(c.Client), Input: in, Output: LeaseOut{Code: code}, Call: op.Invoke, Return: ret})
+				add(l.Sub, c.Client, in, LeaseOut{Code: code}, op.Invoke, ret)
 			}
 			continue
 		case "heartbeat", "submit":
@@ -311,13 +408,13 @@ func (r *Run) History(view View) map[int64][]porcupine.Operation {
 		if c.Op == "read" {
 			lo.Status, lo.Gen = op.Return.Status, op.Return.Gen
 		}
-		out[sub] = append(out[sub], porcupine.Operation{ClientId: cid(c.Client), Input: in, Output: lo, Call: op.Invoke, Return: ret})
+		add(sub, c.Client, in, lo, op.Invoke, ret)
 	}
 	if view == OracleView {
 		for _, id := range r.SubIDs() {
 			vs := r.Subs[id]
 			for i := 1; i < len(vs); i++ {
-				p, v := vs[i-1], vs[i]
+				p, v := &vs[i-1], &vs[i]
 				var in LeaseIn
 				switch {
 				case p.Status == "pending" && v.Status == "judging" && v.Token == "":
@@ -333,11 +430,10 @@ func (r *Run) History(view View) map[int64][]porcupine.Operation {
 				default:
 					continue
 				}
-				out[id] = append(out[id], porcupine.Operation{ClientId: cid("db"), Input: in, Output: LeaseOut{Code: 200}, Call: v.T, Return: v.T})
+				add(id, "db", in, LeaseOut{Code: 200}, v.T, v.T)
 			}
 		}
 	}
-	return out
 }
 
 func (r *Run) rejudgedWithin(sub int64, from, to int64) bool {
@@ -359,8 +455,13 @@ func Linearizable(r *Run, view View) (checker.Verdict, *porcupine.LinearizationI
 		name = PA1 + " (porcupine, oracle view)"
 	}
 	h := r.History(view)
+	var order []int
 	for _, id := range checker.SortedKeys(h) {
 		ops := h[id]
+		var ok bool
+		if ok, order = sequentialOK(ops, order); ok {
+			continue
+		}
 		model, over := boundedModel(SearchLimit)
 		res, info := porcupine.CheckOperationsVerbose(model, ops, 0)
 		if *over {
@@ -374,6 +475,41 @@ func Linearizable(r *Run, view View) (checker.Verdict, *porcupine.LinearizationI
 		}
 	}
 	return checker.Pass(name), nil
+}
+
+// sequentialOK reports whether a history whose operations do not overlap
+// (each returns before the next is called) passes, by stepping the bounded
+// model through them in their one possible order, as porcupine's search
+// does: on such a history it links call, return, call, return..., steps
+// each operation once (no cache comparison: every prefix is new) and
+// backtracks only when a step fails. So a true here is porcupine's Ok,
+// reached with the same work; false (overlapping operations, a failing
+// step, the search limit) leaves the history to porcupine. order is
+// scratch space, returned for reuse.
+func sequentialOK(ops []porcupine.Operation, order []int) (bool, []int) {
+	order = order[:0]
+	for i := range ops {
+		if ops[i].Call > ops[i].Return {
+			return false, order
+		}
+		order = append(order, i)
+	}
+	sort.Slice(order, func(a, b int) bool { return ops[order[a]].Call < ops[order[b]].Call })
+	for k := 1; k < len(order); k++ {
+		if ops[order[k-1]].Return >= ops[order[k]].Call {
+			return false, order // overlapping (porcupine orders a call before a return at the same time)
+		}
+	}
+	model, over := boundedModel(SearchLimit)
+	state := model.Init()
+	for _, i := range order {
+		ok, next := model.Step(state, ops[i].Input, ops[i].Output)
+		if !ok || *over {
+			return false, order
+		}
+		state = next
+	}
+	return true, order
 }
 
 // SearchLimit bounds porcupine's search on one submission's history, in

@@ -127,12 +127,17 @@ func NoRegression(r *Run) checker.Verdict {
 		ret    int64
 		ev     uint64
 	}
-	last := map[string]seen{}
-	for _, op := range r.Ops {
+	type clientSub struct {
+		client string
+		sub    int64
+	}
+	last := map[clientSub]seen{}
+	for i := range r.Ops {
+		op := &r.Ops[i]
 		if op.Call.Op != "read" || op.Return == nil || op.Return.Code != 200 {
 			continue
 		}
-		k := fmt.Sprintf("%s/%d", op.Call.Client, op.Call.Sub)
+		k := clientSub{op.Call.Client, op.Call.Sub}
 		p, ok := last[k]
 		if ok && op.Invoke > p.ret {
 			rt := op.Return
@@ -185,45 +190,65 @@ func (r *Run) grants() []grant {
 // behind.
 func IdempotentClaim(r *Run) checker.Verdict {
 	type key struct{ worker, req string }
-	answered := map[key]string{}
-	answeredEv := map[key]uint64{}
-	episodeOf := map[key]string{}
+	type answer struct {
+		leases string
+		ev     uint64
+	}
+	claims := 0
+	for i := range r.Ops {
+		if r.Ops[i].Call.Op == "claim" {
+			claims++
+		}
+	}
+	answered := make(map[key]answer, claims)
+	episodeOf := make(map[key]string, claims)
 	type ep struct {
 		worker, id string
 		first      int64
 	}
 	var episodes []ep
-	seenEp := map[string]bool{}
-	for _, op := range r.Ops {
-		c := op.Call
+	seenEp := map[key]bool{} // (worker, episode)
+	for i := range r.Ops {
+		op := &r.Ops[i]
+		c := &op.Call
 		if c.Op != "claim" {
 			continue
 		}
 		k := key{c.Client, c.RequestID}
 		episodeOf[k] = c.Episode
-		if !seenEp[c.Client+"/"+c.Episode] {
-			seenEp[c.Client+"/"+c.Episode] = true
+		if e := (key{c.Client, c.Episode}); !seenEp[e] {
+			seenEp[e] = true
 			episodes = append(episodes, ep{c.Client, c.Episode, op.Invoke})
 		}
 		if op.Return == nil || op.Return.Code != 200 {
 			continue
 		}
-		var toks []string
-		for _, l := range leasesOf(op.Return) {
-			toks = append(toks, l.Token)
+		leases := leasesOf(op.Return)
+		var got string
+		if len(leases) == 1 {
+			got = leases[0].Token
+		} else {
+			toks := make([]string, len(leases))
+			for i, l := range leases {
+				toks[i] = l.Token
+			}
+			got = strings.Join(toks, ",")
 		}
-		got := strings.Join(toks, ",")
-		if prev, ok := answered[k]; ok && prev != got {
-			return checker.Fail(PA4, []uint64{answeredEv[k], op.ReturnSeq}, "%s's claim %s was answered with different leases: %s and %s", c.Client, c.RequestID, prev, got)
+		if prev, ok := answered[k]; ok && prev.leases != got {
+			return checker.Fail(PA4, []uint64{prev.ev, op.ReturnSeq}, "%s's claim %s was answered with different leases: %s and %s", c.Client, c.RequestID, prev.leases, got)
 		}
-		if n := len(toks); n > r.P.Batch() {
+		if n := len(leases); n > r.P.Batch() {
 			return checker.Fail(PA4, []uint64{op.ReturnSeq}, "%s's claim %s was answered with %d leases; claim_batch is %d", c.Client, c.RequestID, n, r.P.Batch())
 		}
-		answered[k], answeredEv[k] = got, op.ReturnSeq
+		answered[k] = answer{got, op.ReturnSeq}
 	}
-	recorded := map[[2]string]string{} // (event, token) -> request_id
+	type eventToken struct {
+		event uint64
+		token string
+	}
+	recorded := make(map[eventToken]string, len(r.Claims)) // (event, token) -> request_id
 	for _, cr := range r.Claims {
-		recorded[[2]string{fmt.Sprint(cr.Event), cr.Token}] = cr.RequestID
+		recorded[eventToken{cr.Event, cr.Token}] = cr.RequestID
 	}
 	// The episode active for a worker at time t (by the first call's time).
 	activeAt := func(worker string, t int64) string {
@@ -235,10 +260,10 @@ func IdempotentClaim(r *Run) checker.Verdict {
 		}
 		return id
 	}
-	perEpisode := map[string][]grant{}
+	perEpisode := map[key][]grant{} // (worker, episode)
 	for _, g := range r.grants() {
 		var e string
-		if req, ok := recorded[[2]string{fmt.Sprint(g.event), g.token}]; ok {
+		if req, ok := recorded[eventToken{g.event, g.token}]; ok {
 			e = episodeOf[key{g.worker, req}]
 			if e == "" {
 				e = "request " + req
@@ -246,7 +271,7 @@ func IdempotentClaim(r *Run) checker.Verdict {
 		} else {
 			e = activeAt(g.worker, g.t)
 		}
-		k := g.worker + "/" + e
+		k := key{g.worker, e}
 		perEpisode[k] = append(perEpisode[k], g)
 		gs := perEpisode[k]
 		if first := gs[0]; g.event != first.event {
@@ -265,23 +290,24 @@ func IdempotentClaim(r *Run) checker.Verdict {
 // same success answer as the first; exactly one history row per
 // (submission, token).
 func IdempotentSubmit(r *Run) checker.Verdict {
-	rows := map[string]uint64{}
+	rows := make(map[subToken]uint64, len(r.Accepted))
 	for _, a := range r.Accepted {
 		if a.Token == "" {
 			continue // a legacy worker's decision: no lease, one row per decision
 		}
-		k := fmt.Sprintf("%d/%s", a.Sub, a.Token)
+		k := subToken{a.Sub, a.Token}
 		if first, dup := rows[k]; dup {
 			return checker.Fail(PA5, []uint64{first, a.Event}, "submission %d has two history rows for token %s", a.Sub, a.Token)
 		}
 		rows[k] = a.Event
 	}
-	for _, op := range r.Ops {
-		c := op.Call
+	for i := range r.Ops {
+		op := &r.Ops[i]
+		c := &op.Call
 		if c.Op != "submit" || op.Return == nil {
 			continue
 		}
-		ev, decided := rows[fmt.Sprintf("%d/%s", c.Sub, c.Token)]
+		ev, decided := rows[subToken{c.Sub, c.Token}]
 		if decided && op.Return.Code != 200 && op.Return.Code != 503 {
 			return checker.Fail(PA5, []uint64{ev, op.ReturnSeq}, "%s's submit of submission %d with the deciding token %s got %d, not the success answer", c.Client, c.Sub, c.Token, op.Return.Code)
 		}

@@ -221,30 +221,84 @@ func Decode(h traces.Header, evs []traces.Event) (*Run, error) {
 }
 
 func (r *Run) commitLog() {
-	for _, c := range r.Commits {
-		before := map[int64]*Version{}
-		after := map[int64]*Version{}
-		for _, ch := range c.Changes {
+	// The submissions' row versions share one array, each submission its
+	// own stretch of it: counted first, nothing regrows.
+	counts := map[int64]int{}
+	total := 0
+	for i := range r.Commits {
+		for j := range r.Commits[i].Changes {
+			if ch := &r.Commits[i].Changes[j]; ch.Table == "submissions" {
+				id, _ := checker.Int(ch.Row()["id"])
+				counts[id]++
+				total++
+			}
+		}
+	}
+	if len(r.Subs) == 0 {
+		r.Subs = make(map[int64][]Version, len(counts))
+	}
+	slab := make([]Version, total)
+	// The submission rows one commit touched: before and after it.
+	type touched struct {
+		id            int64
+		hasBefore     bool
+		before, after Version
+	}
+	var cur []touched
+	// versionsOf returns the row of sub before the commit (the last change
+	// that had one) and after it (the last change), nil when untouched.
+	versionsOf := func(sub int64) (before, after *Version) {
+		for i := len(cur) - 1; i >= 0; i-- {
+			t := &cur[i]
+			if t.id != sub {
+				continue
+			}
+			if after == nil {
+				v := t.after
+				after = &v
+			}
+			if t.hasBefore {
+				b := t.before
+				before = &b
+				break
+			}
+		}
+		return before, after
+	}
+	for ci := range r.Commits {
+		c := &r.Commits[ci]
+		cur = cur[:0]
+		for j := range c.Changes {
+			ch := &c.Changes[j]
 			if ch.Table != "submissions" {
 				continue
 			}
-			id, _ := checker.Int(ch.Row()["id"])
+			row := ch.Row()
+			id, _ := checker.Int(row["id"])
+			t := touched{id: id}
 			if ch.Before != nil {
-				b := version(ch.Before)
-				before[id] = &b
+				t.before, t.hasBefore = version(ch.Before), true
 			}
-			v := version(ch.Row())
+			v := version(row)
 			v.Event, v.T, v.Deleted = c.Event, c.T, ch.Op == "delete"
-			after[id] = &v
+			t.after = v
+			cur = append(cur, t)
 			if ch.Op == "insert" {
 				r.Arrived[id] = c.T
 				u, _ := checker.Int(ch.After["user_id"])
 				pr, _ := checker.Int(ch.After["problem_id"])
 				r.Owner[id] = [2]int64{u, pr}
 			}
-			r.Subs[id] = append(r.Subs[id], v)
+			vs, ok := r.Subs[id]
+			if !ok && counts[id] > 0 {
+				n := counts[id]
+				vs, slab = slab[:0:n], slab[n:]
+				counts[id] = 0
+			}
+			r.Subs[id] = append(vs, v)
 		}
-		for _, ch := range c.Changes {
+		for j := range c.Changes {
+			ch := &c.Changes[j]
 			row := ch.Row()
 			switch {
 			case ch.Table == "submission_judgings" && ch.Op == "insert":
@@ -252,7 +306,7 @@ func (r *Run) commitLog() {
 				a.Sub, _ = checker.Int(row["submission_id"])
 				a.Seq, _ = checker.Int(row["seq"])
 				a.Gen, _ = checker.Int(row["lease_gen"])
-				a.Before, a.After = before[a.Sub], after[a.Sub]
+				a.Before, a.After = versionsOf(a.Sub)
 				r.Accepted = append(r.Accepted, a)
 			case ch.Table == "first_ac" && ch.Op == "insert":
 				r.FirstAC = append(r.FirstAC, row)
@@ -269,8 +323,14 @@ func (r *Run) commitLog() {
 }
 
 func (r *Run) notes() error {
-	judging := map[string]*Judging{}
-	results := map[string]*ResultLife{}
+	type judgingKey struct{ worker, token string }
+	type resultKey struct {
+		worker string
+		sub    int64
+		token  string
+	}
+	judging := map[judgingKey]*Judging{}
+	results := map[resultKey]*ResultLife{}
 	open := func(m map[string][]Interval, node string, t int64) {
 		ivs := m[node]
 		if len(ivs) > 0 && ivs[len(ivs)-1].End == 0 {
@@ -317,7 +377,7 @@ func (r *Run) notes() error {
 			if err != nil {
 				return err
 			}
-			k := j.Worker + "/" + j.Token
+			k := judgingKey{j.Worker, j.Token}
 			switch j.Phase {
 			case hist.JudgeStart:
 				jj := &Judging{Worker: j.Worker, Sub: j.Sub, Token: j.Token, Gen: j.Gen, Start: e.T, StartEv: e.Seq}
@@ -337,7 +397,7 @@ func (r *Run) notes() error {
 			if err != nil {
 				return err
 			}
-			k := fmt.Sprintf("%s/%d/%s", x.Worker, x.Sub, x.Token)
+			k := resultKey{x.Worker, x.Sub, x.Token}
 			switch x.Phase {
 			case hist.ResultSaved:
 				if _, seen := results[k]; !seen {
