@@ -2,7 +2,9 @@ package judge
 
 import (
 	"fmt"
+	"math"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/anishathalye/porcupine"
@@ -294,17 +296,27 @@ func (r *Run) outageLoad() int {
 }
 
 func (r *Run) homeFirst() (grants, misses int) {
+	// A home claim waits at t when it was invoked before t and answered
+	// after it (or never). Grants come in time order and operations in
+	// invocation order, so one sweep keeps the latest answer time of the
+	// home claims invoked so far: some claim waits at t iff it is past t.
+	const never = int64(math.MaxInt64)
+	latest := int64(math.MinInt64)
+	next := 0
 	for _, g := range r.grants() {
 		grants++
-		if len(g.worker) < 4 || g.worker[:4] != "prod" {
-			continue
-		}
-		for _, op := range r.Ops {
-			if op.Call.Op == "claim" && len(op.Call.Client) >= 4 && op.Call.Client[:4] == "home" &&
-				op.Invoke < g.t && (op.Return == nil || op.Response > g.t) {
-				misses++
-				break
+		for ; next < len(r.Ops) && r.Ops[next].Invoke < g.t; next++ {
+			op := &r.Ops[next]
+			if op.Call.Op == "claim" && strings.HasPrefix(op.Call.Client, "home") {
+				end := op.Response
+				if op.Return == nil {
+					end = never
+				}
+				latest = max(latest, end)
 			}
+		}
+		if strings.HasPrefix(g.worker, "prod") && latest > g.t {
+			misses++
 		}
 	}
 	return
