@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/fencesim/fencesim/internal/gcpolicy"
 	"io"
 	"os"
 	"strings"
@@ -17,7 +18,10 @@ const (
 	// exitInterrupted (130): stopped by Ctrl-C or SIGTERM (interrupt.go)
 )
 
-func main() { os.Exit(Main(os.Args[1:], os.Stdout, os.Stderr)) }
+func main() {
+	gcpolicy.Apply() // GOGC=400 unless set: see internal/gcpolicy
+	os.Exit(Main(os.Args[1:], os.Stdout, os.Stderr))
+}
 
 // command is one subcommand.
 type command struct {

@@ -1,0 +1,15 @@
+package harness
+
+import (
+	"os"
+	"testing"
+
+	"github.com/fencesim/fencesim/internal/gcpolicy"
+)
+
+// TestMain runs the tests and benchmarks under fencesim's GC policy
+// (GOGC=400 unless GOGC is set), as the command line runs explorations.
+func TestMain(m *testing.M) {
+	gcpolicy.Apply()
+	os.Exit(m.Run())
+}
