@@ -19,7 +19,7 @@ const (
 )
 
 func main() {
-	gcpolicy.Apply() // GOGC=400 unless set: see internal/gcpolicy
+	gcpolicy.Apply() // GOGC=800 under a 768 MiB soft limit, unless set: see internal/gcpolicy
 	os.Exit(Main(os.Args[1:], os.Stdout, os.Stderr))
 }
 

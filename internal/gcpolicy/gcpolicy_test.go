@@ -1,6 +1,7 @@
 package gcpolicy
 
 import (
+	"math"
 	"runtime/debug"
 	"testing"
 
@@ -8,18 +9,18 @@ import (
 )
 
 func TestApply(t *testing.T) {
-	old := debug.SetGCPercent(100)
-	defer debug.SetGCPercent(old)
+	oldGC, oldLimit := debug.SetGCPercent(100), debug.SetMemoryLimit(math.MaxInt64)
+	defer func() { debug.SetGCPercent(oldGC); debug.SetMemoryLimit(oldLimit) }()
 
 	t.Setenv("GOGC", "")
-	v, applied := Apply()
-	assert.True(t, applied)
-	assert.Equal(t, "400", v)
-	assert.Equal(t, Percent, debug.SetGCPercent(100), "Apply set GOGC=400")
+	t.Setenv("GOMEMLIMIT", "")
+	assert.True(t, Apply())
+	assert.Equal(t, Percent, debug.SetGCPercent(100), "Apply set GOGC")
+	assert.Equal(t, int64(Limit), debug.SetMemoryLimit(math.MaxInt64), "Apply set the memory limit")
 
 	t.Setenv("GOGC", "150")
-	v, applied = Apply()
-	assert.False(t, applied, "GOGC in the environment wins")
-	assert.Equal(t, "150", v)
-	assert.Equal(t, 100, debug.SetGCPercent(100), "Apply changed nothing")
+	t.Setenv("GOMEMLIMIT", "1GiB")
+	assert.False(t, Apply(), "GOGC in the environment wins")
+	assert.Equal(t, 100, debug.SetGCPercent(100), "Apply left GOGC alone")
+	assert.Equal(t, int64(math.MaxInt64), debug.SetMemoryLimit(math.MaxInt64), "Apply left the limit alone")
 }

@@ -16,7 +16,8 @@ func (n *Node) AnyCommitted(table, column string, value Value) bool {
 	chains := t.chains
 	for i := range t.sidx {
 		if ix := &t.sidx[i]; len(ix.cols) == 1 && ix.cols[0] == c {
-			l := ix.m[string(appendKey(nil, value))]
+			var buf [32]byte
+			l := ix.m[string(appendKey(buf[:0], value))]
 			if l == nil {
 				return false
 			}

@@ -8,7 +8,7 @@ import (
 )
 
 // TestMain runs the tests and benchmarks under fencesim's GC policy
-// (GOGC=400 unless GOGC is set), as the command line runs explorations.
+// (GOGC=800 under a soft memory limit, unless set), as the command line runs explorations.
 func TestMain(m *testing.M) {
 	gcpolicy.Apply()
 	os.Exit(m.Run())
