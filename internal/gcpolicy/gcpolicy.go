@@ -39,3 +39,10 @@ func Apply() (applied bool) {
 	debug.SetGCPercent(Percent)
 	return true
 }
+
+// Tests is a test package's TestMain under the policy: Apply, then run the
+// tests and benchmarks and exit with their status.
+func Tests(m interface{ Run() int }) {
+	Apply()
+	os.Exit(m.Run())
+}

@@ -34,15 +34,7 @@ func indexed(s db.Schema) db.Schema {
 func fuzzTrace(t *testing.T, schema db.Schema, seed uint64) []traces.Event {
 	ent := sim.NewPCG(seed)
 	clients := []string{"f1", "f2", "f3"}
-	sched, _ := sim.Generate(ent.Stream("faults"), sim.GenSpec{
-		Nodes:      append([]string{"db"}, clients...),
-		Horizon:    4 * sec,
-		MaxActions: 4,
-		Kinds:      []sim.Kind{sim.Crash, sim.Break},
-		Crashable:  []string{"db"},
-		MaxDown:    time.Second,
-		Points:     []sim.PointSpec{{Node: "db", Points: db.Points}},
-	})
+	sched, _ := sim.Generate(ent.Stream("faults"), sessionFaults(clients))
 	mem := &traces.Memory{}
 	w := sim.New(sim.Config{
 		Entropy:  ent,

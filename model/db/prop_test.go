@@ -215,19 +215,25 @@ func keyed(table string, rows []db.Row) map[string]db.Row {
 	return out
 }
 
+// sessionFaults are the faults of the random-session tests: the database
+// crashes (at its crash points too) and connections break, in the first 4 s.
+func sessionFaults(clients []string) sim.GenSpec {
+	return sim.GenSpec{
+		Nodes:      append([]string{"db"}, clients...),
+		Horizon:    4 * sec,
+		MaxActions: 4,
+		Kinds:      []sim.Kind{sim.Crash, sim.Break},
+		Crashable:  []string{"db"},
+		MaxDown:    time.Second,
+		Points:     []sim.PointSpec{{Node: "db", Points: db.Points}},
+	}
+}
+
 func TestPropertyInvariants(t *testing.T) {
 	rapid.Check(t, func(rt *rapid.T) {
 		ent := sim.NewRapid(rt)
 		clients := []string{"f1", "f2", "f3"}
-		sched, _ := sim.Generate(ent, sim.GenSpec{
-			Nodes:      append([]string{"db"}, clients...),
-			Horizon:    4 * sec,
-			MaxActions: 4,
-			Kinds:      []sim.Kind{sim.Crash, sim.Break},
-			Crashable:  []string{"db"},
-			MaxDown:    time.Second,
-			Points:     []sim.PointSpec{{Node: "db", Points: db.Points}},
-		})
+		sched, _ := sim.Generate(ent, sessionFaults(clients))
 		mem := &traces.Memory{}
 		w := sim.New(sim.Config{
 			Entropy:  ent,
