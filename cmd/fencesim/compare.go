@@ -86,6 +86,9 @@ func runCompare(e *env, args []string) int {
 	if err != nil {
 		return e.fail(c.name, err)
 	}
+	if sel.warning != "" {
+		fmt.Fprintf(e.stderr, "fencesim %s: %s\n", c.name, sel.warning)
+	}
 	seeds := p.seeds()
 	prog := newProgress(e.stderr, !*asJSON, int64(2*len(seeds)), "compare "+sys.Name())
 	in := make(chan task)

@@ -124,6 +124,9 @@ func runExplore(e *env, args []string) int {
 	if err != nil {
 		return e.fail(c.name, err)
 	}
+	if cfg.sel.warning != "" {
+		fmt.Fprintf(e.stderr, "fencesim %s: %s\n", c.name, cfg.sel.warning)
+	}
 	stopCPU := func() error { return nil }
 	if cfg.cpuprof != "" {
 		if stopCPU, err = startCPUProfile(cfg.cpuprof); err != nil {

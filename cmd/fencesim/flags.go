@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -84,6 +85,10 @@ type selection struct {
 	knobs  multi
 	sets   multi
 	design string
+	unsafe bool
+	// warning is set by designOf when --unsafe waived a rule: the one line
+	// the command prints before it runs.
+	warning string
 }
 
 func (s *selection) register(fs *flag.FlagSet, def string) {
@@ -92,10 +97,13 @@ func (s *selection) register(fs *flag.FlagSet, def string) {
 	fs.Var(&s.knobs, "knob", "turn a design knob on (repeatable); see fencesim mutants for the registry")
 	fs.Var(&s.sets, "set", "set a design parameter, `name=value` (repeatable), e.g. --set lease=90s")
 	fs.StringVar(&s.design, "design", "", "a design `FILE` (JSON, as in a trace header); --knob and --set apply on top")
+	fs.BoolVar(&s.unsafe, "unsafe", false, "run a design whose timing rules refuse it (heartbeat >= lease, unconfirmed_lease > lease, backoff_cap < backoff_base), with a warning: to measure such a configuration (the arbiter's design)")
 }
 
 // changed reports whether the design differs from the default.
-func (s *selection) changed() bool { return len(s.knobs) > 0 || len(s.sets) > 0 || s.design != "" }
+func (s *selection) changed() bool {
+	return len(s.knobs) > 0 || len(s.sets) > 0 || s.design != "" || s.unsafe
+}
 
 // systems resolves --system. With a design change and no --system, the
 // knobs name the system.
@@ -147,7 +155,19 @@ func (s *selection) designOf(sys systems.System) (systems.Design, error) {
 		}
 		file = b
 	}
-	d, err := sys.NewDesign(s.knobs, s.sets, file)
+	sets := s.sets
+	if s.unsafe {
+		if !slices.Contains(sys.Params(), unsafeParam) {
+			return systems.Design{}, usagef("--unsafe: the %s design has no rules to waive (only the arbiter's timing rules can be)", sys.Name())
+		}
+		sets = append(multi{unsafeParam + "=true"}, sets...)
+	}
+	d, err := sys.NewDesign(s.knobs, sets, file)
+	if err == nil && s.unsafe {
+		if _, strict := sys.NewDesign(s.knobs, s.sets, file); strict != nil {
+			s.warning = fmt.Sprintf("warning: --unsafe: running the %s design although its rules refuse it: %v", sys.Name(), strict)
+		}
+	}
 	if err != nil {
 		msg := err.Error()
 		for _, k := range s.knobs {
@@ -162,6 +182,9 @@ func (s *selection) designOf(sys systems.System) (systems.Design, error) {
 	}
 	return d, nil
 }
+
+// unsafeParam is the design switch --unsafe turns on.
+const unsafeParam = "allow_unsafe"
 
 // describe renders a design for tables: its knobs and set parameters.
 func (s *selection) describe(d systems.Design) string {

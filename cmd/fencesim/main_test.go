@@ -322,3 +322,24 @@ func TestTimeBudget(t *testing.T) {
 	assert.Greater(t, s.Systems[0].Runs, 10)
 	assert.Equal(t, "1- for 300ms", s.Seeds)
 }
+
+// TestUnsafe: a design its timing rules refuse is refused (exit 2, the
+// rule named); with --unsafe it runs, after one warning line naming the
+// rule waived; --unsafe where there is nothing to waive is bad usage.
+func TestUnsafe(t *testing.T) {
+	code, _, stderr := run(t, "explore", "--system", "arbiter", "--set", "heartbeat=20s", "--set", "lease=20s", "--runs", "2", "--artifacts", "0")
+	assert.Equal(t, exitUsage, code)
+	assert.Equal(t, "fencesim explore: parameter heartbeat = 20s must be shorter than lease = 20s\n", stderr)
+
+	code, stdout, stderr := run(t, "explore", "--system", "arbiter", "--set", "heartbeat=20s", "--set", "lease=20s", "--unsafe", "--runs", "2", "--artifacts", "0", "--json")
+	assert.Contains(t, []int{exitOK, exitFail}, code, stderr)
+	assert.Contains(t, stderr, "fencesim explore: warning: --unsafe: running the arbiter design although its rules refuse it: parameter heartbeat = 20s must be shorter than lease = 20s\n")
+	var s Summary
+	require.NoError(t, json.Unmarshal([]byte(stdout), &s))
+	assert.Equal(t, 2, s.Systems[0].Runs)
+	assert.Regexp(t, `"allow_unsafe": *true`, string(s.Systems[0].DesignJSON), "the trace header keeps the waiver, so a replay runs too")
+
+	code, _, stderr = run(t, "explore", "--system", "outbox", "--unsafe", "--runs", "2")
+	assert.Equal(t, exitUsage, code)
+	assert.Contains(t, stderr, "--unsafe: the outbox design has no rules to waive")
+}

@@ -97,6 +97,13 @@ type Params struct {
 type Design struct {
 	Params
 	Knobs []Knob `json:"knobs,omitempty"`
+	// AllowUnsafe runs a design whose timing rules Validate would refuse
+	// (heartbeat >= lease, unconfirmed_lease > lease, backoff_cap <
+	// backoff_base): what a user measuring such a configuration asks for
+	// with --unsafe. The rules the world cannot be built without (an empty
+	// fleet, judge_max below judge_min, parameters below their minimum)
+	// still hold. Unsafe reports the rule waived.
+	AllowUnsafe bool `json:"allow_unsafe,omitempty"`
 }
 
 // Default returns the source's design.
@@ -170,6 +177,7 @@ func (d *Design) params() []design.Param {
 		design.Int("standby_arbiters", &p.StandbyArbiters, 0),
 		design.Flag("legacy_rules", &p.LegacyRules),
 		design.Flag("confirm_aware_grace", &p.ConfirmAwareGrace),
+		design.Flag("allow_unsafe", &d.AllowUnsafe),
 	}
 }
 
@@ -187,19 +195,31 @@ func (d *Design) Set(name, value string) error { return spec.Set(d, name, value)
 // Validate reports the first invalid parameter or unknown knob.
 func (d Design) Validate() error { return spec.Validate(d) }
 
-// rules are the design's rules across parameters.
+// rules are the design's rules across parameters: the structural ones,
+// then (unless AllowUnsafe) the timing ones.
 func rules(d Design) error {
 	switch {
 	case d.JudgeMax < d.JudgeMin:
 		return fmt.Errorf("parameter judge_max = %v is below judge_min = %v", d.JudgeMax, d.JudgeMin)
-	case d.BackoffCap < d.BackoffBase:
-		return fmt.Errorf("parameter backoff_cap = %v is below backoff_base = %v", d.BackoffCap, d.BackoffBase)
-	case d.UnconfirmedLease > d.Lease:
-		return fmt.Errorf("parameter unconfirmed_lease = %v is above lease = %v", d.UnconfirmedLease, d.Lease)
 	case d.HomeWorkers+d.ProdWorkers == 0:
 		return fmt.Errorf("the fleet is empty: set home_workers or prod_workers above 0")
 	case d.LegacyWorkers > d.HomeWorkers+d.ProdWorkers:
 		return fmt.Errorf("parameter legacy_workers = %d exceeds the fleet (%d workers)", d.LegacyWorkers, d.HomeWorkers+d.ProdWorkers)
+	}
+	if d.AllowUnsafe {
+		return nil
+	}
+	return d.Unsafe()
+}
+
+// Unsafe returns the first timing rule the design breaks (nil: none): a
+// design with AllowUnsafe runs anyway.
+func (d Design) Unsafe() error {
+	switch {
+	case d.BackoffCap < d.BackoffBase:
+		return fmt.Errorf("parameter backoff_cap = %v is below backoff_base = %v", d.BackoffCap, d.BackoffBase)
+	case d.UnconfirmedLease > d.Lease:
+		return fmt.Errorf("parameter unconfirmed_lease = %v is above lease = %v", d.UnconfirmedLease, d.Lease)
 	case d.Heartbeat >= d.Lease:
 		return fmt.Errorf("parameter heartbeat = %v must be shorter than lease = %v", d.Heartbeat, d.Lease)
 	}
