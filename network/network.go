@@ -376,6 +376,40 @@ func (n *Network) Send(now clock.Time, msg Message, r Rand) (Message, Fate) {
 	return msg, f
 }
 
+// Discard takes a message out of flight without delivering it (a message
+// fault lost it).
+func (n *Network) Discard(id uint64, slot uint32) {
+	if int(slot) < len(n.flights) && n.flights[slot].live && n.flights[slot].msg.ID == id {
+		n.flights[slot] = flight{}
+		n.free = append(n.free, slot)
+		n.flying--
+	}
+}
+
+// Duplicate puts a copy of the message in flight in slot (as Send returned
+// it) in flight too, with the next ID, due at at: on a connection no
+// earlier than what was sent before on it.
+func (n *Network) Duplicate(slot uint32, at clock.Time) Delivery {
+	f := n.flights[slot]
+	n.nextID++
+	dup := f.msg
+	dup.ID = n.nextID
+	dup.Dup = true
+	if c := n.conn(dup.Conn); c != nil {
+		at = max(at, c.lastAt)
+		c.lastAt = at
+	}
+	return Delivery{At: at, ID: dup.ID, Slot: n.fly(dup, f.to, f.toDown)}
+}
+
+// After holds a connection's later messages until at (a delayed message is
+// still delivered in order).
+func (n *Network) After(id ConnID, at clock.Time) {
+	if c := n.conn(id); c != nil && at > c.lastAt {
+		c.lastAt = at
+	}
+}
+
 // Arrive takes a message out of flight at its delivery time. It returns the
 // message and "" when it arrives, or why it does not (the destination crashed
 // after it was sent, a partition now cuts the link, its connection broke).

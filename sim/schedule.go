@@ -32,13 +32,21 @@ const (
 	Jump       Kind = "jump"        // Node's wall clock jumps by Amount (negative: backwards)
 	Drift      Kind = "drift"       // Node's clocks drift at Rate ppm from now on
 	CrashAt    Kind = "crash-at"    // arm: Node crashes the Count-th time (default 1) it passes CrashPoint Point
-	CrashYield Kind = "crash-yield" // arm: Node crashes at its Count-th blocking call (a process's yield) from At on
+	CrashYield Kind = "crash-yield" // arm: Node crashes at its Count-th blocking call (a process's yield; a state machine's input) from At on; with For, it restarts For after
+	Message    Kind = "message"     // arm: the Count-th message Node sends to Peer from At on is dropped (Arg "drop"), duplicated ("dup") or delayed by Amount ("delay")
 	Do         Kind = "command"     // deliver the system-specific command Point (with Arg) to Node
 	HealAll    Kind = "heal-all"    // end every fault: heal, end bursts, restart crashed, resume paused, stop drift
 )
 
 // Kinds lists every fault kind in a fixed order.
-var Kinds = []Kind{Crash, Restart, Pause, Resume, Partition, Cut, Heal, Loss, Dup, Delay, Stall, Break, Jump, Drift, CrashAt, CrashYield, Do, HealAll}
+var Kinds = []Kind{Crash, Restart, Pause, Resume, Partition, Cut, Heal, Loss, Dup, Delay, Stall, Break, Jump, Drift, CrashAt, CrashYield, Message, Do, HealAll}
+
+// The fates of a message fault (Action.Arg of kind Message).
+const (
+	FateDrop  = "drop"  // the message is lost (on a connection too: the connection stays open)
+	FateDup   = "dup"   // a second copy arrives (on a connection, right behind the first)
+	FateDelay = "delay" // the message arrives Amount late (on a connection, later ones queue behind it)
+)
 
 // Action is one timed fault.
 type Action struct {
@@ -53,6 +61,10 @@ type Action struct {
 	Point  string        `json:"point,omitempty"`
 	Arg    string        `json:"arg,omitempty"`
 	Count  int           `json:"count,omitempty"`
+	// FromStart arms a crash-yield, crash-at or message fault at time 0
+	// before the nodes start, so that it counts their start-up too (an
+	// arm at time 0 without it counts from just after the start).
+	FromStart bool `json:"from_start,omitempty"`
 }
 
 // String renders an action canonically, as traces and reports show it.
@@ -89,6 +101,9 @@ func (a Action) String() string {
 	}
 	if a.Count > 1 {
 		fmt.Fprintf(&b, " count=%d", a.Count)
+	}
+	if a.FromStart {
+		b.WriteString(" from-start")
 	}
 	return b.String()
 }
@@ -173,6 +188,9 @@ func (a Action) validate(known map[string]bool) error {
 	if a.At < 0 {
 		return fmt.Errorf("time %v is negative", a.At)
 	}
+	if a.FromStart && (a.At != 0 || (a.Kind != CrashYield && a.Kind != CrashAt && a.Kind != Message)) {
+		return fmt.Errorf("from_start needs time 0 and a crash-yield, crash-at or message fault")
+	}
 	switch a.Kind {
 	case Crash, Restart, Pause, Resume:
 		return node(a.Node, "node", false)
@@ -243,7 +261,27 @@ func (a Action) validate(known map[string]bool) error {
 		if a.Count < 1 {
 			return fmt.Errorf("needs \"count\" >= 1, the blocking call to crash at, got %d", a.Count)
 		}
+		if a.For < 0 {
+			return fmt.Errorf("downtime \"for\" %v is negative", a.For)
+		}
 		return node(a.Node, "node", false)
+	case Message:
+		if a.Count < 1 {
+			return fmt.Errorf("needs \"count\" >= 1, the message to hit, got %d", a.Count)
+		}
+		switch a.Arg {
+		case FateDrop, FateDup:
+		case FateDelay:
+			if a.Amount <= 0 {
+				return fmt.Errorf("fate delay needs a positive \"amount\", got %v", a.Amount)
+			}
+		default:
+			return fmt.Errorf("needs \"arg\", the message's fate: %s, %s or %s; got %q", FateDrop, FateDup, FateDelay, a.Arg)
+		}
+		if err := node(a.Node, "node", false); err != nil {
+			return err
+		}
+		return node(a.Peer, "peer", false)
 	case Do:
 		if a.Point == "" {
 			return fmt.Errorf("needs \"point\", the command's name")

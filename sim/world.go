@@ -196,9 +196,25 @@ type slot struct {
 	timers    timerSet
 	nextTimer TimerID
 	held      []Input
-	armed     []Action // crash-at actions waiting for their point
-	yields    []int    // crash-yield arms: blocking calls left before the crash
-	passed    uint64   // blocking calls passed since the node started (for the trace)
+	armed     []Action   // crash-at actions waiting for their point
+	yields    []yieldArm // crash-yield arms: blocking calls left before the crash
+	passed    uint64     // blocking calls (a state machine's inputs) passed since the node started
+	machine   bool       // the node is a plain state machine (not a Program): each input is a yield
+}
+
+// yieldArm is an armed crash-yield: left blocking calls to the crash, and
+// the downtime after which the node restarts (0: it stays down).
+type yieldArm struct {
+	left int
+	down time.Duration
+}
+
+// fateArm is an armed message fault: the left-th message from -> to gets
+// the fate of action a.
+type fateArm struct {
+	from, to network.Addr
+	left     int
+	a        Action
 }
 
 type burst struct {
@@ -239,6 +255,7 @@ type World struct {
 	events    uint64
 	bursts    []burst
 	burstSeq  uint64
+	fates     []fateArm // armed message faults
 	env       Env
 	started   bool
 	err       error
@@ -417,6 +434,10 @@ func (w *World) begin() error {
 		return w.err
 	}
 	for i, a := range w.sched {
+		if a.FromStart {
+			w.fault(a) // armed before the nodes' start events run
+			continue
+		}
 		w.push(event{at: a.At, kind: evFault, id: uint64(i)})
 	}
 	return nil
@@ -549,6 +570,11 @@ func (w *World) stepNode(idx int32, in *Input) {
 	if w.rec != nil && in.Kind != Deliver {
 		w.recordInput(s, in)
 	}
+	if s.machine && in.Kind != Start && w.yieldPoint(s, in.Kind.String()) {
+		// A state machine's crash-yield: it crashes before the input.
+		w.crash(idx, "crash point")
+		return
+	}
 	s.node.Step(env, *in)
 	crashed := env.crashed
 	// The effects slice may be reused by a nested step; copy the header.
@@ -626,6 +652,9 @@ func (w *World) apply(idx int32, e *Effect) {
 		msg, fate := w.net.Send(w.now, network.Message{From: s.addr, To: to, Conn: e.Conn, Body: e.Body}, w.netRand)
 		if w.want.has(kSend) {
 			w.emitMsg(s.name, kSend, &msg)
+		}
+		if len(w.fates) > 0 {
+			w.fate(&msg, &fate)
 		}
 		if fate.Dropped != "" && w.want.has(kDrop) {
 			w.emit(s.name, kDrop, idText(msg.ID, fate.Dropped))
@@ -767,6 +796,8 @@ func (w *World) start(idx int32, why string) {
 	s.up = true
 	s.paused = false
 	s.node = s.factory(s.name, s.disk)
+	_, program := s.node.(*host)
+	s.machine = !program
 	s.passed = 0
 	k := kStart
 	if why == "restart" {
@@ -827,26 +858,97 @@ func (w *World) yieldPoint(s *slot, label string) bool {
 		return false
 	}
 	fire := false
+	var down time.Duration
 	for i := range s.yields {
-		s.yields[i]--
-		if s.yields[i] == 0 {
+		s.yields[i].left--
+		if s.yields[i].left == 0 {
 			fire = true
+			down = max(down, s.yields[i].down)
 		}
 	}
 	if !fire {
 		return false
 	}
 	keep := s.yields[:0]
-	for _, n := range s.yields {
-		if n > 0 {
-			keep = append(keep, n)
+	for _, y := range s.yields {
+		if y.left > 0 {
+			keep = append(keep, y)
 		}
 	}
 	s.yields = keep
 	if w.want.has(kFault) {
 		w.emit(s.name, kFault, fmt.Sprintf("crash at blocking call %d: %s", s.passed, label))
 	}
+	if down > 0 {
+		// The restart is an action of the schedule from now on, recorded
+		// as any other when it happens.
+		w.sched = append(w.sched, Action{At: w.now.Add(down), Kind: Restart, Node: s.name})
+		w.push(event{at: w.now.Add(down), kind: evFault, id: uint64(len(w.sched) - 1)})
+	}
 	return true
+}
+
+// Yields returns how many blocking calls (for a plain state machine: inputs
+// other than its start) a node has passed since it last started: the
+// largest count a crash-yield armed from its start (FromStart) can hit so
+// far.
+func (w *World) Yields(name string) uint64 {
+	if s := w.slot(name); s != nil {
+		return s.passed
+	}
+	return 0
+}
+
+// fate applies an armed message fault to a message just sent, if one is
+// due: the fate overrides what the network decided. It reports the fate
+// applied ("" for none).
+func (w *World) fate(msg *network.Message, f *network.Fate) string {
+	hit := -1
+	for i := range w.fates {
+		a := &w.fates[i]
+		if a.from != msg.From || a.to != msg.To {
+			continue
+		}
+		a.left--
+		if a.left == 0 && hit < 0 {
+			hit = i
+		}
+	}
+	if hit < 0 {
+		return ""
+	}
+	a := w.fates[hit].a
+	w.fates = append(w.fates[:hit], w.fates[hit+1:]...)
+	if f.Dropped == "" {
+		switch a.Arg {
+		case FateDrop:
+			for _, c := range f.Copies() {
+				w.net.Discard(c.ID, c.Slot)
+			}
+			f.N = 0
+			f.Dropped = "message fault"
+		case FateDup:
+			if f.N == 1 {
+				f.Copy[1] = w.net.Duplicate(f.Copy[0].Slot, f.Copy[0].At)
+				f.N = 2
+			}
+		case FateDelay:
+			for i := range f.Copies() {
+				f.Copy[i].At = f.Copy[i].At.Add(a.Amount)
+			}
+			if msg.Conn != 0 {
+				w.net.After(msg.Conn, f.Copy[0].At)
+			}
+		}
+	}
+	if w.want.has(kFault) {
+		// A fault event of its own kind, so that checkers see when the
+		// message was hit (the arming is a "message" fault at its time).
+		fired := Action{At: w.now, Kind: "message-fate", Node: string(msg.From), Peer: string(msg.To), Arg: a.Arg, Amount: a.Amount}
+		data, _ := json.Marshal(fired)
+		w.record(traces.Event{Node: fired.Node, Kind: "fault", Text: "message #" + strconv.FormatUint(msg.ID, 10) + " to " + fired.Peer + ": " + a.Arg, Data: data})
+	}
+	return a.Arg
 }
 
 // abandon unwinds the processes of a Program node.
@@ -922,7 +1024,9 @@ func (w *World) fault(a Action) {
 		}
 		w.slots[idx].armed = append(w.slots[idx].armed, a)
 	case CrashYield:
-		w.slots[idx].yields = append(w.slots[idx].yields, a.Count)
+		w.slots[idx].yields = append(w.slots[idx].yields, yieldArm{left: a.Count, down: a.For})
+	case Message:
+		w.fates = append(w.fates, fateArm{from: network.Addr(a.Node), to: network.Addr(a.Peer), left: a.Count, a: a})
 	case Do:
 		if s := w.slots[idx]; s.up {
 			w.input(idx, &Input{Kind: Command, Cmd: Cmd{Name: a.Point, Arg: a.Arg}})
@@ -930,6 +1034,7 @@ func (w *World) fault(a Action) {
 	case HealAll:
 		w.net.Heal()
 		w.bursts = nil
+		w.fates = nil
 		w.applyBursts()
 		for i, s := range w.slots {
 			s.armed = nil

@@ -86,7 +86,7 @@ func Measure(r *Run) Metrics {
 	netFaulted := func(node string, a, b int64) bool {
 		for _, f := range r.Faults {
 			switch f.Kind {
-			case "partition", "cut", "stall", "loss", "break":
+			case "partition", "cut", "stall", "loss", "break", "message-fate":
 			default:
 				continue
 			}

@@ -63,12 +63,17 @@ func runExplore(e *env, args []string) int {
 	fs.StringVar(&cfg.summary, "summary-out", "", "also write the JSON summary to `FILE` (for fencesim merge)")
 	fs.StringVar(&cfg.cpuprof, "cpuprofile", "", "write a CPU profile of the whole command to `FILE` (go tool pprof bin/fencesim FILE)")
 	fs.StringVar(&cfg.memprof, "memprofile", "", "write a heap profile to `FILE` at the end (go tool pprof -sample_index=alloc_space bin/fencesim FILE)")
+	exhaustive := fs.Bool("exhaustive", false, "system A only: run the bounded exhaustive mode instead of seeds (every single crash and message fault of a small world, then pairs)")
+	pairs := fs.Int("pairs", 20000, "with --exhaustive: at most this many fault pairs, an even spread of them (0: every pair)")
 	pos, code, done := parse(e, fs, c, args)
 	if done {
 		return code
 	}
 	if len(pos) > 0 {
 		return e.fail(c.name, usagef("unexpected argument %q (explore takes flags only)", pos[0]))
+	}
+	if *exhaustive {
+		return runExhaustive(e, c.name, &cfg.sel, isSet(fs, "system"), *pairs, *workers)
 	}
 	err := func() error {
 		var err error

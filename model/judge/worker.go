@@ -417,11 +417,14 @@ func (w *Worker) answered(p *sim.Proc, key string, code int) {
 	pd := w.results[key]
 	delete(w.results, key)
 	delete(w.memory, key)
-	p.Disk().Delete(key)
-	p.Sync("result answered")
+	// The answer is noted before the sync: a crash at the sync (the
+	// deletion already durable on an auto-syncing disk) must not read as
+	// a result lost (PA7) when its 200 came back.
 	res := pd.res
 	res.Phase, res.Code = hist.ResultAnswered, code
 	w.note(p, res)
+	p.Disk().Delete(key)
+	p.Sync("result answered")
 }
 
 func (w *Worker) note(p *sim.Proc, data any) {

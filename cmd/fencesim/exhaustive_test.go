@@ -1,0 +1,37 @@
+package main
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestExploreExhaustive: explore --exhaustive prints its schedule counts
+// and time and passes for the default design (few pairs here), fails with
+// the failing schedule for a harmful knob, and refuses other systems in
+// one line.
+func TestExploreExhaustive(t *testing.T) {
+	code, stdout, stderr := run(t, "explore", "--exhaustive", "--pairs", "200", "--workers", "2")
+	require.Equal(t, 0, code, "stdout:\n%s\nstderr:\n%s", stdout, stderr)
+	assert.Regexp(t, `schedules: \d+ singles \+ \d+ pairs \(an even spread of the \d+ pairs; --pairs 0 runs all\) \+ 2 fault-free = \d+ runs in [0-9.]+s on 2 workers`, stdout)
+	assert.Contains(t, stdout, "result: PASS")
+
+	code, stdout, stderr = run(t, "explore", "--exhaustive", "--system", "arbiter", "--knob", "no-request-id", "--pairs", "50", "--workers", "2")
+	require.Equal(t, exitFail, code, "stdout:\n%s\nstderr:\n%s", stdout, stderr)
+	assert.Regexp(t, `result: FAIL in \d+ runs \(.*PA4 idempotent-claim: \d+`, stdout)
+	assert.Regexp(t, `failure 1 \(singles world\): PA4 idempotent-claim: .*\n  schedule: @0.000s crash-yield arbiter-1 for=1s count=\d+ from-start; @[0-9.]+s heal-all\n  json: \[`, stdout)
+
+	for _, args := range [][]string{
+		{"explore", "--exhaustive", "--system", "twopc"},
+		{"explore", "--exhaustive", "--pairs", "-1"},
+		{"explore", "--exhaustive", "--knob", "nonsense"},
+	} {
+		code, stdout, stderr = run(t, args...)
+		assert.Equal(t, exitUsage, code, "%v", args)
+		assert.Empty(t, stdout)
+		assert.Regexp(t, `^fencesim explore: [^\n]+\n$`, stderr, "%v: one line", args)
+	}
+	_, _, stderr = run(t, "explore", "--exhaustive", "--system", "twopc")
+	assert.Contains(t, stderr, "supports --system arbiter only")
+}

@@ -1,0 +1,110 @@
+package sim_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/fencesim/fencesim/clock"
+	"github.com/fencesim/fencesim/sim"
+)
+
+// msgFault hits the n-th message from -> to, counted from the run's start.
+func msgFault(from, to, fate string, n int, amount time.Duration) sim.Action {
+	return sim.Action{At: 0, Kind: sim.Message, Node: from, Peer: to, Arg: fate, Count: n, Amount: amount, FromStart: true}
+}
+
+// TestMessageFaultHitsTheNthMessage: a message fault picks one message of
+// a link by its number and decides its fate, on a connection too; nothing
+// else changes.
+func TestMessageFaultHitsTheNthMessage(t *testing.T) {
+	run := func(a ...sim.Action) ([]string, []string) {
+		var log []string
+		rec := &textRec{}
+		w := world(t, a, &log, rec)
+		require.NoError(t, w.Run())
+		return log, rec.lines
+	}
+	clean, _ := run()
+	require.Equal(t, []string{"0.012s 1: rep 1", "0.024s 2: rep 2", "0.036s 3: rep 3", "done"}, clean)
+
+	log, lines := run(msgFault("client", "server", sim.FateDrop, 2, 0))
+	assert.Equal(t, []string{"0.012s 1: rep 1", "1.012s 2: timeout", "1.024s 3: rep 3", "done"}, log, "request 2 is lost: its call times out")
+	assert.Contains(t, strings.Join(lines, "\n"), "client fault message #3 to server: drop")
+
+	log, _ = run(msgFault("server", "client", sim.FateDup, 1, 0))
+	assert.Equal(t, []string{"0.012s 1: rep 1", "0.012s 2: rep 1", "0.024s 3: rep 2", "done"}, log, "reply 1 arrives twice: the next receive takes the copy")
+
+	log, lines = run(msgFault("client", "server", sim.FateDelay, 2, 3*time.Second))
+	assert.Equal(t, []string{"0.012s 1: rep 1", "1.012s 2: timeout", "1.024s 3: rep 3", "done"}, log, "request 2 arrives after the call gave up")
+	assert.Contains(t, strings.Join(lines, "\n"), "server deliver #3 client->server conn=1 req 2", "the late request still reaches the server (its sender closed the connection gracefully)")
+
+	// The same schedule gives the same trace.
+	_, again := run(msgFault("client", "server", sim.FateDelay, 2, 3*time.Second))
+	assert.Equal(t, lines, again)
+}
+
+// TestCrashYieldFromStartAndRestart: an arm from the start counts the
+// start-up's blocking calls; a downtime restarts the node after the crash.
+func TestCrashYieldFromStartAndRestart(t *testing.T) {
+	var log []string
+	rec := &textRec{}
+	w := world(t, sim.Schedule{{At: 0, Kind: sim.CrashYield, Node: "client", Count: 1, For: 500 * time.Millisecond, FromStart: true}}, &log, rec)
+	require.NoError(t, w.Run())
+	text := strings.Join(rec.lines, "\n")
+	assert.Contains(t, text, "client fault crash at blocking call 1: dial", "the first blocking call of the start-up")
+	assert.Contains(t, text, "client fault @0.500s restart client", "restarted 500 ms after the crash")
+	assert.Equal(t, []string{"0.512s 1: rep 1", "0.524s 2: rep 2", "0.536s 3: rep 3", "done"}, log)
+	assert.Equal(t, uint64(4), w.Yields("client"), "dial and three calls, counted since the restart")
+}
+
+// countdown is a state machine that sets a timer of 1 s at its start and
+// on every timer.
+type countdown struct{ fired *int }
+
+func (c countdown) Step(env *sim.Env, in sim.Input) {
+	if in.Kind == sim.Timer {
+		*c.fired++
+	}
+	env.After(time.Second, nil)
+}
+
+// TestCrashYieldOnStateMachine: a plain state machine's inputs are its
+// blocking calls: the node crashes before its N-th input.
+func TestCrashYieldOnStateMachine(t *testing.T) {
+	for _, tc := range []struct {
+		sched sim.Schedule
+		fired int
+	}{
+		{nil, 5},
+		{sim.Schedule{{At: 0, Kind: sim.CrashYield, Node: "n", Count: 3}}, 2},
+	} {
+		fired := 0
+		w := sim.New(sim.Config{Entropy: sim.NewPCG(1), Schedule: tc.sched, Limits: sim.Limits{MaxTime: clock.Time(5500 * time.Millisecond)}})
+		w.Add("n", func(string, *sim.Disk) sim.Node { return countdown{&fired} })
+		require.NoError(t, w.Run())
+		assert.Equal(t, tc.fired, fired, "schedule %s", tc.sched)
+		if tc.sched == nil {
+			assert.Equal(t, uint64(5), w.Yields("n"))
+		}
+	}
+}
+
+func TestMessageFaultValidation(t *testing.T) {
+	nodes := []string{"a", "b"}
+	for _, bad := range []sim.Action{
+		{Kind: sim.Message, Node: "a", Peer: "b", Arg: "drop"},                                   // no count
+		{Kind: sim.Message, Node: "a", Peer: "b", Arg: "lose", Count: 1},                         // unknown fate
+		{Kind: sim.Message, Node: "a", Peer: "b", Arg: "delay", Count: 1},                        // no amount
+		{Kind: sim.Message, Node: "a", Arg: "drop", Count: 1},                                    // no peer
+		{At: 5, Kind: sim.Message, Node: "a", Peer: "b", Arg: "drop", Count: 1, FromStart: true}, // from start, not at 0
+		{Kind: sim.Crash, Node: "a", FromStart: true},
+		{Kind: sim.CrashYield, Node: "a", Count: 1, For: -time.Second},
+	} {
+		assert.Error(t, sim.Schedule{bad}.Validate(nodes), "%s", bad)
+	}
+	assert.NoError(t, sim.Schedule{msgFault("a", "b", sim.FateDelay, 3, time.Second)}.Validate(nodes))
+}
