@@ -152,3 +152,44 @@ func TestDecodeRejectsBadData(t *testing.T) {
 	_, err := Check(tr.evs)
 	assert.Error(t, err, "a 2pc note that does not decode is an error, not a silent pass")
 }
+
+// TestMetricsOverlapping: lives that overlap on one database pin its
+// VACUUM horizon once (the union of their times, not the sum); a lock
+// released at the instant another is taken is not held twice; a
+// transaction still prepared at the end counts to the end; agents that
+// could not decide are counted.
+func TestMetricsOverlapping(t *testing.T) {
+	tr := (&trace{}).begin(100, "x1").prep(100, "orders", "x1", "prepare").vote(100, "x1", "orders", hist.VoteYes).
+		begin(150, "x4").prep(150, "orders", "x4", "prepare"). // one row: it never voted
+		begin(200, "x2").prep(200, "orders", "x2", "prepare").vote(200, "x2", "orders", hist.VoteYes).
+		prep(250, "orders", "x4", "rollback").
+		prep(300, "orders", "x1", "commit").
+		begin(300, "x3").prep(300, "inventory", "x3", "prepare").vote(300, "x3", "inventory", hist.VoteYes).
+		prep(400, "orders", "x2", "commit").
+		note(500, hist.Txn{What: hist.TxnBlocked, GID: "x3", By: "inventory-agent"}).
+		end(1000, false)
+	h, err := Decode(tr.evs)
+	require.NoError(t, err)
+	m := Measure(h)
+	assert.Equal(t, 4, m.Prepared)
+	assert.Equal(t, 1, m.StillPrep, "x3 at inventory")
+	assert.EqualValues(t, 700, m.BlockedMax, "x3 from 300 to the end at 1000")
+	assert.EqualValues(t, 200+100+200+700, m.BlockedTotal)
+	assert.Equal(t, 5, m.RowsLocked, "x1, x4 and x2 at 200; at 300 x1's two rows go as x3's two come")
+	assert.EqualValues(t, 300+700, m.HorizonHeld, "orders pinned from 100 to 400, inventory from 300 to 1000")
+	assert.Equal(t, 1, m.Blocked)
+
+	r, err := Check(tr.evs)
+	require.NoError(t, err)
+	lines := strings.Split(r.String(), "\n")
+	require.Len(t, lines, len(r.Verdicts)+1, "one line per verdict, then the metrics")
+	for i, v := range r.Verdicts {
+		assert.Equal(t, v.String(), lines[i])
+	}
+	assert.Equal(t, m.String(), lines[len(lines)-1])
+	assert.Contains(t, lines[len(lines)-1], "prepared=4 blocked_max=700ns")
+	assert.Equal(t, len(r.Failed()) == 0, r.OK())
+	bad, err := Check(prepared().end(9000, true).evs)
+	require.NoError(t, err)
+	assert.False(t, bad.OK(), "left prepared after quiescence")
+}

@@ -1,0 +1,121 @@
+package outbox
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/fencesim/fencesim/traces"
+	"github.com/fencesim/fencesim/traces/hist"
+)
+
+func (x *h) handle(ms int64, handler, key, phase, path string) *h {
+	return x.add(ms, handler, KindHandle, hist.BHandle{Handler: handler, Event: key, Key: key, Phase: phase, Path: path})
+}
+
+func (x *h) crash(ms int64, node string) *h {
+	x.events = append(x.events, traces.Event{Seq: uint64(len(x.events) + 1), T: ms * 1e6, Node: node, Kind: "crash"})
+	return x
+}
+
+func probes(t *testing.T, x *h) map[string]bool {
+	t.Helper()
+	hs, err := Decode(x.events)
+	require.NoError(t, err)
+	return Probes(hs)
+}
+
+// TestProbes: each probe on a hand-made history that reaches it, and the
+// near miss that does not.
+func TestProbes(t *testing.T) {
+	assert.Empty(t, probes(t, good(t)), "the clean run reaches no hard case")
+
+	race := func(secondStart int64, second string) *h {
+		x := good(t)
+		x.handle(10, "handler-1", "evt-1", hist.HandleStart, "")
+		x.handle(secondStart, second, "evt-1", hist.HandleStart, "")
+		x.handle(20, "handler-1", "evt-1", hist.HandleEnd, "first")
+		x.handle(25, second, "evt-1", hist.HandleEnd, "first")
+		return x
+	}
+	assert.True(t, probes(t, race(19, "handler-2"))[ProbeRace])
+	assert.False(t, probes(t, race(20, "handler-2"))[ProbeRace], "the second started as the first ended")
+	assert.False(t, probes(t, race(19, "handler-1"))[ProbeRace], "one handler")
+	x := good(t)
+	x.handle(10, "handler-1", "evt-1", hist.HandleStart, "")
+	x.handle(12, "handler-2", "evt-2", hist.HandleStart, "")
+	x.handle(20, "handler-1", "evt-1", hist.HandleEnd, "first")
+	x.handle(22, "handler-2", "evt-2", hist.HandleEnd, "first")
+	assert.False(t, probes(t, x)[ProbeRace], "two keys")
+	x = good(t)
+	x.handle(10, "handler-1", "", hist.HandleStart, "")
+	x.handle(12, "handler-2", "", hist.HandleStart, "")
+	x.handle(20, "handler-1", "", hist.HandleEnd, "refused")
+	x.handle(22, "handler-2", "", hist.HandleEnd, "duplicate")
+	assert.False(t, probes(t, x)[ProbeRace], "keyless requests share no key")
+	assert.False(t, probes(t, x)[ProbeDuplicate])
+
+	x = good(t)
+	x.handle(10, "handler-1", "evt-1", hist.HandleStart, "")
+	x.handle(20, "handler-1", "evt-1", hist.HandleEnd, "duplicate")
+	assert.True(t, probes(t, x)[ProbeDuplicate])
+
+	// A handler that crashed mid-delivery races with the one that took over.
+	crashed := func(crash bool) *h {
+		x := good(t)
+		x.handle(10, "handler-1", "evt-1", hist.HandleStart, "")
+		if crash {
+			x.crash(30, "handler-1")
+		}
+		x.handle(40, "handler-2", "evt-1", hist.HandleStart, "")
+		x.handle(50, "handler-2", "evt-1", hist.HandleEnd, "first")
+		return x
+	}
+	p := probes(t, crashed(true))
+	assert.True(t, p[ProbeHandlerCrash])
+	assert.False(t, p[ProbeRace], "handler-1 was gone by 30")
+	p = probes(t, crashed(false))
+	assert.False(t, p[ProbeHandlerCrash], "still in flight at the end")
+	assert.True(t, p[ProbeRace], "an open delivery lasts to the end of the run")
+
+	x = good(t)
+	x.call(400, "d3", OpCharge, "evt-1", "order-1", 1, 400e6)
+	assert.True(t, probes(t, x)[ProbeRedelivery])
+	x = good(t)
+	x.call(400, "d3", OpCharge, "evt-1", "order-1", 1, 0)
+	assert.False(t, probes(t, x)[ProbeRedelivery], "a retry with the first timestamp")
+
+	x = good(t)
+	x.publish(320, "h1.1.1", "evt-1", 2)
+	assert.True(t, probes(t, x)[ProbeDoublePub])
+
+	x = good(t)
+	x.add(320, "broker", KindPush, map[string]any{"msg": "msg-h1.1.1", "seq": 1, "attempt": 2})
+	x.add(321, "consumer", KindApply, map[string]any{"msg": "msg-h1.1.1", "seq": 1, "what": hist.ApplyDuplicate})
+	p = probes(t, x)
+	assert.True(t, p[ProbeBrokerRedo])
+	assert.True(t, p[ProbeDedup])
+	x = good(t)
+	x.add(321, "consumer", KindApply, map[string]any{"msg": "msg-h1.1.1", "seq": 1, "what": hist.ApplyApplied})
+	assert.False(t, probes(t, x)[ProbeDedup])
+
+	x = good(t)
+	x.commit(600, "db", ins(TKeys, map[string]any{"id": 2, "key": "refund:evt-1", "event_id": "evt-1", "op_id": "r1", "answer": "refunded"}))
+	assert.True(t, probes(t, x)[ProbeRefund])
+
+	keyless := func(code int) *h {
+		x := good(t)
+		x.call(600, "d9", OpCharge, "", "order-9", 0, 600e6)
+		x.ret(601, "d9", code, "missing Idempotency-Key")
+		return x
+	}
+	assert.True(t, probes(t, keyless(400))[ProbeKeyless])
+	assert.False(t, probes(t, keyless(503))[ProbeKeyless])
+
+	x = &h{t: t}
+	x.event(0, "evt-1", "order-1", OpCharge, 1, 3)
+	x.call(0, "d1", OpCharge, "evt-1", "order-1", 0, 0)
+	x.stop(100, "evt-1", "order-1", hist.SenderGiveUp, 0, 3)
+	assert.True(t, probes(t, x)[ProbeGaveUp])
+}
