@@ -50,10 +50,14 @@ fuzz:
 GREMLINS_VERSION ?= v0.6.0
 GREMLINS ?= $(shell $(GO) env GOPATH)/bin/gremlins
 MUTATE_WORKERS ?= 2
+MUTATE_TIMEOUT_COEFFICIENT ?= 10
+# -count=1: gremlins times each mutant's tests from its coverage run; a cached
+# coverage run would make that timeout a fraction of a second.
 mutate:
 	@$(GO) version -m $(GREMLINS) 2>/dev/null | grep -q 'mod.*go-gremlins/gremlins.*$(GREMLINS_VERSION)' || \
 		$(GO) install github.com/go-gremlins/gremlins/cmd/gremlins@$(GREMLINS_VERSION)
-	$(GREMLINS) unleash --workers $(MUTATE_WORKERS) ./checker
+	GOFLAGS="$$($(GO) env GOFLAGS) -count=1" $(GREMLINS) unleash --workers $(MUTATE_WORKERS) \
+		--timeout-coefficient $(MUTATE_TIMEOUT_COEFFICIENT) ./checker
 
 ## pg: install and start a throw-away PostgreSQL for the conformance tests: eval "$$(make -s pg)"
 pg:
