@@ -91,7 +91,7 @@ func TestBoundsAtTheirEdges(t *testing.T) {
 	for _, v := range vs {
 		assert.False(t, v.OK, "one over the bound: %s", v.Property)
 	}
-	assert.Contains(t, vs[0].Message, "submission 101")
+	assert.Contains(t, vs[0].Message, "submission 101 got its verdict 10s late", "rounded to 100 ms")
 	assert.Contains(t, vs[1].Message, "[101]")
 	assert.Contains(t, vs[3].Message, "15 requests")
 	assert.Empty(t, (Bounds{}).Check(over), "a zero bound checks nothing")
@@ -124,9 +124,12 @@ func TestWastedJudgingsMA2(t *testing.T) {
 	// 105: a cut that ended at the very instant it started: not wasted.
 	b.on(30 * s).fault(map[string]any{"kind": "cut", "node": "home-5", "for": 10 * s})
 	judged("home-5", 105, "E", 40*s, 50*s)
-	// 106: a stall (for + amount) that began at the very instant it ended.
+	// 106: a stall lasts for + amount: into its judging.
+	b.on(35 * s).fault(map[string]any{"kind": "stall", "node": "db", "peer": "home-6", "for": 2 * s, "amount": 4 * s})
 	judged("home-6", 106, "F", 40*s, 50*s)
-	b.on(50 * s).fault(map[string]any{"kind": "stall", "node": "db", "peer": "home-6", "for": 1 * s, "amount": 1 * s})
+	// 115: a cut that began at the very instant it ended.
+	judged("home-11", 115, "O", 40*s, 50*s)
+	b.on(50 * s).fault(map[string]any{"kind": "cut", "node": "home-11", "for": 1 * s})
 	// 107: a cut whose far end is the worker.
 	b.on(61 * s).fault(map[string]any{"kind": "cut", "node": "db", "peer": "home-7", "for": 2 * s})
 	judged("home-7", 107, "G", 60*s, 70*s)
@@ -154,7 +157,7 @@ func TestWastedJudgingsMA2(t *testing.T) {
 	m := Measure(b.run(t))
 	assert.Equal(t, []int64{101, 104, 108, 109, 114}, m.WastedSubs)
 	assert.Equal(t, 5, m.Wasted)
-	assert.Equal(t, 13, m.Judgings)
+	assert.Equal(t, 14, m.Judgings)
 }
 
 // TestFalseSystemErrorsMA3: a system_error is false unless max_attempts (3)
@@ -185,14 +188,6 @@ func TestFalseSystemErrorsMA3(t *testing.T) {
 		}
 	}
 	died := func(string, string) {}
-	// 201: three workers died: a true system_error.
-	b.on(next()).commit(ins("submissions", sub(201, "pending", "", 0, "")))
-	attempts(201, 0, died)
-	// 202: three judgings abandoned on a 410: false, though their worker
-	// crashes later (in 203's judgings: found by this test, each abandoned
-	// judging's window ran to the end of the run).
-	b.on(next()).commit(ins("submissions", sub(202, "pending", "", 0, "")))
-	attempts(202, 0, func(w, tok string) { b.on(next()).judge(w, 202, tok, hist.JudgeAbandon) })
 	// 203: judgings that ended, each with its worker crashing or cut off
 	// meanwhile: genuine.
 	b.on(next()).commit(ins("submissions", sub(203, "pending", "", 0, "")))
@@ -207,6 +202,13 @@ func TestFalseSystemErrorsMA3(t *testing.T) {
 		}
 		b.on(next()).judge(w, 203, tok, hist.JudgeEnd)
 	})
+	// 202: three judgings abandoned on a 410: false, though their worker
+	// crashed before (in 203's judgings) and 201's die after.
+	b.on(next()).commit(ins("submissions", sub(202, "pending", "", 0, "")))
+	attempts(202, 0, func(w, tok string) { b.on(next()).judge(w, 202, tok, hist.JudgeAbandon) })
+	// 201: three workers died: a true system_error.
+	b.on(next()).commit(ins("submissions", sub(201, "pending", "", 0, "")))
+	attempts(201, 0, died)
 	// 204: three genuine failures, a rejudge, then one abandoned judging:
 	// counted from the rejudge, false.
 	b.on(next()).commit(ins("submissions", sub(204, "pending", "", 0, "")))
@@ -256,10 +258,12 @@ func TestStuckArbiterDetectionMA4(t *testing.T) {
 	alert(b, 900*s, "arbiter-1")                                               // an unparsable stall is no episode: false
 	b.on(1000 * s).fault(map[string]any{"kind": "pause", "node": "arbiter-1"}) // paused to the end
 	alert(b, 1010*s, "arbiter-3")                                              // another arbiter: false
+	b.on(1050 * s).fault(map[string]any{"kind": "command", "node": "arbiter-4", "point": "stall", "arg": "10s"})
+	alert(b, 1050*s, "arbiter-4") // at the instant it stalled
 	b.on(1100*s).add("db", "state", hist.State{What: "idle"})
 
 	m := Measure(b.run(t))
-	assert.Equal(t, []time.Duration{25 * time.Second}, m.DetectTimes)
+	assert.Equal(t, []time.Duration{25 * time.Second, 0}, m.DetectTimes)
 	assert.Equal(t, 2, m.Undetected, "arbiter-2's long pause and arbiter-1's last one")
 	assert.Equal(t, 3, m.FalseAlerts)
 }
