@@ -1,6 +1,7 @@
 package judge
 
 import (
+	"encoding/json"
 	"testing"
 	"time"
 
@@ -198,4 +199,36 @@ func TestLivenessAtTheBoundPA8(t *testing.T) {
 	b.on(50*s).add("db", "state", hist.State{What: "idle"})
 	v = verdictOf(t, b.run(t), PA8)
 	assert.Contains(t, v.Message, "the run ended 40s after healing")
+}
+
+// TestDesignNeedsLeaseAndAttempts: a design with no positive lease or
+// max_attempts is not an arbiter design.
+func TestDesignNeedsLeaseAndAttempts(t *testing.T) {
+	for _, d := range []string{`{"lease":0,"max_attempts":3}`, `{"lease":1,"max_attempts":0}`, `{"lease":-1,"max_attempts":3}`} {
+		_, err := ParseParams(json.RawMessage(d))
+		assert.ErrorContains(t, err, "not an arbiter design", d)
+	}
+	p, err := ParseParams(json.RawMessage(`{"lease":1,"max_attempts":1}`))
+	assert.NoError(t, err)
+	assert.Equal(t, 1, p.Batch(), "no claim_batch: one lease per claim")
+}
+
+// TestEmptyRunPasses: a run with no events breaks nothing.
+func TestEmptyRunPasses(t *testing.T) {
+	r := (&h{}).run(t)
+	assert.Zero(t, r.End)
+	assert.True(t, Check(r).OK())
+}
+
+// TestOneTransactionTwoSubmissions: a transaction that records 101's
+// result and also rewrites 102's row is judged on 101's own row.
+func TestOneTransactionTwoSubmissions(t *testing.T) {
+	b := batch()
+	b.evs = b.evs[:4] // both leased
+	b.commit(ins("submission_judgings", judging(101, "A", 1, "home-1", "WA", 1)),
+		upd("submissions", sub(101, "judging", "A", 1, "home-1"), sub(101, "WA", "A", 1, "home-1")),
+		upd("submissions", sub(102, "judging", "B", 1, "home-1"), sub(102, "judging", "B", 1, "home-1")))
+	r := b.runWith(t, `"claim_batch":2`)
+	assert.True(t, AtMostOneOwner(r).OK, "%s", AtMostOneOwner(r))
+	assert.True(t, NoRegression(r).OK)
 }

@@ -1,6 +1,8 @@
 package outbox
 
 import (
+	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -118,4 +120,39 @@ func TestProbes(t *testing.T) {
 	x.call(0, "d1", OpCharge, "evt-1", "order-1", 0, 0)
 	x.stop(100, "evt-1", "order-1", hist.SenderGiveUp, 0, 3)
 	assert.True(t, probes(t, x)[ProbeGaveUp])
+}
+
+// TestVerdictReasons: a failed property lists its reasons sorted, at most
+// eight and a count of the rest; a verdict reads in one line.
+func TestVerdictReasons(t *testing.T) {
+	x := good(t)
+	for i := 0; i < 10; i++ {
+		id := string(rune('a' + i))
+		x.call(int64(600+i), "k"+id, OpCharge, "", "order-k"+id, 0, 0)
+		x.ret(int64(601+i), "k"+id, 200, "ok")
+	}
+	vs := judge(t, x)
+	v, ok := Find(vs, PB6)
+	require.True(t, ok)
+	assert.False(t, v.OK)
+	require.Len(t, v.Why, 9)
+	assert.Equal(t, "(and 2 more)", v.Why[8])
+	assert.Contains(t, v.Why[0], "order-ka")
+	assert.Contains(t, v.Why[7], "order-kh")
+	assert.Equal(t, "PB6 FAILED: "+strings.Join(v.Why, "; "), v.String())
+	ok1, _ := Find(vs, PB2)
+	assert.Equal(t, "PB2 ok", ok1.String())
+	_, found := Find(vs, "PB9")
+	assert.False(t, found)
+}
+
+// TestDecodeRejectsBadNotes: a relay, push or apply note that does not
+// decode is an error, not a silent pass.
+func TestDecodeRejectsBadNotes(t *testing.T) {
+	for _, kind := range []string{KindRelay, KindPush, KindApply, KindHandle, KindEvent} {
+		x := &h{t: t}
+		x.events = append(x.events, traces.Event{Seq: 1, Kind: kind, Data: json.RawMessage(`{"msg": 7, "seq": "x", "event": 3, "handler": 1}`)})
+		_, err := Decode(x.events)
+		assert.Error(t, err, kind)
+	}
 }
