@@ -178,6 +178,11 @@ func TestLivenessAtTheBoundPA8(t *testing.T) {
 	}
 	assert.True(t, verdictOf(t, decided(bound).run(t), PA8).OK)
 	assert.False(t, verdictOf(t, decided(bound+1).run(t), PA8).OK)
+	// Decided in time, the verdict row rewritten unchanged after the
+	// bound: decided when it first became terminal.
+	b := decided(bound - s)
+	b.on(10*s+bound+s).move(sub(101, "AC", "", 0, ""), sub(101, "AC", "", 0, ""))
+	assert.True(t, verdictOf(t, b.run(t), PA8).OK, "%s", verdictOf(t, b.run(t), PA8))
 
 	open := func(token string) *h {
 		b := &h{}
@@ -194,7 +199,7 @@ func TestLivenessAtTheBoundPA8(t *testing.T) {
 	assert.True(t, v.OK, "%s", v)
 	assert.Contains(t, v.Message, "1 submissions held by legacy workers")
 
-	b := open("A")
+	b = open("A")
 	b.evs = b.evs[:len(b.evs)-1]
 	b.on(50*s).add("db", "state", hist.State{What: "idle"})
 	v = verdictOf(t, b.run(t), PA8)

@@ -154,10 +154,18 @@ func TestWastedJudgingsMA2(t *testing.T) {
 	// 114: ...and not after it.
 	judged("home-4", 114, "N", 171*s, 172*s)
 
+	// 116: its worker crashed at the instant it ended; 117: its worker
+	// came back at the instant it started.
+	judged("home-12", 116, "P", 200*s, 210*s)
+	b.on(210*s).add("home-12", "crash", nil)
+	b.on(190*s).add("home-13", "crash", nil)
+	b.on(200*s).add("home-13", "restart", nil)
+	judged("home-13", 117, "Q", 200*s, 205*s)
+
 	m := Measure(b.run(t))
 	assert.Equal(t, []int64{101, 104, 108, 109, 114}, m.WastedSubs)
 	assert.Equal(t, 5, m.Wasted)
-	assert.Equal(t, 14, m.Judgings)
+	assert.Equal(t, 16, m.Judgings)
 }
 
 // TestFalseSystemErrorsMA3: a system_error is false unless max_attempts (3)

@@ -156,3 +156,93 @@ func TestDecodeRejectsBadNotes(t *testing.T) {
 		assert.Error(t, err, kind)
 	}
 }
+
+// TestPropertyEdges: must-pass and must-fail histories at the edges of
+// PB1, PB2, PB4, PB5 and PB6, and what their failures say.
+func TestPropertyEdges(t *testing.T) {
+	t.Run("PB1 two refund entries for one event", func(t *testing.T) {
+		x := good(t)
+		for i, id := range []string{"le-r1", "le-r2"} {
+			x.commit(int64(1000+i), "db", ins(TLedger, map[string]any{"id": id, "account": "merchant", "event_id": "evt-9", "kind": OpRefund, "amount": -100, "reversal_of": "le-h1.1.1"}))
+		}
+		v, _ := Find(judge(t, x), PB1)
+		assert.False(t, v.OK)
+		assert.Contains(t, v.String(), "event evt-9 has 2 refund entries: le-r1, le-r2")
+	})
+	t.Run("PB2 a publish of nothing says when", func(t *testing.T) {
+		x := good(t)
+		x.publish(1500, "h3.1.1", "evt-2", 2)
+		v, _ := Find(judge(t, x), PB2)
+		assert.Contains(t, v.String(), "published at 1.500s but its transaction never committed")
+	})
+	t.Run("PB3 says how often it was published", func(t *testing.T) {
+		x := good(t)
+		x.events = x.events[:len(x.events)-1]
+		x.publish(800, "h1.1.1", "evt-1", 2)
+		v, _ := Find(judge(t, x), PB3)
+		assert.Contains(t, v.String(), "message msg-h1.1.1 published 2 time(s) but never applied")
+	})
+	t.Run("PB4 says when a row was changed or deleted", func(t *testing.T) {
+		x := good(t)
+		// committed at the database's clock 1.25 s (the event at 1 s)
+		x.add(1000, "db", hist.KindCommit, map[string]any{"seq": 90, "tx": 90, "at": int64(1250e6), "changes": []change{{Table: TLedger, Op: "update",
+			Key: []any{"le-h1.1.1"}, Before: map[string]any{"id": "le-h1.1.1", "amount": 100}, After: map[string]any{"id": "le-h1.1.1", "amount": 0}}}})
+		x.commit(2000, "db", change{Table: TLedger, Op: "delete", Key: []any{"le-h1.1.1"}, Before: map[string]any{"id": "le-h1.1.1", "amount": 0}})
+		v, _ := Find(judge(t, x), PB4)
+		assert.Contains(t, v.String(), "ledger row le-h1.1.1 changed in place at 1.250s: amount 100 -> 0")
+		assert.Contains(t, v.String(), "ledger row le-h1.1.1 deleted at 2.000s")
+	})
+	bounded := func(bound, deliveries int) *h {
+		x := &h{t: t}
+		x.event(0, "evt-1", "order-1", OpCharge, 1, bound)
+		for i := 0; i < deliveries; i++ {
+			id := string(rune('a' + i))
+			x.call(int64(i*10), id, OpCharge, "evt-1", "order-1", i, int64(i)*10e6)
+			if i == 0 {
+				x.commit(5, "db", charge("h1.1.1", "evt-1", "order-1", 100, 5)...)
+			}
+			x.ret(int64(i*10+5), id, 200, "received ch-h1.1.1")
+		}
+		x.stop(100, "evt-1", "order-1", "done", 200, deliveries)
+		x.publish(300, "h1.1.1", "evt-1", 1)
+		x.effect(310, "h1.1.1", "evt-1", 1)
+		return x
+	}
+	t.Run("PB5 at the sender's bound", func(t *testing.T) {
+		requireOnly(t, judge(t, bounded(3, 3)))
+		requireOnly(t, judge(t, bounded(3, 4)), PB5)
+		requireOnly(t, judge(t, bounded(0, 4))) // no bound: nothing to exceed
+	})
+	t.Run("PB6 a refused request that changed something", func(t *testing.T) {
+		x := good(t)
+		x.event(50, "", "order-7", OpCharge, 1, 10)
+		x.call(50, "d7", OpCharge, "", "order-7", 0, 50e6)
+		x.commit(60, "db", ins(TCharges, map[string]any{"id": "ch-x", "event_id": "", "payload": "order-7", "amount": 1}))
+		x.ret(62, "d7", 400, "refused: the request has no Idempotency-Key")
+		v, _ := Find(judge(t, x), PB6)
+		assert.False(t, v.OK)
+		assert.Contains(t, v.String(), "keyless request order-7 changed charges")
+	})
+	t.Run("PB6 an empty key stored", func(t *testing.T) {
+		x := good(t)
+		x.commit(60, "db", ins(TKeys, map[string]any{"id": 7, "key": "charge:", "event_id": "", "op_id": "h9", "answer": "x"}))
+		v, _ := Find(judge(t, x), PB6)
+		assert.False(t, v.OK)
+		assert.Contains(t, v.String(), "an empty key was stored")
+		x = good(t)
+		x.commit(60, "db", change{Table: TKeys, Op: "delete", Key: []any{1}, Before: map[string]any{"id": 1, "event_id": ""}})
+		v, _ = Find(judge(t, x), PB6)
+		assert.True(t, v.OK, "a key row deleted is not a key stored")
+	})
+	t.Run("reasons: eight are listed in full", func(t *testing.T) {
+		x := good(t)
+		for i := 0; i < 8; i++ {
+			id := string(rune('a' + i))
+			x.call(int64(600+i), "k"+id, OpCharge, "", "order-k"+id, 0, 0)
+			x.ret(int64(601+i), "k"+id, 200, "ok")
+		}
+		v, _ := Find(judge(t, x), PB6)
+		assert.Len(t, v.Why, 8)
+		assert.NotContains(t, v.String(), "more)")
+	})
+}
