@@ -5,7 +5,7 @@ GO      ?= go
 PKGS    ?= ./...
 SOAK_RUNS ?= 10000
 
-.PHONY: test race bench soak cover fuzz fmt fmt-check vet pg pg-stop
+.PHONY: test race bench soak cover fuzz fmt fmt-check vet pg pg-stop mutate
 
 ## test: vet, formatting, and every test (the command CI runs)
 test: vet fmt-check
@@ -45,6 +45,19 @@ cover:
 FUZZTIME ?= 60s
 fuzz:
 	$(GO) test ./traces -run '^$$' -fuzz FuzzReader -fuzztime $(FUZZTIME)
+
+## mutate: mutation testing of checker/ with checker/'s own tests (gremlins; several minutes, not part of test)
+GREMLINS_VERSION ?= v0.6.0
+GREMLINS ?= $(shell $(GO) env GOPATH)/bin/gremlins
+MUTATE_WORKERS ?= 2
+MUTATE_TIMEOUT_COEFFICIENT ?= 10
+# -count=1: gremlins times each mutant's tests from its coverage run; a cached
+# coverage run would make that timeout a fraction of a second.
+mutate:
+	@$(GO) version -m $(GREMLINS) 2>/dev/null | grep -q 'mod.*go-gremlins/gremlins.*$(GREMLINS_VERSION)' || \
+		$(GO) install github.com/go-gremlins/gremlins/cmd/gremlins@$(GREMLINS_VERSION)
+	GOFLAGS="$$($(GO) env GOFLAGS) -count=1" $(GREMLINS) unleash --workers $(MUTATE_WORKERS) \
+		--timeout-coefficient $(MUTATE_TIMEOUT_COEFFICIENT) ./checker
 
 ## pg: install and start a throw-away PostgreSQL for the conformance tests: eval "$$(make -s pg)"
 pg:

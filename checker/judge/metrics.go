@@ -140,6 +140,9 @@ func Measure(r *Run) Metrics {
 			}
 			end := j.End
 			if end == 0 {
+				end = j.Abandoned // a judging abandoned on a 410 ended there
+			}
+			if end == 0 {
 				end = r.End
 			}
 			// A judging that never ended without being abandoned lost its

@@ -110,6 +110,7 @@ func TestPB1Visualization(t *testing.T) {
 	assert.Contains(t, page, "</html>")
 	assert.Contains(t, string(b), "received ch-h2.1.1", "the operations are described")
 	assert.Contains(t, string(b), "d3 via handler-1", "the metadata names the call")
+	assert.Contains(t, string(b), "stored: received ch-h1.1.1", "the states are described")
 
 	ok, err := Decode(good(t).events)
 	require.NoError(t, err)

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/fencesim/fencesim/checker"
 	"github.com/fencesim/fencesim/traces"
 	"github.com/fencesim/fencesim/traces/hist"
 )
@@ -151,4 +152,114 @@ func TestDecodeRejectsBadData(t *testing.T) {
 	tr.evs = append(tr.evs, traces.Event{Seq: 1, Kind: hist.KindTxn, Data: json.RawMessage(`{"what":3}`)})
 	_, err := Check(tr.evs)
 	assert.Error(t, err, "a 2pc note that does not decode is an error, not a silent pass")
+}
+
+// TestMetricsOverlapping: lives that overlap on one database pin its
+// VACUUM horizon once (the union of their times, not the sum); a lock
+// released at the instant another is taken is not held twice; a
+// transaction still prepared at the end counts to the end; agents that
+// could not decide are counted.
+func TestMetricsOverlapping(t *testing.T) {
+	tr := (&trace{}).begin(100, "x1").prep(100, "orders", "x1", "prepare").vote(100, "x1", "orders", hist.VoteYes).
+		begin(150, "x4").prep(150, "orders", "x4", "prepare"). // one row: it never voted
+		begin(200, "x2").prep(200, "orders", "x2", "prepare").vote(200, "x2", "orders", hist.VoteYes).
+		prep(250, "orders", "x4", "rollback").
+		prep(300, "orders", "x1", "commit").
+		begin(300, "x3").prep(300, "inventory", "x3", "prepare").vote(300, "x3", "inventory", hist.VoteYes).
+		prep(400, "orders", "x2", "commit").
+		note(500, hist.Txn{What: hist.TxnBlocked, GID: "x3", By: "inventory-agent"}).
+		end(1000, false)
+	h, err := Decode(tr.evs)
+	require.NoError(t, err)
+	m := Measure(h)
+	assert.Equal(t, 4, m.Prepared)
+	assert.Equal(t, 1, m.StillPrep, "x3 at inventory")
+	assert.EqualValues(t, 700, m.BlockedMax, "x3 from 300 to the end at 1000")
+	assert.EqualValues(t, 200+100+200+700, m.BlockedTotal)
+	assert.Equal(t, 5, m.RowsLocked, "x1, x4 and x2 at 200; at 300 x1's two rows go as x3's two come")
+	assert.EqualValues(t, 300+700, m.HorizonHeld, "orders pinned from 100 to 400, inventory from 300 to 1000")
+	assert.Equal(t, 1, m.Blocked)
+
+	r, err := Check(tr.evs)
+	require.NoError(t, err)
+	lines := strings.Split(r.String(), "\n")
+	require.Len(t, lines, len(r.Verdicts)+1, "one line per verdict, then the metrics")
+	for i, v := range r.Verdicts {
+		assert.Equal(t, v.String(), lines[i])
+	}
+	assert.Equal(t, m.String(), lines[len(lines)-1])
+	assert.Contains(t, lines[len(lines)-1], "prepared=4 blocked_max=700ns")
+	assert.Equal(t, len(r.Failed()) == 0, r.OK())
+	bad, err := Check(prepared().end(9000, true).evs)
+	require.NoError(t, err)
+	assert.False(t, bad.OK(), "left prepared after quiescence")
+}
+
+func verdict(t *testing.T, tr *trace, prop string) checker.Verdict {
+	t.Helper()
+	r, err := Check(tr.evs)
+	require.NoError(t, err)
+	for _, v := range r.Verdicts {
+		if strings.HasPrefix(v.Property, prop+" ") || v.Property == prop {
+			return v
+		}
+	}
+	t.Fatalf("no verdict %s", prop)
+	return checker.Verdict{}
+}
+
+// TestParticipants: a transaction's participants are those its begin
+// names (a later begin does not shrink them) and every database that
+// prepared it; one that never prepared ends with nothing, which a commit
+// elsewhere breaks.
+func TestParticipants(t *testing.T) {
+	named := (&trace{}).begin(100, "x1").note(100, hist.Txn{What: hist.TxnBegin, GID: "x1", Participants: []string{"orders"}}).
+		prep(101, "orders", "x1", "prepare").vote(102, "x1", "orders", hist.VoteYes).
+		decide(104, "x1", hist.OutcomeCommit).log(104, "x1", hist.OutcomeCommit).prep(105, "orders", "x1", "commit").end(200, false)
+	v := verdict(t, named, "PC1")
+	assert.False(t, v.OK, "inventory, named at begin, never prepared")
+	assert.Contains(t, v.Message, "committed at orders but not at inventory")
+
+	unnamed := (&trace{}).note(100, hist.Txn{What: hist.TxnBegin, GID: "x1", Participants: []string{"orders"}}).
+		prep(101, "orders", "x1", "prepare").prep(102, "payments", "x1", "prepare").
+		prep(105, "orders", "x1", "commit").prep(106, "payments", "x1", "rollback").end(200, false)
+	v = verdict(t, unnamed, "PC1")
+	assert.False(t, v.OK, "payments prepared it, though the begin did not name it")
+	assert.Contains(t, v.Message, "not at payments")
+}
+
+// TestFailuresNameTheirEvents: PC1 names the commit and the rollback that
+// disagree.
+func TestFailuresNameTheirEvents(t *testing.T) {
+	tr := prepared().decide(104, "x1", hist.OutcomeCommit).log(104, "x1", hist.OutcomeCommit).
+		prep(105, "orders", "x1", "commit").log(5000, "x1", hist.OutcomeAbort).prep(5001, "inventory", "x1", "rollback").end(9000, true)
+	v := verdict(t, tr, "PC1")
+	require.False(t, v.OK)
+	assert.Equal(t, []uint64{8, 10}, v.Events, "orders' COMMIT PREPARED and inventory's ROLLBACK PREPARED")
+}
+
+// TestLoggedCommitLost: a decision log that turns from COMMIT to ABORT
+// breaks PC2 even when every participant had committed already.
+func TestLoggedCommitLost(t *testing.T) {
+	tr := prepared().decide(104, "x1", hist.OutcomeCommit).log(104, "x1", hist.OutcomeCommit).
+		prep(105, "orders", "x1", "commit").prep(106, "inventory", "x1", "commit").log(5000, "x1", hist.OutcomeAbort).end(9000, true)
+	v := verdict(t, tr, "PC2")
+	assert.False(t, v.OK)
+	assert.Contains(t, v.Message, "later coordinator logged ABORT")
+	ok := prepared().decide(104, "x1", hist.OutcomeCommit).log(104, "x1", hist.OutcomeCommit).
+		prep(105, "orders", "x1", "commit").prep(106, "inventory", "x1", "commit").log(5000, "x1", hist.OutcomeCommit).end(9000, true)
+	assert.True(t, verdict(t, ok, "PC2").OK, "COMMIT logged again")
+}
+
+// TestMessagesSayWhatIsLeft: PC4 says how long a transaction was left
+// prepared; PC5 says a participant's vote never arrived.
+func TestMessagesSayWhatIsLeft(t *testing.T) {
+	v := verdict(t, prepared().end(9000, true), "PC4")
+	assert.Contains(t, v.Message, "orders:x1 (prepared 8.899µs ago)")
+	tr := (&trace{}).begin(100, "x1").prep(101, "orders", "x1", "prepare").prep(103, "inventory", "x1", "prepare").
+		note(5000, hist.Txn{What: hist.TxnRecover, GID: "x1", Participant: "orders", Outcome: hist.OutcomeCommit}).
+		prep(5001, "orders", "x1", "commit").prep(5001, "inventory", "x1", "commit").end(9000, true)
+	v = verdict(t, tr, "PC5")
+	assert.False(t, v.OK)
+	assert.Contains(t, v.Message, "no vote received")
 }
