@@ -25,6 +25,11 @@ type Call struct {
 	Episode   string `json:"episode,omitempty"` // the logical operation its retries belong to (a claim's first request_id)
 	Verdict   string `json:"verdict,omitempty"`
 	Key       string `json:"key,omitempty"` // system B: the idempotency key
+	// WorkerID is the worker_id the calling process acts under, when it is
+	// not the process's own name (several sandbox processes, or a zombie
+	// and its replacement, share one worker_id). Client is always the
+	// process.
+	WorkerID string `json:"worker_id,omitempty"`
 }
 
 // Return is the reply of a Call.
@@ -62,7 +67,8 @@ const (
 
 // Judge is a worker's judging of one lease.
 type Judge struct {
-	Worker  string `json:"worker"`
+	Worker   string `json:"worker"`              // the process (node) that judges
+	WorkerID string `json:"worker_id,omitempty"` // its worker_id, when not its name
 	Sub     int64  `json:"sub"`
 	Token   string `json:"token"`
 	Gen     int64  `json:"gen"`
@@ -79,7 +85,8 @@ const (
 
 // Result is a judged result on its way to the arbiter.
 type Result struct {
-	Worker  string `json:"worker"`
+	Worker   string `json:"worker"`              // the process (node) holding the result
+	WorkerID string `json:"worker_id,omitempty"` // its worker_id, when not its name
 	Sub     int64  `json:"sub"`
 	Token   string `json:"token"`
 	Gen     int64  `json:"gen"`
