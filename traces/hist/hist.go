@@ -69,11 +69,11 @@ const (
 type Judge struct {
 	Worker   string `json:"worker"`              // the process (node) that judges
 	WorkerID string `json:"worker_id,omitempty"` // its worker_id, when not its name
-	Sub     int64  `json:"sub"`
-	Token   string `json:"token"`
-	Gen     int64  `json:"gen"`
-	Phase   string `json:"phase"`
-	Verdict string `json:"verdict,omitempty"`
+	Sub      int64  `json:"sub"`
+	Token    string `json:"token"`
+	Gen      int64  `json:"gen"`
+	Phase    string `json:"phase"`
+	Verdict  string `json:"verdict,omitempty"`
 }
 
 // Result phases.
@@ -87,13 +87,13 @@ const (
 type Result struct {
 	Worker   string `json:"worker"`              // the process (node) holding the result
 	WorkerID string `json:"worker_id,omitempty"` // its worker_id, when not its name
-	Sub     int64  `json:"sub"`
-	Token   string `json:"token"`
-	Gen     int64  `json:"gen"`
-	Verdict string `json:"verdict"`
-	Phase   string `json:"phase"`
-	Code    int    `json:"code,omitempty"`
-	Durable bool   `json:"durable,omitempty"` // saved on disk (survives a crash)
+	Sub      int64  `json:"sub"`
+	Token    string `json:"token"`
+	Gen      int64  `json:"gen"`
+	Verdict  string `json:"verdict"`
+	Phase    string `json:"phase"`
+	Code     int    `json:"code,omitempty"`
+	Durable  bool   `json:"durable,omitempty"` // saved on disk (survives a crash)
 }
 
 // Alert is raised by a monitor.
