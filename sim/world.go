@@ -888,6 +888,17 @@ func (w *World) yieldPoint(s *slot, label string) bool {
 	return true
 }
 
+// die records a node's own crash (Proc.Die) and schedules its restart.
+func (w *World) die(s *slot, label string, restart time.Duration) {
+	if w.want.has(kFault) {
+		w.emit(s.name, kFault, "died: "+label)
+	}
+	if restart > 0 {
+		w.sched = append(w.sched, Action{At: w.now.Add(restart), Kind: Restart, Node: s.name})
+		w.push(event{at: w.now.Add(restart), kind: evFault, id: uint64(len(w.sched) - 1)})
+	}
+}
+
 // Yields returns how many blocking calls (for a plain state machine: inputs
 // other than its start) a node has passed since it last started: the
 // largest count a crash-yield armed from its start (FromStart) can hit so
