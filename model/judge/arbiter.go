@@ -28,6 +28,7 @@ const (
 // it with work or its hold expires (A.4).
 type waitClaim struct {
 	worker    string
+	proc      string // the process of the worker_id that claims (empty: the worker_id's own)
 	requestID string
 	home      bool
 	deadline  clock.Time // when the hold expires (monotonic): answered 204 if still unpaired
@@ -379,7 +380,7 @@ func (a *Arbiter) holdClaim(p *sim.Proc, r Request, reply func(Reply)) {
 func (a *Arbiter) hang(p *sim.Proc, r Request) *waitClaim {
 	hold := p.Mono().Add(a.d.ClaimHold)
 	for _, w := range a.waiting {
-		if w.worker == r.Worker && w.requestID == r.RequestID {
+		if w.worker == r.Worker && w.proc == r.Proc && w.requestID == r.RequestID {
 			w.answer.Put(claimAnswer{superseded: true})
 			w.answer = &sim.Queue[claimAnswer]{}
 			w.deadline = hold
@@ -388,13 +389,13 @@ func (a *Arbiter) hang(p *sim.Proc, r Request) *waitClaim {
 		}
 	}
 	for i, w := range a.waiting {
-		if w.worker == r.Worker && !w.busy {
+		if w.worker == r.Worker && w.proc == r.Proc && !w.busy {
 			w.answer.Put(claimAnswer{superseded: true})
 			a.waiting = append(a.waiting[:i], a.waiting[i+1:]...)
 			break
 		}
 	}
-	w := &waitClaim{worker: r.Worker, requestID: r.RequestID, home: r.Home, deadline: hold, answer: &sim.Queue[claimAnswer]{}}
+	w := &waitClaim{worker: r.Worker, proc: r.Proc, requestID: r.RequestID, home: r.Home, deadline: hold, answer: &sim.Queue[claimAnswer]{}}
 	a.waiting = append(a.waiting, w)
 	a.dispatch()
 	return w
@@ -481,7 +482,7 @@ func (a *Arbiter) claim(p *sim.Proc, w *waitClaim) (paired, again bool) {
 	tx, _ := c.Begin(p)
 	// 1. The same request_id again: the same leases again (idempotent claim).
 	if !d.Has(NoRequestID) {
-		found, err := tx.Exec(FindClaim(w.worker, w.requestID).Named("find-claim"))
+		found, err := tx.Exec(d.FindClaim(w.worker, w.requestID).Named("find-claim"))
 		if err != nil {
 			a.abort(p, tx, err)
 			return false, false

@@ -22,8 +22,14 @@ func (d Design) nowPlus(arbiterNow clock.Time, dur time.Duration) db.Expr {
 }
 
 // FindClaim looks up an earlier claim of (worker, request_id): the idempotent
-// claim (A.2); one row per lease it granted. Under no-request-id the claim is never looked up.
-func FindClaim(worker, requestID string) db.Stmt {
+// claim (A.2); one row per lease it granted. Under no-request-id the claim
+// is never looked up; under claim-by-request-id-only it is looked up by
+// request_id alone, so a request id another worker used finds that
+// worker's lease.
+func (d Design) FindClaim(worker, requestID string) db.Stmt {
+	if d.Has(ClaimByRequestIDOnly) {
+		return db.Select(TClaims, db.W("request_id", db.Eq, requestID)).OrderedBy(db.Order{Col: "submission_id"})
+	}
 	return db.Select(TClaims, db.W("worker_id", db.Eq, worker), db.W("request_id", db.Eq, requestID)).OrderedBy(db.Order{Col: "submission_id"})
 }
 
@@ -101,10 +107,16 @@ func (d Design) leaseHolder(id int64, token, worker string) db.Where {
 }
 
 // Extend is the heartbeat: it extends a lease to the full lease: the first heartbeat confirms an
-// unconfirmed lease. 0 rows: the lease is gone (410).
+// unconfirmed lease. 0 rows: the lease is gone (410). Under
+// heartbeat-by-worker-id it renews whatever lease the worker_id holds, so
+// an old process of that id keeps its stale lease alive (and another
+// process's).
 func (d Design) Extend(arbiterNow clock.Time, id int64, token, worker string) db.Stmt {
 	s := db.Update(TSubmissions, []db.Assign{db.Set("lease_expires_at", d.nowPlus(arbiterNow, d.Lease)), db.Set("lease_confirmed", true)})
 	s.Where = d.leaseHolder(id, token, worker)
+	if d.Has(HeartbeatByWorkerID) {
+		s.Where = db.Where{db.W("id", db.Eq, id), db.W("status", db.Eq, StatusJudging), db.W("worker_id", db.Eq, worker)}
+	}
 	return s
 }
 

@@ -78,6 +78,42 @@ var Families = []Family{
 		Bounds: func(judge.Design) jc.Bounds { return jc.Bounds{} },
 	},
 	{
+		Name: "sandbox", About: "A-S5 on a machine running two sandboxes under one worker_id: the first process's link stalls while it judges, its lease is reclaimed and granted to the second process, the first comes back and heartbeats its old token",
+		Options: func(r sim.Rand, d judge.Design) judge.Options {
+			d = fleet(d, 1, 0)
+			d.Sandboxes = 2
+			d.Heartbeat, d.SweepEvery = 10*sec, sec
+			j := between(r, "judging", 90*sec, 150*sec)
+			d.JudgeMin, d.JudgeMax = j, j
+			// The second sandbox comes up once the first holds the lease,
+			// and waits for work.
+			start := between(r, "stall-start", sec, 20*sec)
+			length := between(r, "stall-length", 65*sec, 80*sec)
+			stall := func(from, to string) sim.Action {
+				return sim.Action{At: at(start), Kind: sim.Stall, Node: from, Peer: to, For: length}
+			}
+			return judge.Options{Design: d, Workload: judge.Workload{Arrivals: subs(1, 0)},
+				Schedule: sim.Schedule{{At: 0, Kind: sim.Pause, Node: "home-1.2"}, {At: at(start), Kind: sim.Resume, Node: "home-1.2"},
+					stall("home-1", "arbiter-1"), stall("arbiter-1", "home-1")}.Sorted(), Until: 900 * sec}
+		},
+		Bounds: func(judge.Design) jc.Bounds { return jc.Bounds{} },
+	},
+	{
+		Name: "collide", About: "A-S1's idempotent claim with request ids local to each machine: two workers send the same request_id, with a lost claim reply to retry",
+		Options: func(r sim.Rand, d judge.Design) judge.Options {
+			d = fleet(d, 2, 0)
+			d.LocalRequestIDs = true
+			d.JudgeMin, d.JudgeMax = 20*sec, 40*sec
+			held := between(r, "reply-held", 0, 8*sec)
+			var s sim.Schedule
+			if held > 0 {
+				s = sim.Schedule{{At: at(-sec), Kind: sim.Stall, Node: "arbiter-1", Peer: "home-2", For: held + sec}}
+			}
+			return judge.Options{Design: d, Workload: judge.Workload{Arrivals: subs(3, sec)}, Schedule: s, Until: 600 * sec}
+		},
+		Bounds: func(judge.Design) jc.Bounds { return jc.Bounds{} },
+	},
+	{
 		Name: "orphan", About: "A-S1: the claim's reply is held up and the worker dies before it arrives; the lease nobody heard of must expire after the unconfirmed lease",
 		Options: func(r sim.Rand, d judge.Design) judge.Options {
 			d = fleet(d, 1, 1)
@@ -211,6 +247,8 @@ var KnobFamilies = map[judge.Knob][]string{
 	judge.WorkerNoDisk:            {"inflight"},
 	judge.NoBackoffCap:            {"dboutage"},
 	judge.NoLeaderLock:            {"dual", "random"},
+	judge.HeartbeatByWorkerID:     {"sandbox"},
+	judge.ClaimByRequestIDOnly:    {"collide"},
 }
 
 // Judged plays a family's run and judges it: the properties and the
