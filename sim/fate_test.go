@@ -141,3 +141,21 @@ func TestDieRestartsAfterItsDelay(t *testing.T) {
 		assert.Contains(t, text, "restart n")
 	}
 }
+
+// TestPauseYieldFreezesAtTheNthBlockingCall: a pause-yield freezes the node
+// at its N-th blocking call for its duration; its calls time out meanwhile
+// and it goes on after, without a restart.
+func TestPauseYieldFreezesAtTheNthBlockingCall(t *testing.T) {
+	var log []string
+	rec := &textRec{}
+	w := world(t, sim.Schedule{{At: 0, Kind: sim.PauseYield, Node: "server", Count: 2, For: 3 * time.Second, FromStart: true}}, &log, rec)
+	require.NoError(t, w.Run())
+	text := strings.Join(rec.lines, "\n")
+	assert.Contains(t, text, "server fault freeze at blocking call 2 for 3s")
+	assert.NotContains(t, text, "restart server")
+	require.Len(t, log, 4)
+	assert.Equal(t, "0.012s 1: rep 1", log[0])
+	assert.Contains(t, log[1], "2: timeout", "the frozen server does not answer within the call's second")
+	s := sim.Schedule{{At: 0, Kind: sim.PauseYield, Node: "server", Count: 1}}
+	assert.ErrorContains(t, s.Validate([]string{"server"}), "positive \"for\"")
+}

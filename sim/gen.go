@@ -23,8 +23,10 @@ type GenSpec struct {
 	Commands   []CmdSpec     // system-specific commands that may be drawn
 	Crashable  []string      // nodes that may crash or pause; nil means Nodes
 	// Yields are the nodes written as processes (Program) that crash-yield
-	// may crash at their N-th blocking call, N drawn in [0, MaxYield]; a
-	// zero draw is no crash, so shrinking removes it.
+	// may crash, and pause-yield freeze, at their N-th blocking call, N
+	// drawn in [0, MaxYield]; a zero draw is no fault, so shrinking removes
+	// it. Both time a fault by the node's own progress through the
+	// protocol rather than by the clock.
 	Yields   []string
 	MaxYield int // 0 means 200
 }
@@ -245,6 +247,33 @@ func (g GenSpec) drawAction(r Rand, prof Profile, crashable []string, maxDown ti
 		down := dur("down", maxDown)
 		return append(out, Action{At: at, Kind: CrashYield, Node: node, Count: n},
 			Action{At: at.Add(down + time.Millisecond), Kind: Restart, Node: node})
+	case PauseYield:
+		if len(g.Yields) == 0 {
+			return nil
+		}
+		node := pick("yield-node", g.Yields)
+		max := g.MaxYield
+		if max <= 0 {
+			max = 200
+		}
+		n := int(r.Uint64n("yield", uint64(max)+1))
+		if n == 0 {
+			return nil // zero is no freeze
+		}
+		return append(out, Action{At: at, Kind: PauseYield, Node: node, Count: n, For: dur("stuck", maxDown) + time.Millisecond})
+	case Message:
+		from, to := pick("from", g.Nodes), pick("to", g.Nodes)
+		if from == to {
+			return nil
+		}
+		n := int(r.Uint64n("message", 50)) + 1
+		switch r.Uint64n("fate", 3) {
+		case 0:
+			return append(out, Action{At: at, Kind: Message, Node: from, Peer: to, Arg: FateDrop, Count: n})
+		case 1:
+			return append(out, Action{At: at, Kind: Message, Node: from, Peer: to, Arg: FateDup, Count: n})
+		}
+		return append(out, Action{At: at, Kind: Message, Node: from, Peer: to, Arg: FateDelay, Count: n, Amount: dur("late", maxDown) + time.Millisecond})
 	case Do:
 		c := g.Commands[r.Uint64n("command", uint64(len(g.Commands)))]
 		arg := ""
