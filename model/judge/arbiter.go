@@ -49,9 +49,10 @@ type claimAnswer struct {
 
 // Arbiter is one arbiter process: the central dispatcher of A.1.
 type Arbiter struct {
-	d    Design
-	name string
-	inc  int64
+	rejudged map[string]bool // the rejudge operations' ids so far (they must be unique in a history)
+	d        Design
+	name     string
+	inc      int64
 
 	lock     *db.Conn // the leader lock's session
 	leader   bool
@@ -680,6 +681,15 @@ func (a *Arbiter) command(p *sim.Proc, cmd sim.Cmd) {
 // goes back to pending with a new generation.
 func (a *Arbiter) rejudge(p *sim.Proc, id int64) {
 	callID := fmt.Sprintf("%s#rejudge.%d.%d", a.name, id, p.Now())
+	if a.rejudged[callID] {
+		// Two rejudges of one submission at one instant: the second
+		// operation gets an id of its own.
+		callID = fmt.Sprintf("%s.%d", callID, len(a.rejudged))
+	}
+	if a.rejudged == nil {
+		a.rejudged = map[string]bool{}
+	}
+	a.rejudged[callID] = true
 	if p.Recording() {
 		p.Note(hist.KindCall, fmt.Sprintf("rejudge %d", id), hist.Call{ID: callID, Client: "operator", Op: "rejudge", Sub: id})
 	}

@@ -1,0 +1,108 @@
+package harness
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+
+	"github.com/fencesim/fencesim/internal/hunt"
+	"github.com/fencesim/fencesim/model/judge"
+)
+
+// genericBudget is the number of rapid runs within which the generic
+// generator alone (no family: the drawn world, protocol-timed faults)
+// must catch a harmful knob, and the default design must pass.
+const genericBudget = 200
+
+// notYetGeneric are the harmful knobs the generic route does not catch yet,
+// and why: their damage is a cost the source bounds per scenario (a metric
+// bound of a family), not a safety property, and the generic runs do not
+// judge those bounds. They are caught by their families (TestDesignKnobs).
+var notYetGeneric = map[judge.Knob]string{
+	judge.LongFirstLease: "MA1: an orphan lease costs 60 s instead of 10 s; only the orphan family bounds MA1",
+	judge.NoGrace:        "MA2/MA3: the outage family's no-waste bound; MA2 is not yet a property of generic runs",
+	judge.ArbiterClock:   "MA2/MA3: the clock family's no-waste bound; MA2 is not yet a property of generic runs",
+	judge.NoBackoffCap:   "MA5: the load while down is bounded only in the dboutage family; generic runs see the retry flood only as porcupine's search limit",
+}
+
+// genericSeeds is the PCG route's budget: what fencesim explore --runs 500
+// plays.
+const genericSeeds = 500
+
+// firstFailingSeed plays seeds 1..n of the drawn world and returns the
+// first that fails (0: none) and its outcome.
+func firstFailingSeed(t *testing.T, d judge.Design, n int) (uint64, *Outcome) {
+	t.Helper()
+	for s := uint64(1); s <= uint64(n); s++ {
+		opts, _ := SeedOptionsIn(d, WorldDrawn, Moderate(), s)
+		o, err := Play(opts)
+		if err != nil {
+			t.Fatalf("seed %d: %v", s, err)
+		}
+		if len(o.Failed()) > 0 {
+			return s, o
+		}
+	}
+	return 0, nil
+}
+
+func caughtBy(o *Outcome, want []string) ([]string, bool) {
+	var by []string
+	caught := false
+	for _, v := range o.Failed() {
+		p := propertyID(v)
+		by = append(by, p)
+		for _, w := range want {
+			caught = caught || p == w
+		}
+	}
+	return by, caught
+}
+
+// TestGenericFindsEveryKnob: the generic generator alone (no family: the
+// drawn world, protocol-timed faults) catches every harmful knob of system
+// A within 500 seeds of the PCG route (what fencesim explore plays), by a
+// property the registry names, but those listed in notYetGeneric; the
+// default design passes the same budget. The rapid route (200 runs) is
+// measured and logged: it does not yet reach every knob (see the issue).
+func TestGenericFindsEveryKnob(t *testing.T) {
+	seed, o := firstFailingSeed(t, judge.Default(), genericSeeds)
+	if !assert.Zero(t, seed, "the default design must pass %d generic seeds", genericSeeds) {
+		t.Logf("seed %d: %s", seed, o.Failed()[0])
+	}
+	res := hunt.Run(t.Name(), genericBudget, 1, PropertyIn(judge.Default(), WorldDrawn, Moderate(), nil))
+	assert.False(t, res.Found, "the default design must pass %d rapid runs:\n%s", genericBudget, res.Output)
+	for _, k := range judge.Knobs {
+		k := k
+		t.Run(string(k.Knob), func(t *testing.T) {
+			d := judge.Default().MustWith(k.Knob)
+			seed, o := firstFailingSeed(t, d, genericSeeds)
+			rres := hunt.RunShrink(t.Name(), genericBudget, 1, time.Second, PropertyIn(d, WorldDrawn, Moderate(), nil))
+			rapidRuns := "not within 200"
+			if rres.Found {
+				rapidRuns = fmt.Sprintf("%d", rres.Runs)
+			}
+			if !k.Harmful {
+				// PROPERTIES.md calls it harmless; the drawn world shows
+				// otherwise (a finding: see the README's findings).
+				if seed != 0 {
+					by, _ := caughtBy(o, nil)
+					t.Logf("FINDING: harmless by the registry, yet seed %d fails %v: %s", seed, by, o.Failed()[0])
+				}
+				return
+			}
+			if why, gap := notYetGeneric[k.Knob]; gap {
+				t.Logf("not required yet (%s): PCG first failing seed %d, rapid runs %s", why, seed, rapidRuns)
+				return
+			}
+			if !assert.NotZero(t, seed, "%s must be caught within %d generic seeds", k.Knob, genericSeeds) {
+				return
+			}
+			by, ok := caughtBy(o, k.CaughtBy)
+			assert.True(t, ok, "%s must be caught by %v, was caught by %v", k.Knob, k.CaughtBy, by)
+			t.Logf("PCG: seed %d, caught by %v [%s]; rapid: %s runs", seed, by, DescribeWorld(o.Options.Design, o.Options.Workload), rapidRuns)
+		})
+	}
+}
