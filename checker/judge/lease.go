@@ -454,6 +454,9 @@ func Linearizable(r *Run, view View) (checker.Verdict, *porcupine.LinearizationI
 	if view == OracleView {
 		name = PA1 + " (porcupine, oracle view)"
 	}
+	if v := r.supported(Porcupine, name); v != nil {
+		return *v, nil
+	}
 	h := r.History(view)
 	var order []int
 	for _, id := range checker.SortedKeys(h) {

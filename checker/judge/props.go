@@ -26,7 +26,9 @@ type Invariant = checker.Invariant[*Run]
 
 // Invariants are the invariant checks of system A, in property order. PA3
 // (and the porcupine half of PA1) are in Linearizable.
-var Invariants = []Invariant{
+// Each declares the shapes of world it reads in Supports; on a run of
+// another shape it answers "unsupported: ...".
+var Invariants = gated([]Invariant{
 	{Name: PA1, Check: AtMostOneOwner},
 	{Name: PA2, Check: NoRegression},
 	{Name: PA4, Check: IdempotentClaim},
@@ -34,7 +36,7 @@ var Invariants = []Invariant{
 	{Name: PA6, Check: ExactlyOnceCredit},
 	{Name: PA7, Check: NothingLost},
 	{Name: PA8, Check: LivenessAfterHealing},
-}
+})
 
 // AtMostOneOwner (PA1, on the commit log): every accepted result carries the
 // token and generation of the lease that was current when it was accepted,

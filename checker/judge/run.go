@@ -129,6 +129,7 @@ func (iv Interval) covers(t int64) bool { return t >= iv.Start && (iv.End == 0 |
 type Run struct {
 	Header   traces.Header
 	P        Params
+	Shape    hist.Shape // the world's shape, from the header's workload
 	Events   []traces.Event
 	Commits  []checker.Commit
 	Ops      []checker.Op
@@ -204,6 +205,9 @@ func Decode(h traces.Header, evs []traces.Event) (*Run, error) {
 	}
 	r := &Run{Header: h, P: p, Events: evs, Subs: map[int64][]Version{}, Arrived: map[int64]int64{}, Owner: map[int64][2]int64{}, XP: map[int64]int64{},
 		Down: map[string][]Interval{}, Paused: map[string][]Interval{}}
+	if r.Shape, err = ShapeOf(h); err != nil {
+		return nil, err
+	}
 	if r.Commits, err = checker.Commits(evs); err != nil {
 		return nil, err
 	}
