@@ -38,9 +38,11 @@ var Invariants = gated([]Invariant{
 	{Name: PA8, Check: LivenessAfterHealing},
 })
 
-// AtMostOneOwner (PA1, on the commit log): every accepted result carries the
-// token and generation of the lease that was current when it was accepted,
-// and at most one result is accepted per (submission, lease_gen).
+// AtMostOneOwner (PA1, on the commit log and the workers' notes): every
+// accepted result carries the token and generation of the lease that was
+// current when it was accepted, and at most one result is accepted per
+// (submission, lease_gen); every lease token is held by one worker process
+// (ownedByOne).
 func AtMostOneOwner(r *Run) checker.Verdict {
 	perGen := map[[2]int64]uint64{}
 	for _, a := range r.Accepted {
@@ -74,7 +76,7 @@ func AtMostOneOwner(r *Run) checker.Verdict {
 			}
 		}
 	}
-	return checker.Pass(PA1)
+	return r.ownedByOne()
 }
 
 // NoRegression (PA2): per submission, lease_gen never decreases; status moves

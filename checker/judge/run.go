@@ -96,7 +96,8 @@ type Accepted struct {
 
 // Judging is one worker's judging of one lease.
 type Judging struct {
-	Worker         string
+	Worker         string // the process
+	WorkerID       string // its worker_id, when not its name
 	Sub            int64
 	Token          string
 	Gen            int64
@@ -108,7 +109,8 @@ type Judging struct {
 
 // ResultLife is a result on its way from a worker's disk to the database.
 type ResultLife struct {
-	Worker   string
+	Worker   string // the process
+	WorkerID string // its worker_id, when not its name
 	Sub      int64
 	Token    string
 	Verdict  string
@@ -148,6 +150,8 @@ type Run struct {
 	Alerts   []AlertAt
 	HealAt   int64 // time of the last heal-all fault (0: none)
 	End      int64 // time of the last event
+
+	held map[subToken]holding // holdings(), once computed
 }
 
 // ClaimRecord is a claims-table insert: (worker, request_id) -> lease.
@@ -384,7 +388,7 @@ func (r *Run) notes() error {
 			k := judgingKey{j.Worker, j.Token}
 			switch j.Phase {
 			case hist.JudgeStart:
-				jj := &Judging{Worker: j.Worker, Sub: j.Sub, Token: j.Token, Gen: j.Gen, Start: e.T, StartEv: e.Seq}
+				jj := &Judging{Worker: j.Worker, WorkerID: j.WorkerID, Sub: j.Sub, Token: j.Token, Gen: j.Gen, Start: e.T, StartEv: e.Seq}
 				judging[k] = jj
 				r.Judgings = append(r.Judgings, jj)
 			case hist.JudgeEnd:
@@ -405,7 +409,7 @@ func (r *Run) notes() error {
 			switch x.Phase {
 			case hist.ResultSaved:
 				if _, seen := results[k]; !seen {
-					rl := &ResultLife{Worker: x.Worker, Sub: x.Sub, Token: x.Token, Verdict: x.Verdict, Durable: x.Durable, Saved: e.T, SavedEv: e.Seq}
+					rl := &ResultLife{Worker: x.Worker, WorkerID: x.WorkerID, Sub: x.Sub, Token: x.Token, Verdict: x.Verdict, Durable: x.Durable, Saved: e.T, SavedEv: e.Seq}
 					results[k] = rl
 					r.Results = append(r.Results, rl)
 				}
