@@ -34,7 +34,7 @@ func oneProcess(name string) hist.Support {
 // check, a verdict that holds and says "unsupported: ..." (Unsupported),
 // never a judgement it cannot make.
 //
-// What each reads: PA1-PA8 key everything by (submission, lease token) or
+// What each reads: PA1-PA9 key everything by (submission, lease token) or
 // by the process (a node name), so processes sharing a worker_id, zombies,
 // batches, shared request ids and several arbiters are theirs to judge;
 // but PA4 pairs the database's claims (by worker_id) with the calls (by
@@ -47,6 +47,7 @@ var Supports = map[string]hist.Support{
 	PA6:       anyShape(PA6),
 	PA7:       anyShape(PA7),
 	PA8:       anyShape(PA8),
+	PA9:       anyShape(PA9),
 	Porcupine: anyShape(Porcupine),
 }
 
