@@ -25,8 +25,9 @@ const (
 // Invariant is a named check over a decoded run of system A.
 type Invariant = checker.Invariant[*Run]
 
-// Invariants are the invariant checks of system A, in property order. PA3
-// (and the porcupine half of PA1) are in Linearizable.
+// Invariants are the invariant checks of system A, in property order, and
+// the metrics the source promises as zero. PA3 (and the porcupine half of
+// PA1) are in Linearizable.
 // Each declares the shapes of world it reads in Supports; on a run of
 // another shape it answers "unsupported: ...".
 var Invariants = gated([]Invariant{
@@ -38,6 +39,7 @@ var Invariants = gated([]Invariant{
 	{Name: PA7, Check: NothingLost},
 	{Name: PA8, Check: LivenessAfterHealing},
 	{Name: PA9, Check: AttemptCap},
+	{Name: MA3, Check: NoFalseSystemErrors}, // a metric the source promises as zero: a run that breaks it fails
 })
 
 // AtMostOneOwner (PA1, on the commit log and the workers' notes): every
@@ -185,7 +187,7 @@ func AttemptCap(r *Run) checker.Verdict {
 			switch {
 			case Terminal(p.Status) && v.Status == "pending":
 				attempts = 0 // a rejudge
-			case v.Status == "judging" && (p.Status != "judging" || p.Token != v.Token || p.Gen != v.Gen):
+			case newLease(p, v):
 				attempts++
 				if attempts > limit {
 					return checker.Fail(PA9, events(last, v.Event), "submission %d: attempt %d (lease %s, gen %d) since its last rejudge; max_attempts is %d",

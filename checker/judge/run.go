@@ -175,6 +175,7 @@ type FaultAt struct {
 	Arg    string     `json:"arg"`
 	For    int64      `json:"for"`
 	Amount int64      `json:"amount"`
+	Rate   int64      `json:"rate"`
 	Groups [][]string `json:"groups"`
 }
 
