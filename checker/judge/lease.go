@@ -23,6 +23,14 @@ import (
 // etcd's robustness models do. In the oracle's view the commit log settles
 // those outcomes and adds every grant and every sweep as an instantaneous
 // operation.
+//
+// Each token belongs to the one worker process (a client) it was first
+// seen at: the claim answered with it, or, in the oracle's view, where
+// grants come from the database, its first heartbeat or submit. Any
+// operation of another process with that token is illegal, whatever its
+// answer: a second owner. A retried claim of the same process announces
+// its own token again; the database's own transitions (client "db") own
+// nothing.
 
 // LeaseIn is an operation's input.
 type LeaseIn struct {
@@ -51,6 +59,7 @@ type leaseState struct {
 	Status  string // pending, judging, or a terminal status
 	Void    string // sorted set, "|a|b|"
 	Decided string // sorted set of "token=verdict"
+	Owners  string // sorted set of "token=process": the process each token belongs to
 }
 
 func has(set, x string) bool { return strings.Contains(set, "|"+x+"|") }
@@ -73,6 +82,33 @@ func (s leaseState) valid(t string) bool {
 }
 
 func (s leaseState) decided(t string) bool { return strings.Contains(s.Decided, "|"+t+"=") }
+
+// owner returns the process a token belongs to ("" when none yet).
+func (s leaseState) owner(t string) string {
+	i := strings.Index(s.Owners, "|"+t+"=")
+	if i < 0 {
+		return ""
+	}
+	rest := s.Owners[i+len(t)+2:]
+	return rest[:strings.IndexByte(rest, '|')]
+}
+
+// own returns the state with the operation's token owned by its client,
+// or false when another process owns it. The database's transitions and
+// operations without a token own nothing.
+func (s leaseState) own(in LeaseIn) (leaseState, bool) {
+	if in.Token == "" || in.Client == "db" {
+		return s, true
+	}
+	switch s.owner(in.Token) {
+	case in.Client:
+		return s, true
+	case "":
+		s.Owners = add(s.Owners, in.Token+"="+in.Client)
+		return s, true
+	}
+	return s, false
+}
 
 // apply returns the state after an operation that succeeded (200), or false
 // when a 200 is illegal.
@@ -173,6 +209,12 @@ var leaseModel = porcupine.NondeterministicModel{
 			}
 			return nil
 		}
+		// The process an operation came from must own its token,
+		// whatever the answer (a fact of the call, not of its effect).
+		owned, ok := s.own(in)
+		if !ok {
+			return nil
+		}
 		// A state that does not change is passed on in its box (states
 		// are values: nobody changes a box).
 		boxed := func(n leaseState) any {
@@ -184,18 +226,18 @@ var leaseModel = porcupine.NondeterministicModel{
 		var next []any
 		switch out.Code {
 		case 200:
-			if n, ok := s.apply(in); ok {
+			if n, ok := owned.apply(in); ok {
 				next = append(next, boxed(n))
 			}
 		case 410:
-			if n, ok := s.refuse(in); ok {
+			if n, ok := owned.refuse(in); ok {
 				next = append(next, boxed(n))
 			}
 		case 0, 503: // unknown outcome: applied or not
-			if n, ok := s.apply(in); ok && n != s {
-				next = append(make([]any, 0, 2), state, n)
+			if n, ok := owned.apply(in); ok && n != owned {
+				next = append(make([]any, 0, 2), boxed(owned), n)
 			} else {
-				next = append(next, state)
+				next = append(next, boxed(owned))
 			}
 		}
 		return next
@@ -219,7 +261,7 @@ var leaseModel = porcupine.NondeterministicModel{
 	},
 	DescribeState: func(state any) string {
 		s := state.(leaseState)
-		return fmt.Sprintf("gen %d token %q %s void%s decided%s", s.Gen, s.Token, s.Status, s.Void, s.Decided)
+		return fmt.Sprintf("gen %d token %q %s void%s decided%s owners%s", s.Gen, s.Token, s.Status, s.Void, s.Decided, s.Owners)
 	},
 }
 
@@ -229,8 +271,8 @@ func LeaseModel() porcupine.Model {
 	// The converted model's state is a set of lease states; its hash must
 	// not depend on their order.
 	m.Hash = func(state any) uint64 {
-		// Each state's FNV-1a of "gen|token|status|void|decided", as
-		// hash/fnv's New64a would compute it, without allocating.
+		// Each state's FNV-1a of "gen|token|status|void|decided|owners",
+		// as hash/fnv's New64a would compute it, without allocating.
 		var sum uint64
 		var buf [20]byte
 		for _, x := range state.([]any) {
@@ -240,6 +282,7 @@ func LeaseModel() porcupine.Model {
 			h = fnvString(fnvString(h, "|"), s.Status)
 			h = fnvString(fnvString(h, "|"), s.Void)
 			h = fnvString(fnvString(h, "|"), s.Decided)
+			h = fnvString(fnvString(h, "|"), s.Owners)
 			sum ^= h
 		}
 		return sum
@@ -453,6 +496,9 @@ func Linearizable(r *Run, view View) (checker.Verdict, *porcupine.LinearizationI
 	name := PA3
 	if view == OracleView {
 		name = PA1 + " (porcupine, oracle view)"
+	}
+	if v := r.supported(Porcupine, name); v != nil {
+		return *v, nil
 	}
 	h := r.History(view)
 	var order []int

@@ -21,7 +21,9 @@ type Metrics struct {
 	Wasted     int
 	WastedSubs []int64
 	Judgings   int
-	// MA3: system_error verdicts not caused by MaxAttempts genuine failures.
+	// MA3: system_error verdicts (each time a submission became
+	// system_error), and those not caused by MaxAttempts genuine worker
+	// failures since its last rejudge.
 	FalseSystemErrors int
 	SystemErrors      int
 	// MA4: time from a stuck arbiter (stall or pause) to the monitor's
@@ -83,27 +85,6 @@ func Measure(r *Run) Metrics {
 		m.ExtraLatency[id] = time.Duration(at - arr - service)
 	}
 	// MA2
-	netFaulted := func(node string, a, b int64) bool {
-		for _, f := range r.Faults {
-			switch f.Kind {
-			case "partition", "cut", "stall", "loss", "break", "message-fate":
-			default:
-				continue
-			}
-			until := f.T + f.For + f.Amount
-			if f.For == 0 {
-				until = r.healAfter(f.T)
-			}
-			hits := f.Node == node || f.Peer == node || (f.Kind != "partition" && f.Node == "")
-			if f.Kind == "partition" {
-				hits = f.cutsOff(node)
-			}
-			if hits && f.T <= b && until >= a {
-				return true
-			}
-		}
-		return false
-	}
 	for _, j := range r.Judgings {
 		if j.End == 0 && j.Abandoned == 0 {
 			continue
@@ -113,50 +94,14 @@ func Measure(r *Run) Metrics {
 		if j.Abandoned != 0 {
 			end = j.Abandoned
 		}
-		if accepted[fmt.Sprintf("%d/%s", j.Sub, j.Token)] || r.FailedDuring(j.Worker, j.Start, end) || netFaulted(j.Worker, j.Start, end) {
+		if accepted[fmt.Sprintf("%d/%s", j.Sub, j.Token)] || r.FailedDuring(j.Worker, j.Start, end) || r.netFaulted(j.Worker, j.Start, end) {
 			continue
 		}
 		m.Wasted++
 		m.WastedSubs = append(m.WastedSubs, j.Sub)
 	}
 	// MA3
-	for _, id := range r.SubIDs() {
-		if r.Final(id).Status != "system_error" {
-			continue
-		}
-		m.SystemErrors++
-		// Attempts count from the last rejudge (it resets judge_attempts).
-		var since int64
-		vs := r.Subs[id]
-		for i := 1; i < len(vs); i++ {
-			if Terminal(vs[i-1].Status) && vs[i].Status == "pending" {
-				since = vs[i].T
-			}
-		}
-		genuine := 0
-		for _, j := range r.Judgings {
-			if j.Sub != id || j.Start < since {
-				continue
-			}
-			end := j.End
-			if end == 0 {
-				end = j.Abandoned // a judging abandoned on a 410 ended there
-			}
-			if end == 0 {
-				end = r.End
-			}
-			// A judging that never ended without being abandoned lost its
-			// worker; one abandoned on a 410 was cut short by a reclaim,
-			// which is the arbiter's doing, not a worker failure.
-			died := j.End == 0 && j.Abandoned == 0
-			if died || r.FailedDuring(j.Worker, j.Start, end) || netFaulted(j.Worker, j.Start, end) {
-				genuine++
-			}
-		}
-		if genuine < r.P.MaxAttempts {
-			m.FalseSystemErrors++
-		}
-	}
+	m.SystemErrors, m.FalseSystemErrors = r.systemErrors()
 	// MA4
 	stuck := r.stuckEpisodes()
 	for _, s := range stuck {
@@ -188,6 +133,37 @@ func Measure(r *Run) Metrics {
 	// MA6
 	m.Grants, m.HomeFirstMisses = r.homeFirst()
 	return m
+}
+
+// netFaulted reports whether a network fault (a partition that cut it off
+// from every arbiter, a cut, stall, loss or break of one of its links, a
+// message of its own whose fate was forced) touched node during [a, b]. A
+// partition or a cut without a length lasts until the next heal; a break
+// and a message's fate happen at an instant (a delayed message, until it
+// arrives).
+func (r *Run) netFaulted(node string, a, b int64) bool {
+	for _, f := range r.Faults {
+		until := f.T + f.For + f.Amount
+		switch f.Kind {
+		case "partition", "cut":
+			if f.For == 0 {
+				until = r.healAfter(f.T)
+			}
+		case "stall", "loss":
+		case "break", "message-fate":
+			until = f.T + f.Amount
+		default:
+			continue
+		}
+		hits := f.Node == node || f.Peer == node || (f.Kind != "partition" && f.Node == "")
+		if f.Kind == "partition" {
+			hits = f.cutsOff(node)
+		}
+		if hits && f.T <= b && until >= a {
+			return true
+		}
+	}
+	return false
 }
 
 // healAfter returns the time of the first heal or heal-all after t (or the

@@ -19,14 +19,18 @@ const (
 	PA6 = "PA6 exactly-once-credit"
 	PA7 = "PA7 nothing-lost"
 	PA8 = "PA8 liveness-after-healing"
+	PA9 = "PA9 attempt-cap"
 )
 
 // Invariant is a named check over a decoded run of system A.
 type Invariant = checker.Invariant[*Run]
 
-// Invariants are the invariant checks of system A, in property order. PA3
-// (and the porcupine half of PA1) are in Linearizable.
-var Invariants = []Invariant{
+// Invariants are the invariant checks of system A, in property order, and
+// the metrics the source promises as zero. PA3 (and the porcupine half of
+// PA1) are in Linearizable.
+// Each declares the shapes of world it reads in Supports; on a run of
+// another shape it answers "unsupported: ...".
+var Invariants = gated([]Invariant{
 	{Name: PA1, Check: AtMostOneOwner},
 	{Name: PA2, Check: NoRegression},
 	{Name: PA4, Check: IdempotentClaim},
@@ -34,11 +38,15 @@ var Invariants = []Invariant{
 	{Name: PA6, Check: ExactlyOnceCredit},
 	{Name: PA7, Check: NothingLost},
 	{Name: PA8, Check: LivenessAfterHealing},
-}
+	{Name: PA9, Check: AttemptCap},
+	{Name: MA3, Check: NoFalseSystemErrors}, // a metric the source promises as zero: a run that breaks it fails
+})
 
-// AtMostOneOwner (PA1, on the commit log): every accepted result carries the
-// token and generation of the lease that was current when it was accepted,
-// and at most one result is accepted per (submission, lease_gen).
+// AtMostOneOwner (PA1, on the commit log and the workers' notes): every
+// accepted result carries the token and generation of the lease that was
+// current when it was accepted, and at most one result is accepted per
+// (submission, lease_gen); every lease token is held by one worker process
+// (ownedByOne).
 func AtMostOneOwner(r *Run) checker.Verdict {
 	perGen := map[[2]int64]uint64{}
 	for _, a := range r.Accepted {
@@ -72,7 +80,7 @@ func AtMostOneOwner(r *Run) checker.Verdict {
 			}
 		}
 	}
-	return checker.Pass(PA1)
+	return r.ownedByOne()
 }
 
 // NoRegression (PA2): per submission, lease_gen never decreases; status moves
@@ -158,6 +166,60 @@ func NoRegression(r *Run) checker.Verdict {
 		lastSeq[a.Sub] = a.Seq
 	}
 	return checker.Pass(PA2)
+}
+
+// AttemptCap (PA9): a submission gets at most max_attempts leases between
+// rejudges (each claim that takes it from pending to judging is an attempt:
+// a grant with a new lease_gen and token, or a legacy worker's claim, which
+// counts in judge_attempts too; a rejudge starts the count again), and once
+// its max_attempts-th lease is reclaimed it becomes system_error: it never
+// goes back to pending for another.
+func AttemptCap(r *Run) checker.Verdict {
+	limit := int64(r.P.MaxAttempts)
+	for _, id := range r.SubIDs() {
+		vs := r.Subs[id]
+		// The first row seen carries the attempts made so far (none when
+		// it is the insert).
+		attempts := vs[0].Attempts
+		var last uint64 // the commit of the latest attempt
+		for i := 1; i < len(vs); i++ {
+			p, v := &vs[i-1], &vs[i]
+			switch {
+			case Terminal(p.Status) && v.Status == "pending":
+				attempts = 0 // a rejudge
+			case newLease(p, v):
+				attempts++
+				if attempts > limit {
+					return checker.Fail(PA9, events(last, v.Event), "submission %d: attempt %d (lease %s, gen %d) since its last rejudge; max_attempts is %d",
+						id, attempts, leaseName(v.Token), v.Gen, limit)
+				}
+				last = v.Event
+			case p.Status == "judging" && v.Status == "pending" && attempts >= limit:
+				return checker.Fail(PA9, events(last, v.Event), "submission %d: its lease %s, attempt %d of max_attempts %d, was reclaimed back to pending instead of to system_error",
+					id, leaseName(p.Token), attempts, limit)
+			}
+		}
+	}
+	return checker.Pass(PA9)
+}
+
+// events lists the events of a verdict, leaving out an unknown one (0).
+func events(evs ...uint64) []uint64 {
+	out := evs[:0]
+	for _, e := range evs {
+		if e != 0 {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// leaseName names a lease by its token (a legacy worker's has none).
+func leaseName(token string) string {
+	if token == "" {
+		return "(a legacy claim, no token)"
+	}
+	return token
 }
 
 // grant is a lease handed out: a pending -> judging transition.

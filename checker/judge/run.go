@@ -96,7 +96,8 @@ type Accepted struct {
 
 // Judging is one worker's judging of one lease.
 type Judging struct {
-	Worker         string
+	Worker         string // the process
+	WorkerID       string // its worker_id, when not its name
 	Sub            int64
 	Token          string
 	Gen            int64
@@ -108,7 +109,8 @@ type Judging struct {
 
 // ResultLife is a result on its way from a worker's disk to the database.
 type ResultLife struct {
-	Worker   string
+	Worker   string // the process
+	WorkerID string // its worker_id, when not its name
 	Sub      int64
 	Token    string
 	Verdict  string
@@ -129,6 +131,7 @@ func (iv Interval) covers(t int64) bool { return t >= iv.Start && (iv.End == 0 |
 type Run struct {
 	Header   traces.Header
 	P        Params
+	Shape    hist.Shape // the world's shape, from the header's workload
 	Events   []traces.Event
 	Commits  []checker.Commit
 	Ops      []checker.Op
@@ -147,6 +150,8 @@ type Run struct {
 	Alerts   []AlertAt
 	HealAt   int64 // time of the last heal-all fault (0: none)
 	End      int64 // time of the last event
+
+	held map[subToken]holding // holdings(), once computed
 }
 
 // ClaimRecord is a claims-table insert: (worker, request_id) -> lease.
@@ -170,6 +175,7 @@ type FaultAt struct {
 	Arg    string     `json:"arg"`
 	For    int64      `json:"for"`
 	Amount int64      `json:"amount"`
+	Rate   int64      `json:"rate"`
 	Groups [][]string `json:"groups"`
 }
 
@@ -204,6 +210,9 @@ func Decode(h traces.Header, evs []traces.Event) (*Run, error) {
 	}
 	r := &Run{Header: h, P: p, Events: evs, Subs: map[int64][]Version{}, Arrived: map[int64]int64{}, Owner: map[int64][2]int64{}, XP: map[int64]int64{},
 		Down: map[string][]Interval{}, Paused: map[string][]Interval{}}
+	if r.Shape, err = ShapeOf(h); err != nil {
+		return nil, err
+	}
 	if r.Commits, err = checker.Commits(evs); err != nil {
 		return nil, err
 	}
@@ -380,7 +389,7 @@ func (r *Run) notes() error {
 			k := judgingKey{j.Worker, j.Token}
 			switch j.Phase {
 			case hist.JudgeStart:
-				jj := &Judging{Worker: j.Worker, Sub: j.Sub, Token: j.Token, Gen: j.Gen, Start: e.T, StartEv: e.Seq}
+				jj := &Judging{Worker: j.Worker, WorkerID: j.WorkerID, Sub: j.Sub, Token: j.Token, Gen: j.Gen, Start: e.T, StartEv: e.Seq}
 				judging[k] = jj
 				r.Judgings = append(r.Judgings, jj)
 			case hist.JudgeEnd:
@@ -401,7 +410,7 @@ func (r *Run) notes() error {
 			switch x.Phase {
 			case hist.ResultSaved:
 				if _, seen := results[k]; !seen {
-					rl := &ResultLife{Worker: x.Worker, Sub: x.Sub, Token: x.Token, Verdict: x.Verdict, Durable: x.Durable, Saved: e.T, SavedEv: e.Seq}
+					rl := &ResultLife{Worker: x.Worker, WorkerID: x.WorkerID, Sub: x.Sub, Token: x.Token, Verdict: x.Verdict, Durable: x.Durable, Saved: e.T, SavedEv: e.Seq}
 					results[k] = rl
 					r.Results = append(r.Results, rl)
 				}

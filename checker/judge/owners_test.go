@@ -1,0 +1,193 @@
+package judge
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/fencesim/fencesim/checker"
+	"github.com/fencesim/fencesim/traces/hist"
+)
+
+// PA1's ownership half: one lease token, one worker process, in the
+// commit-log invariant and in both views of the lease model.
+
+// as records a call of process client acting under worker_id id.
+func (b *h) as(id, client, workerID, op string, sub int64, token string, gen int64, req, verdict string) {
+	b.add(client, hist.KindCall, hist.Call{ID: id, Client: client, WorkerID: workerID, Op: op, Sub: sub, Token: token, Gen: gen, RequestID: req, Episode: req, Verdict: verdict})
+}
+
+// pa1 returns PA1's verdicts on a history: the invariant's, the oracle
+// view's and the client view's.
+func pa1(t *testing.T, b *h) (inv, oracle, client checker.Verdict) {
+	t.Helper()
+	r := b.run(t)
+	oracle, _ = Linearizable(r, OracleView)
+	client, _ = Linearizable(r, ClientView)
+	return verdictOf(t, r, PA1), oracle, client
+}
+
+// TestSecondOwnerMustFailPA1: each way a second process comes to act
+// under a lease token another process holds is caught, by the invariant
+// and by the lease model where its view holds the evidence.
+func TestSecondOwnerMustFailPA1(t *testing.T) {
+	// claim: home-2's claim is answered with home-1's current lease A (a
+	// claim keyed by its request id alone, ids colliding across workers).
+	b := claimed()
+	b.call("c2", "home-2", "claim", 0, "", 0, "r1")
+	b.ret("c2", "home-2", 200, 101, "A", 1)
+	inv, _, client := pa1(t, b)
+	assert.False(t, inv.OK, "invariant: a claim answered with another process's token")
+	assert.Contains(t, inv.Message, "lease token A is held by two processes: home-1 was answered a claim with it, then home-2 was answered a claim with it")
+	assert.Equal(t, []uint64{4, 8}, inv.Events)
+	assert.False(t, client.OK, "client view: the same grant announced to another process")
+
+	for _, op := range []string{"heartbeat", "submit"} {
+		for _, code := range []int{200, 410, 0} {
+			b := claimed()
+			b.add("home-2", hist.KindCall, hist.Call{ID: "x", Client: "home-2", Op: op, Sub: 101, Token: "A", Gen: 1, Verdict: "AC"})
+			if code != 0 {
+				b.ret("x", "home-2", code, 101, "A", 0)
+			}
+			inv, oracle, client := pa1(t, b)
+			assert.False(t, inv.OK, "invariant: home-2's %s with home-1's token, answered %d", op, code)
+			assert.Contains(t, inv.Message, "then home-2 "+map[string]string{"heartbeat": "heartbeated", "submit": "submitted"}[op]+" it")
+			assert.False(t, client.OK, "client view: %s %d", op, code)
+			if code != 0 { // the oracle drops an attempt it settles as having had no effect
+				assert.False(t, oracle.OK, "oracle view: %s %d", op, code)
+			}
+		}
+	}
+
+	// Two judgings of one token by two processes (their notes only).
+	b = claimed()
+	b.judge("home-1", 101, "A", hist.JudgeStart)
+	b.judge("home-2", 101, "A", hist.JudgeStart)
+	inv, _, _ = pa1(t, b)
+	assert.False(t, inv.OK, "two processes judging one token")
+	assert.Contains(t, inv.Message, "then home-2 judged it")
+
+	// A sandbox process of the same worker_id is another process: its
+	// heartbeat of the first one's token is a second owner.
+	b = claimed()
+	b.as("x", "home-1.2", "home-1", "heartbeat", 101, "A", 0, "", "")
+	b.ret("x", "home-1.2", 200, 101, "A", 0)
+	inv, oracle, client := pa1(t, b)
+	assert.False(t, inv.OK)
+	assert.False(t, oracle.OK)
+	assert.False(t, client.OK)
+
+	// Each process at its earliest appearance: home-2's judging (#7)
+	// came before its heartbeat (#8), found first among the calls.
+	b = claimed()
+	b.judge("home-2", 101, "A", hist.JudgeStart)
+	b.call("x", "home-2", "heartbeat", 101, "A", 0, "")
+	inv, _, _ = pa1(t, b)
+	assert.Equal(t, "submission 101: lease token A is held by two processes: home-1 was answered a claim with it, then home-2 judged it", inv.Message)
+	assert.Equal(t, []uint64{4, 7}, inv.Events)
+	b = &h{}
+	b.commit(ins("submissions", sub(101, "pending", "", 0, "")))
+	b.judge("home-1", 101, "A", hist.JudgeStart)
+	b.call("x", "home-1", "heartbeat", 101, "A", 0, "")
+	b.call("y", "home-2", "heartbeat", 101, "A", 0, "")
+	inv, _, _ = pa1(t, b)
+	assert.Equal(t, "submission 101: lease token A is held by two processes: home-1 judged it, then home-2 heartbeated it", inv.Message)
+	assert.Equal(t, []uint64{2, 4}, inv.Events)
+
+	// A result saved by another process.
+	b = claimed()
+	b.add("home-2", hist.KindResult, hist.Result{Worker: "home-2", Sub: 101, Token: "A", Verdict: "AC", Phase: hist.ResultSaved, Durable: true})
+	inv, _, _ = pa1(t, b)
+	assert.Contains(t, inv.Message, "then home-2 saved a result of it")
+}
+
+// TestLeaseOfAnotherWorkerIDMustFailPA1: a lease the database granted to
+// worker_id home-1 (its own claim's reply lost) in the hands of a process
+// acting under home-2: the worker_id says whose it is.
+func TestLeaseOfAnotherWorkerIDMustFailPA1(t *testing.T) {
+	b := &h{}
+	b.commit(ins("submissions", sub(101, "pending", "", 0, "")))
+	b.call("c1", "home-1", "claim", 0, "", 0, "r1") // never answered
+	b.commit(upd("submissions", sub(101, "pending", "", 0, ""), sub(101, "judging", "A", 1, "home-1")), ins("claims", row{"worker_id": "home-1", "request_id": "r1", "submission_id": 101, "lease_token": "A"}))
+	b.as("c2", "home-2.2", "home-2", "claim", 0, "", 0, "r1", "")
+	b.ret("c2", "home-2.2", 200, 101, "A", 1)
+	inv, oracle, client := pa1(t, b)
+	assert.False(t, inv.OK)
+	assert.Equal(t, "submission 101: the lease A granted to worker_id home-1 was held by process home-2.2, which acts under worker_id home-2 (it was answered a claim with it)", inv.Message)
+	assert.Equal(t, []uint64{3, 5}, inv.Events)
+	assert.True(t, oracle.OK, "one process only: the lease model cannot tell worker_ids: %s", oracle)
+	assert.True(t, client.OK, "%s", client)
+}
+
+// TestOwnersMustPassPA1: what the correct design does with several
+// processes: two sandbox processes of one worker_id with a lease each; a
+// claim retried by its process and answered again; a process that
+// crashes, restarts under its name and re-submits the result it saved;
+// a legacy worker (no token) beside the arbiter; a zombie that comes back
+// to its own, reclaimed, lease while its replacement holds a new one.
+func TestOwnersMustPassPA1(t *testing.T) {
+	b := &h{}
+	b.commit(ins("submissions", sub(101, "pending", "", 0, "")), ins("submissions", sub(102, "pending", "", 0, "")),
+		ins("submissions", sub(103, "pending", "", 0, "")), ins("submissions", sub(104, "pending", "", 0, "")))
+	// Two processes of worker_id home-1.
+	for i, p := range []string{"home-1", "home-1.2"} {
+		id, tok, req := int64(101+i), string(rune('A'+i)), p+"-r1"
+		b.as("c"+tok, p, "home-1", "claim", 0, "", 0, req, "")
+		b.commit(upd("submissions", sub(id, "pending", "", 0, ""), sub(id, "judging", tok, 1, "home-1")),
+			ins("claims", row{"worker_id": "home-1", "request_id": req, "submission_id": id, "lease_token": tok}))
+		if i == 1 {
+			b.as("c"+tok+"'", p, "home-1", "claim", 0, "", 0, req, "") // retried: the same lease again
+			b.add(p, hist.KindReturn, hist.Return{ID: "c" + tok + "'", Code: 200, Sub: id, Token: tok, Gen: 1})
+		}
+		b.add(p, hist.KindReturn, hist.Return{ID: "c" + tok, Code: 200, Sub: id, Token: tok, Gen: 1})
+		b.as("h"+tok, p, "home-1", "heartbeat", id, tok, 0, "", "")
+		b.ret("h"+tok, p, 200, id, tok, 0)
+		b.add(p, hist.KindJudge, hist.Judge{Worker: p, WorkerID: "home-1", Sub: id, Token: tok, Gen: 1, Phase: hist.JudgeStart})
+		b.add(p, hist.KindJudge, hist.Judge{Worker: p, WorkerID: "home-1", Sub: id, Token: tok, Gen: 1, Phase: hist.JudgeEnd, Verdict: "WA"})
+		b.add(p, hist.KindResult, hist.Result{Worker: p, WorkerID: "home-1", Sub: id, Token: tok, Gen: 1, Verdict: "WA", Phase: hist.ResultSaved, Durable: true})
+		if i == 1 {
+			// home-1.2 crashes before its submit and re-submits after
+			// its restart.
+			b.add(p, "crash", nil)
+			b.add(p, "restart", nil)
+		}
+		b.as("s"+tok, p, "home-1", "submit", id, tok, 1, "", "WA")
+		b.commit(ins("submission_judgings", judging(id, tok, 1, "home-1", "WA", 1)), upd("submissions", sub(id, "judging", tok, 1, "home-1"), sub(id, "WA", tok, 1, "home-1")))
+		b.ret("s"+tok, p, 200, id, tok, 0)
+		b.add(p, hist.KindResult, hist.Result{Worker: p, WorkerID: "home-1", Sub: id, Token: tok, Gen: 1, Verdict: "WA", Phase: hist.ResultAnswered, Code: 200})
+	}
+	// A legacy worker claims 103 straight from the database.
+	b.move(sub(103, "pending", "", 0, ""), sub(103, "judging", "", 0, "home-2"))
+	b.judge("home-2", 103, "", hist.JudgeStart)
+	b.add("home-2", hist.KindJudge, hist.Judge{Worker: "home-2", Sub: 103, Phase: hist.JudgeEnd, Verdict: "AC"})
+	b.commit(ins("submission_judgings", judging(103, "", 0, "home-2", "AC", 1)), upd("submissions", sub(103, "judging", "", 0, "home-2"), sub(103, "AC", "", 0, "home-2")),
+		ins("first_ac", row{"id": 1, "user_id": 1, "problem_id": 1, "submission_id": 103}), upd("users", row{"id": 1, "xp": 0}, row{"id": 1, "xp": 10}))
+	// prod-1 holds 104's lease C, freezes; the lease is reclaimed and its
+	// replacement prod-1.z gets D; prod-1 comes back to C, refused.
+	b.call("cC", "prod-1", "claim", 0, "", 0, "p1")
+	b.commit(upd("submissions", sub(104, "pending", "", 0, ""), sub(104, "judging", "C", 1, "prod-1")))
+	b.ret("cC", "prod-1", 200, 104, "C", 1)
+	b.fault(map[string]any{"kind": "pause", "node": "prod-1"})
+	b.move(sub(104, "judging", "C", 1, "prod-1"), sub(104, "pending", "", 1, ""))
+	b.as("cD", "prod-1.z", "prod-1", "claim", 0, "", 0, "pz1", "")
+	b.commit(upd("submissions", sub(104, "pending", "", 1, ""), sub(104, "judging", "D", 2, "prod-1")))
+	b.ret("cD", "prod-1.z", 200, 104, "D", 2)
+	b.fault(map[string]any{"kind": "resume", "node": "prod-1"})
+	b.call("hC", "prod-1", "heartbeat", 104, "C", 0, "")
+	b.ret("hC", "prod-1", 410, 104, "C", 0)
+	b.as("hD", "prod-1.z", "prod-1", "heartbeat", 104, "D", 0, "", "")
+	b.ret("hD", "prod-1.z", 200, 104, "D", 0)
+
+	r := b.runShaped(t, `{"shape":{"processes_per_worker":2,"zombies":1}}`)
+	var unsupported []string
+	for _, v := range Check(r).Verdicts {
+		assert.True(t, v.OK, "%s", v)
+		if Unsupported(v) {
+			unsupported = append(unsupported, v.Property)
+		}
+	}
+	assert.Equal(t, []string{PA4, MA3}, unsupported, "what Supports declares for processes sharing a worker_id, and zombies")
+	require.Len(t, r.holdings(), 4, "A, B, C and D; the legacy worker holds no token")
+	assert.Equal(t, use{"home-1.2", "home-1", "was answered a claim with", 17}, r.holdings()[subToken{102, "B"}].first)
+}

@@ -1,0 +1,328 @@
+package judge
+
+import (
+	"fmt"
+	"sort"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+
+	"github.com/fencesim/fencesim/traces/hist"
+)
+
+// MA3 as a property: a system_error after max_attempts (3) leases lost to
+// genuine worker failures passes; one lost any other way fails the run.
+
+// lost builds submission 101's three leases (tokens A1, A2, A3, granted to
+// worker_id home-1 at 100 s, 200 s, 300 s and reclaimed 60 s after each
+// grant, the third to system_error); before(i) writes what happens before
+// the i-th grant (a claim in flight), after(i) what happens while it is
+// held. The run ends at end (0: at the last commit).
+func lost(before, after func(b *h, i int, tok string), end int64) *h {
+	b := &h{}
+	b.on(s).commit(ins("submissions", sub(101, "pending", "", 0, "")))
+	prev := sub(101, "pending", "", 0, "")
+	for i := 1; i <= 3; i++ {
+		tok := fmt.Sprintf("A%d", i)
+		at := int64(i) * 100 * s
+		b.on(at - 5*s)
+		before(b, i, tok)
+		cur := sub(101, "judging", tok, int64(i), "home-1")
+		b.on(at).move(prev, cur)
+		after(b, i, tok)
+		next := sub(101, "pending", "", int64(i), "")
+		if i == 3 {
+			next = sub(101, "system_error", "", int64(i), "")
+		}
+		b.on(at+60*s).move(cur, next)
+		prev = next
+	}
+	if end > 0 {
+		b.on(end).add("db", "state", hist.State{What: "idle"})
+	}
+	return b
+}
+
+// claim is home-1's claim for the i-th lease, called before the grant.
+func claim(b *h, i int, _ string) {
+	b.call(fmt.Sprintf("c%d", i), "home-1", "claim", 0, "", 0, fmt.Sprintf("r%d", i))
+}
+
+// answered is the claim's answer, and the judging's start, after the grant.
+func answered(b *h, i int, tok string) {
+	b.ret(fmt.Sprintf("c%d", i), "home-1", 200, 101, tok, int64(i))
+	b.judge("home-1", 101, tok, hist.JudgeStart)
+}
+
+func nothing(*h, int, string) {}
+
+func ma3Of(t *testing.T, b *h) (ok bool, msg string) {
+	t.Helper()
+	v := verdictOf(t, b.run(t), MA3)
+	return v.OK, v.Message
+}
+
+func TestFalseSystemErrorsMustFailMA3(t *testing.T) {
+	// Seed 1960's shape: each lease is dead on arrival (the arbiter stalled
+	// inside the claim transaction); the healthy worker's first heartbeat
+	// is refused and it drops the judging.
+	doa := lost(claim, func(b *h, i int, tok string) {
+		answered(b, i, tok)
+		b.call(fmt.Sprintf("h%d", i), "home-1", "heartbeat", 101, tok, 0, "")
+		b.ret(fmt.Sprintf("h%d", i), "home-1", 410, 101, tok, 0)
+		b.judge("home-1", 101, tok, hist.JudgeAbandon)
+	}, 0)
+	v := verdictOf(t, doa.run(t), MA3)
+	assert.False(t, v.OK)
+	assert.Equal(t, "1 system_error verdicts without 3 genuine worker failures (first: submission 101, 0 of its 3 leases since the last rejudge lost to a worker failure)", v.Message)
+	assert.Len(t, v.Events, 4, "the three grants and the system_error")
+
+	// The arbiter crashed after each grant's COMMIT, before its reply: the
+	// lease nobody heard of is lost by the arbiter, not by the worker.
+	orphans := lost(claim, func(b *h, i int, _ string) {
+		b.add("arbiter-1", "crash", nil)
+		b.add("arbiter-1", "restart", nil)
+	}, 0)
+	ok, _ := ma3Of(t, orphans)
+	assert.False(t, ok, "orphans of the arbiter's crashes")
+
+	// Two leases lost to worker crashes, the third to a healthy worker.
+	two := lost(claim, func(b *h, i int, tok string) {
+		answered(b, i, tok)
+		if i < 3 {
+			b.add("home-1", "crash", nil)
+			b.add("home-1", "restart", nil)
+		}
+	}, 0)
+	ok, msg := ma3Of(t, two)
+	assert.False(t, ok)
+	assert.Contains(t, msg, "2 of its 3 leases")
+
+	// Crashes that do not count: the worker's after the reclaim; another
+	// process of its worker_id (a sandbox) while it held the lease; an
+	// arbiter's.
+	for name, fail := range map[string]func(b *h){
+		"after the reclaim": func(b *h) {
+			at := b.t
+			b.on(at+61*s).add("home-1", "crash", nil)
+			b.on(at+62*s).add("home-1", "restart", nil)
+		},
+		"another process":           func(b *h) { b.add("home-1.2", "crash", nil) },
+		"an arbiter, while judging": func(b *h) { b.add("arbiter-1", "crash", nil) },
+	} {
+		b := lost(claim, func(b *h, i int, tok string) {
+			answered(b, i, tok)
+			fail(b)
+		}, 0)
+		ok, _ := ma3Of(t, b)
+		assert.False(t, ok, name)
+	}
+
+	// A judging that never ended is no evidence while the run ended
+	// before judge_max (150 s) after it started.
+	hung := lost(claim, answered, 300*s+s/5+150*s-1) // the last judging started at 300.2 s
+	ok, _ = ma3Of(t, hung)
+	assert.False(t, ok, "the last judging could still be going on")
+}
+
+func TestTrueSystemErrorsMustPassMA3(t *testing.T) {
+	cases := map[string]*h{
+		// The worker crashed while it held each lease, before it judged.
+		"crashed holding": lost(claim, func(b *h, i int, tok string) {
+			b.ret(fmt.Sprintf("c%d", i), "home-1", 200, 101, tok, int64(i))
+			b.add("home-1", "crash", nil)
+			b.add("home-1", "restart", nil)
+		}, 0),
+		// Paused during each judging.
+		"paused": lost(claim, func(b *h, i int, tok string) {
+			answered(b, i, tok)
+			b.fault(map[string]any{"kind": "pause", "node": "home-1"})
+			b.fault(map[string]any{"kind": "resume", "node": "home-1"})
+		}, 0),
+		// Its links cut, stalled, or one of its messages' fates forced.
+		"links": lost(claim, func(b *h, i int, tok string) {
+			answered(b, i, tok)
+			b.fault([]map[string]any{
+				{"kind": "cut", "node": "home-1", "peer": "arbiter-1", "for": 5 * s},
+				{"kind": "stall", "node": "arbiter-1", "peer": "home-1", "for": 5 * s},
+				{"kind": "message-fate", "node": "home-1", "peer": "arbiter-1", "arg": "drop"},
+			}[i-1])
+		}, 0),
+		// A poison submission: each judging crashes its worker (a crash of
+		// the worker's node, with a note).
+		"poison": lost(claim, func(b *h, i int, tok string) {
+			answered(b, i, tok)
+			b.text("home-1", "note", "poison: the sandbox died judging 101")
+			b.add("home-1", "crash", nil)
+			b.add("home-1", "restart", nil)
+		}, 0),
+		// Leases nobody heard of: the claim in flight when each was
+		// granted, its worker crashed (A-S1's orphan) or its link stalled.
+		"orphans": lost(func(b *h, i int, tok string) {
+			claim(b, i, tok)
+			if i == 2 {
+				b.fault(map[string]any{"kind": "stall", "node": "arbiter-1", "peer": "home-1", "for": 10 * s})
+			}
+		}, func(b *h, i int, _ string) {
+			if i != 2 {
+				b.add("home-1", "crash", nil)
+			}
+		}, 0),
+		// Judgings that never ended although the run went on judge_max
+		// after them: their worker died.
+		"died": lost(claim, answered, 300*s+s/5+150*s),
+		// The sandbox process home-1.2 of worker_id home-1 held the leases
+		// and crashed.
+		"sandbox": lost(func(b *h, i int, _ string) {
+			b.as(fmt.Sprintf("c%d", i), "home-1.2", "home-1", "claim", 0, "", 0, fmt.Sprintf("r%d", i), "")
+		}, func(b *h, i int, tok string) {
+			b.add("home-1.2", hist.KindReturn, hist.Return{ID: fmt.Sprintf("c%d", i), Code: 200, Sub: 101, Token: tok, Gen: int64(i)})
+			b.add("home-1.2", "crash", nil)
+		}, 0),
+		// No calls in the history: the worker_id's node failed.
+		"no calls": lost(nothing, func(b *h, _ int, _ string) { b.add("home-1", "crash", nil) }, 0),
+	}
+	for name, b := range cases {
+		ok, msg := ma3Of(t, b)
+		assert.True(t, ok, "%s: %s", name, msg)
+	}
+}
+
+// TestLegacyLeasesMA3: a legacy worker's claim (no token) is one of the
+// attempts: lost when the process that judged it failed.
+func TestLegacyLeasesMA3(t *testing.T) {
+	legacy := func(crash bool) *h {
+		b := &h{}
+		b.on(s).commit(ins("submissions", sub(101, "pending", "", 0, "")))
+		prev := sub(101, "pending", "", 0, "")
+		gen := int64(0)
+		for i := 1; i <= 3; i++ {
+			at := int64(i) * 100 * s
+			w, tok := "home-1", fmt.Sprintf("A%d", i)
+			if i == 2 {
+				w, tok = "home-2", "" // a legacy claim: no token, no new generation
+			} else {
+				gen++
+			}
+			cur := sub(101, "judging", tok, gen, w)
+			b.on(at).move(prev, cur)
+			b.judge(w, 101, tok, hist.JudgeStart)
+			if i != 2 || crash {
+				b.add(w, "crash", nil)
+				b.add(w, "restart", nil)
+			} else {
+				b.judge(w, 101, tok, hist.JudgeEnd) // its result refused: the worker was fine
+			}
+			next := sub(101, "pending", "", gen, "")
+			if i == 3 {
+				next = sub(101, "system_error", "", gen, "")
+			}
+			b.on(at+60*s).move(cur, next)
+			prev = next
+		}
+		return b
+	}
+	ok, msg := ma3Of(t, legacy(true))
+	assert.True(t, ok, msg)
+	ok, msg = ma3Of(t, legacy(false))
+	assert.False(t, ok)
+	assert.Contains(t, msg, "2 of its 3 leases")
+}
+
+// TestSystemErrorsCountFromTheRejudgeMA3: after a rejudge the attempts
+// count again; failures before it are not the new system_error's.
+func TestSystemErrorsCountFromTheRejudgeMA3(t *testing.T) {
+	b := lost(claim, func(b *h, i int, tok string) {
+		answered(b, i, tok)
+		b.add("home-1", "crash", nil)
+		b.add("home-1", "restart", nil)
+	}, 0)
+	ok, _ := ma3Of(t, b)
+	assert.True(t, ok)
+	b.on(400*s).move(sub(101, "system_error", "", 3, ""), sub(101, "pending", "", 4, ""))
+	b.on(410*s).move(sub(101, "pending", "", 4, ""), sub(101, "judging", "B1", 5, "home-1"))
+	b.on(470*s).move(sub(101, "judging", "B1", 5, "home-1"), sub(101, "system_error", "", 5, ""))
+	r := b.run(t)
+	v := verdictOf(t, r, MA3)
+	assert.False(t, v.OK)
+	assert.Contains(t, v.Message, "0 of its 1 leases since the last rejudge")
+	m := Measure(r)
+	assert.Equal(t, 2, m.SystemErrors)
+	assert.Equal(t, 1, m.FalseSystemErrors)
+}
+
+// TestInstantNetFaults: a break, and a message's forced fate, touch a
+// node at their instant (a delayed message until it arrives), not until
+// the next heal as a cut without a length does: seed 1960's break of
+// db->home-1, 18 s before home-1's lease, is no failure of that lease.
+func TestInstantNetFaults(t *testing.T) {
+	b := &h{}
+	b.on(10 * s).fault(map[string]any{"kind": "break", "node": "db", "peer": "home-1"})
+	b.on(20 * s).fault(map[string]any{"kind": "message-fate", "node": "home-2", "peer": "arbiter-1", "arg": "delay", "amount": 5 * s})
+	b.on(30 * s).fault(map[string]any{"kind": "cut", "node": "home-3", "peer": "arbiter-1"})
+	b.on(100 * s).fault(map[string]any{"kind": "heal"})
+	r := b.run(t)
+	for _, c := range []struct {
+		node string
+		a, b int64
+		want bool
+	}{
+		{"home-1", 10 * s, 10 * s, true}, {"home-1", 10*s + 1, 50 * s, false}, {"home-1", 0, 10*s - 1, false},
+		{"home-2", 25 * s, 30 * s, true}, {"home-2", 25*s + 1, 30 * s, false},
+		{"home-3", 99 * s, 99 * s, true}, {"home-3", 100 * s, 120 * s, true}, {"home-3", 100*s + 1, 120 * s, false},
+	} {
+		assert.Equal(t, c.want, r.netFaulted(c.node, c.a, c.b), "%s in [%v, %v]", c.node, c.a, c.b)
+	}
+}
+
+// TestDatabaseClockAheadMA3: leases lost while the database's own clock
+// ran ahead (a jump forward within them, a fast drift over them) are not
+// judged; the arbiter's clock, a jump back, a jump before the first lease
+// or a drift healed before it excuse nothing.
+func TestDatabaseClockAheadMA3(t *testing.T) {
+	doa := func(fault func(b *h)) *h {
+		b := &h{}
+		b.on(50 * s)
+		fault(b)
+		b.evs = append(lost(claim, answered, 0).evs, b.evs...)
+		sort.SliceStable(b.evs, func(i, j int) bool { return b.evs[i].T < b.evs[j].T })
+		for i := range b.evs {
+			b.evs[i].Seq = uint64(i + 1)
+		}
+		return b
+	}
+	at := func(t int64, f map[string]any) func(b *h) { return func(b *h) { b.on(t).fault(f) } }
+	for name, c := range map[string]struct {
+		fault   func(b *h)
+		excused bool
+	}{
+		"db jumps ahead":           {at(150*s, map[string]any{"kind": "jump", "node": "db", "amount": 100 * s}), true},
+		"db jumps at the grant":    {at(100*s, map[string]any{"kind": "jump", "node": "db", "amount": s}), true},
+		"db jumps at the end":      {at(360*s, map[string]any{"kind": "jump", "node": "db", "amount": s}), true},
+		"db drifts fast":           {at(90*s, map[string]any{"kind": "drift", "node": "db", "rate": 100000}), true},
+		"db jumps back":            {at(150*s, map[string]any{"kind": "jump", "node": "db", "amount": -100 * s}), false},
+		"db jumped before":         {at(100*s-1, map[string]any{"kind": "jump", "node": "db", "amount": 100 * s}), false},
+		"db jumps after":           {at(360*s+1, map[string]any{"kind": "jump", "node": "db", "amount": 100 * s}), false},
+		"the arbiter jumps":        {at(150*s, map[string]any{"kind": "jump", "node": "arbiter-1", "amount": 100 * s}), false},
+		"db drifts slow":           {at(90*s, map[string]any{"kind": "drift", "node": "db", "rate": -100000}), false},
+		"the arbiter drifts fast":  {at(90*s, map[string]any{"kind": "drift", "node": "arbiter-1", "rate": 100000}), false},
+		"db drifts after the last": {at(360*s+1, map[string]any{"kind": "drift", "node": "db", "rate": 100000}), false},
+		"db drift healed before": {func(b *h) {
+			b.on(50 * s).fault(map[string]any{"kind": "drift", "node": "db", "rate": 100000})
+			b.on(99 * s).fault(map[string]any{"kind": "heal-all"})
+		}, false},
+		"db drift ended before": {func(b *h) {
+			b.on(50 * s).fault(map[string]any{"kind": "drift", "node": "db", "rate": 100000})
+			b.on(60 * s).fault(map[string]any{"kind": "drift", "node": "db", "rate": 0})
+			b.on(70 * s).fault(map[string]any{"kind": "drift", "node": "arbiter-1", "rate": 5})
+		}, false},
+	} {
+		r := doa(c.fault).run(t)
+		v := verdictOf(t, r, MA3)
+		assert.Equal(t, c.excused, v.OK, "%s: %s", name, v)
+		if c.excused {
+			assert.Equal(t, "1 system_error verdicts not judged: the database's clock ran ahead while their leases lived", v.Message, name)
+			assert.Equal(t, 0, Measure(r).FalseSystemErrors, name)
+		}
+	}
+}
