@@ -52,6 +52,7 @@ var Knobs = design.Registry[Knob]{
 	{Knob: NoBackoffCap, Removes: "retries without backoff (every base interval)", Harmful: true, CaughtBy: []string{"MA5"}, Scenarios: []string{"A-S7"}},
 	{Knob: NoLeaderLock, Removes: "no advisory lock, every arbiter dispatches", Harmful: false, CaughtBy: nil, Scenarios: []string{"A-S6"}},
 	{Knob: HeartbeatByWorkerID, Removes: "heartbeat renews on status and worker_id, without lease_token", Harmful: true, CaughtBy: []string{"PA1"}, Scenarios: []string{"A-S5"}},
+	{Knob: ClaimByRequestIDOnly, Removes: "claim idempotency keyed by request_id alone; request ids can collide between workers", Harmful: true, CaughtBy: []string{"PA1"}, Scenarios: []string{"A-S1"}},
 }
 
 // KnobNames lists the knob names, sorted.
