@@ -3,6 +3,7 @@ package systems
 import (
 	"encoding/json"
 	"fmt"
+	"sort"
 	"strings"
 	"time"
 
@@ -44,12 +45,19 @@ func (Outbox) Params() []string { return outbox.ParamNames() }
 // Probes implements System.
 func (Outbox) Probes() []string { return check.ProbeNames }
 
-func (Outbox) wrap(d outbox.Design) Design {
-	return Design{System: SystemOutbox, Knobs: knobNames(d.Knobs), JSON: d.JSON(), v: d}
+// outboxDesign is the model's design with the parameters the user set:
+// the world drawn per run keeps those, and draws the others.
+type outboxDesign struct {
+	d     outbox.Design
+	fixed []string
+}
+
+func (Outbox) wrap(d outbox.Design, fixed []string) Design {
+	return Design{System: SystemOutbox, Knobs: knobNames(d.Knobs), JSON: d.JSON(), v: outboxDesign{d, fixed}}
 }
 
 // Default implements System.
-func (b Outbox) Default() Design { return b.wrap(outbox.Default()) }
+func (b Outbox) Default() Design { return b.wrap(outbox.Default(), nil) }
 
 // NewDesign implements System.
 func (b Outbox) NewDesign(knobs, sets []string, file []byte) (Design, error) {
@@ -61,38 +69,52 @@ func (b Outbox) NewDesign(knobs, sets []string, file []byte) (Design, error) {
 	if err != nil {
 		return Design{}, err
 	}
-	return b.wrap(d), nil
+	fixed, err := setNames(file, sets)
+	if err != nil {
+		return Design{}, err
+	}
+	return b.wrap(d, fixed), nil
 }
 
-// spec is the fault generator's spec for an intensity: moderate is the
-// model's FaultSpec; heavy draws twice as many actions; none draws nothing
-// (the schedule is only the heal-all).
-func (Outbox) spec(d outbox.Design, f Faults) sim.GenSpec {
-	g := outbox.FaultSpec(d)
+// intensity is the fault intensity's bounds: moderate is the model's
+// eight timed faults and three placed on the world's reference run; heavy
+// twice as many; none draws nothing (the schedule is only the heal-all).
+func (Outbox) intensity(f Faults) outbox.Intensity {
 	switch f {
 	case Heavy:
-		g.MaxActions *= 2
+		return outbox.Heavy
 	case None:
-		g.MaxActions = 0
+		return outbox.None
 	}
-	return g
+	return outbox.Moderate
 }
 
-// Run implements System: what outbox.RunSeed plays (the model records
-// every event), with the fault schedule of the intensity or the one given.
+// Run implements System: what the harness's RunSeed plays (the model
+// records every event): the world drawn from the seed (the parameters the
+// user set kept), then the faults of the intensity placed on its
+// reference run, or the ones given.
 func (b Outbox) Run(dd Design, seed uint64, f Faults, o Options) *Result {
-	d := dd.v.(outbox.Design)
-	wl := outbox.DefaultWorkload()
-	ent := sim.NewPCG(seed)
-	events := wl.Draw(ent.Stream("workload"))
-	s, prof := outbox.Faults(ent.Stream("faults"), b.spec(d, f))
-	profile := prof.String()
+	od := dd.v.(outboxDesign)
+	var x outbox.Seeded
+	var err error
 	if o.Given {
-		s, profile = o.Schedule, "given"
+		x.Design, x.Workload = outbox.DrawWorld(sim.NewPCG(seed).Stream("world"), od.d, od.fixed)
+		x.Schedule = o.Schedule
+	} else {
+		x, err = outbox.DrawSeed(od.d, od.fixed, seed, b.intensity(f))
 	}
-	out := outbox.Simulate(d, wl, events, s, ent)
+	profile := x.Profile.String()
+	if o.Given {
+		profile = "given"
+	}
+	var out *outbox.Outcome
+	if err != nil {
+		out = &outbox.Outcome{Seed: seed, Design: x.Design, Err: err}
+	} else {
+		out = outbox.Simulate(x.Design, x.Workload, x.Workload.Plan, x.Schedule, sim.NewPCG(seed))
+	}
 	out.Seed = seed
-	r := b.result(d, wl, events, out)
+	r := b.result(x.Design, x.Workload, x.Workload.Plan, out)
 	r.Profile = profile
 	dropValues(r, o)
 	hashIf(r, o)
@@ -184,3 +206,31 @@ func (Outbox) Scenarios() (string, bool, error) {
 
 // KnobScenario implements System: not supported.
 func (Outbox) KnobScenario(string) (bool, string, bool, error) { return false, "", false, nil }
+
+// setNames lists the parameters a design file and "name=value" settings
+// give (knobs aside): the world drawn per run keeps them as given.
+func setNames(file []byte, sets []string) ([]string, error) {
+	var out []string
+	if file != nil {
+		var m map[string]json.RawMessage
+		if err := json.Unmarshal(file, &m); err != nil {
+			return nil, fmt.Errorf("design file: %w", err)
+		}
+		for k := range m {
+			if k != "knobs" {
+				out = append(out, k)
+			}
+		}
+	}
+	for _, s := range sets {
+		name, _, err := splitSet(s)
+		if err != nil {
+			return nil, err
+		}
+		if name != "knob" && name != "knobs" {
+			out = append(out, name)
+		}
+	}
+	sort.Strings(out)
+	return out, nil
+}

@@ -49,7 +49,9 @@ func Info(k Knob) (KnobInfo, bool) { return Knobs.Info(k) }
 // Params are the design's numbers. The source gives none; every value is
 // chosen (SYSTEMS.md B is silent on timings) and documented here.
 type Params struct {
-	Handlers int `json:"handlers"` // handler instances behind the sender (it picks one per delivery)
+	Handlers int `json:"handlers"` // handler instances behind the senders (a sender picks one per delivery)
+	Senders  int `json:"senders"`  // sender nodes (providers, browsers), each with its own retry loops
+	Relays   int `json:"relays"`   // relay instances polling the one outbox (two publish a message twice, at least once)
 
 	// The sender's policy (a payment provider's retry schedule).
 	RequestTimeout time.Duration `json:"request_timeout"` // how long the sender waits for an answer before it redelivers
@@ -80,6 +82,8 @@ type Design struct {
 func Default() Design {
 	return Design{Params: Params{
 		Handlers:       3,
+		Senders:        1,
+		Relays:         1,
 		RequestTimeout: time.Second,
 		RetryBase:      500 * time.Millisecond,
 		RetryCap:       8 * time.Second,
@@ -106,6 +110,8 @@ func (d *Design) params() []design.Param {
 	p := &d.Params
 	return []design.Param{
 		design.Int("handlers", &p.Handlers, 1),
+		design.Int("senders", &p.Senders, 1),
+		design.Int("relays", &p.Relays, 1),
 		design.Dur("request_timeout", &p.RequestTimeout, time.Millisecond),
 		design.Dur("retry_base", &p.RetryBase, time.Millisecond),
 		design.Dur("retry_cap", &p.RetryCap, time.Millisecond),
@@ -177,6 +183,16 @@ func (d Design) RetrySpan() time.Duration {
 	var s time.Duration
 	for i := 0; i < d.MaxAttempts; i++ {
 		s += d.RequestTimeout + d.Backoff(i)
+	}
+	return s
+}
+
+// GiveUpAfter is the shortest time the sender keeps an event alive: every
+// backoff, when every answer is an immediate 5xx (a database that is down).
+func (d Design) GiveUpAfter() time.Duration {
+	var s time.Duration
+	for i := 0; i < d.MaxAttempts-1; i++ {
+		s += d.Backoff(i)
 	}
 	return s
 }
