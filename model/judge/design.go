@@ -30,6 +30,7 @@ const (
 	NoLeaderLock            Knob = "no-leader-lock"
 	HeartbeatByWorkerID     Knob = "heartbeat-by-worker-id"
 	ClaimByRequestIDOnly    Knob = "claim-by-request-id-only"
+	GrantAtTransactionStart Knob = "grant-at-transaction-start"
 )
 
 // KnobInfo describes a knob for the registry, the CLI and the knob tests.
@@ -52,6 +53,7 @@ var Knobs = design.Registry[Knob]{
 	{Knob: NoBackoffCap, Removes: "retries without backoff (every base interval)", Harmful: true, CaughtBy: []string{"MA5"}, Scenarios: []string{"A-S7"}},
 	{Knob: NoLeaderLock, Removes: "no advisory lock, every arbiter dispatches", Harmful: false, CaughtBy: nil, Scenarios: []string{"A-S6"}},
 	{Knob: HeartbeatByWorkerID, Removes: "heartbeat renews on status and worker_id, without lease_token", Harmful: true, CaughtBy: []string{"PA1"}, Scenarios: []string{"A-S5"}},
+	{Knob: GrantAtTransactionStart, Removes: "a new lease's expiry counts from now(), the claim transaction's start, not from the grant's own statement", Harmful: true, CaughtBy: []string{"MA3"}, Scenarios: []string{"A-S1"}},
 	{Knob: ClaimByRequestIDOnly, Removes: "claim idempotency keyed by request_id alone; request ids can collide between workers", Harmful: true, CaughtBy: []string{"PA1"}, Scenarios: []string{"A-S1"}},
 }
 

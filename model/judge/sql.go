@@ -80,9 +80,27 @@ func (d Design) Grant(arbiterNow clock.Time, id int64, worker, token string) db.
 		db.Set("lease_token", token),
 		db.Set("lease_gen", db.Plus(db.Col("lease_gen"), db.Const(int64(1)))),
 		db.Set("judge_attempts", db.Plus(db.Col("judge_attempts"), db.Const(int64(1)))),
-		db.Set("lease_expires_at", d.nowPlus(arbiterNow, first)),
+		db.Set("lease_expires_at", d.grantExpiry(arbiterNow, first)),
 		db.Set("lease_confirmed", false),
 	}, db.W("id", db.Eq, id), db.W("status", db.Eq, StatusPending)).WithReturning()
+}
+
+// grantExpiry is a new lease's expiry: statement_timestamp() + d, the
+// grant's own statement's time. The claim transaction can be held up
+// between its BEGIN and the grant (its pick waits on a lock, the arbiter
+// stalls, the network holds its statements); PostgreSQL's now() is the
+// transaction's start, so "now() + 10 s" would grant a lease already
+// expired, reclaimed at once, an attempt spent with nobody judging: under
+// grant-at-transaction-start it is now(), as the source's other
+// statements read.
+func (d Design) grantExpiry(arbiterNow clock.Time, dur time.Duration) db.Expr {
+	switch {
+	case d.Has(ArbiterClock):
+		return db.Const(arbiterNow.Add(dur))
+	case d.Has(GrantAtTransactionStart):
+		return db.NowPlus(dur)
+	}
+	return db.StatementNowPlus(dur)
 }
 
 // RecordClaim records (worker, request_id) -> lease, so a retried claim gets

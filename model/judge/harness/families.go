@@ -2,12 +2,14 @@ package harness
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	jc "github.com/fencesim/fencesim/checker/judge"
 	"github.com/fencesim/fencesim/clock"
 	"github.com/fencesim/fencesim/model/judge"
 	"github.com/fencesim/fencesim/sim"
+	"github.com/fencesim/fencesim/traces"
 )
 
 // A Family is a scenario of SYSTEMS.md A.5 with its parameters drawn: the
@@ -56,6 +58,40 @@ var Families = []Family{
 			wl.Arrivals = arr
 			s, _ := Schedule(r, d, arr, Moderate())
 			return judge.Options{Design: d, Workload: wl, Schedule: s, Until: Until(d, len(arr), Moderate()), Settle: judge.SettleOf(d)}
+		},
+		Bounds: func(judge.Design) jc.Bounds { return jc.Bounds{} },
+	},
+	{
+		Name: "drawn", About: "the generic search: a drawn world (fleet, sandboxes, a zombie, poison, rejudges, arbiters) and protocol-timed faults (moderate)",
+		Options: func(r sim.Rand, d judge.Design) judge.Options {
+			f := Moderate()
+			wd := DrawWorld(r, d, WorldDrawn, f)
+			s, _ := worldSchedule(r, wd, f)
+			return judge.Options{Design: wd.Design, Workload: wd.Workload, Schedule: s, Until: Until(wd.Design, len(wd.Workload.Arrivals), f), Settle: judge.SettleOf(wd.Design)}
+		},
+		Bounds: func(judge.Design) jc.Bounds { return jc.Bounds{} },
+	},
+	{
+		Name: "slowclaim", About: "A-S1's claim held up inside its transaction: the grant statement reaches the database 11-20 s after the claim's BEGIN (max_attempts 1, so the lost attempt shows at once; a sweep every 100 ms)",
+		Options: func(r sim.Rand, d judge.Design) judge.Options {
+			d = fleet(d, 1, 0)
+			d.MaxAttempts = 1
+			d.JudgeMin, d.JudgeMax = 10*sec, 10*sec
+			// A lease dead on arrival is lost only if a sweep runs between
+			// its commit and its worker's first heartbeat (which would
+			// revive it: the heartbeat checks the token, not the expiry):
+			// a fast sweep makes that likely.
+			d.SweepEvery = 100 * time.Millisecond
+			// The run's entropy is a seed of its own: the fault names a
+			// message by its number, counted on a fault-free run of that
+			// same entropy.
+			seed := 1 + r.Uint64n("seed", 1<<20)
+			o := judge.Options{Design: d, Workload: judge.Workload{Arrivals: subs(1, 0)}, Until: 300 * sec, Seed: seed, Entropy: sim.NewPCG(seed)}
+			if n := nthSend(o, "arbiter-1", "db", "SET status = 'judging'"); n > 0 {
+				late := between(r, "grant-late", 11*sec, 20*sec)
+				o.Schedule = sim.Schedule{{At: 0, Kind: sim.Message, Node: "arbiter-1", Peer: "db", Arg: sim.FateDelay, Count: n, Amount: late, FromStart: true}}
+			}
+			return o
 		},
 		Bounds: func(judge.Design) jc.Bounds { return jc.Bounds{} },
 	},
@@ -219,6 +255,39 @@ var Families = []Family{
 	},
 }
 
+// nthSend plays a run's options without faults and returns the number
+// (from 1) of the first message from -> to whose text contains what, as a
+// message fault counts them from the start (0: none). The timers that pace
+// the messages are fixed, so the number holds for other entropies too.
+func nthSend(o judge.Options, from, to, what string) int {
+	o.Schedule, o.Filter = nil, nil
+	if o.Entropy != nil {
+		o.Entropy = sim.NewPCG(o.Seed)
+	}
+	mem := &traces.Memory{}
+	o.Recorder = mem
+	if _, err := judge.Simulate(o); err != nil {
+		return 0
+	}
+	link := from + "->" + to
+	n := 0
+	for i := range mem.Events {
+		e := &mem.Events[i]
+		if e.Kind != "send" || e.Node != from {
+			continue
+		}
+		d := e.Desc()
+		if !strings.Contains(d, link) {
+			continue
+		}
+		n++
+		if strings.Contains(d, what) {
+			return n
+		}
+	}
+	return 0
+}
+
 // FamilyByName returns a family.
 func FamilyByName(name string) (Family, error) {
 	for _, f := range Families {
@@ -249,13 +318,16 @@ var KnobFamilies = map[judge.Knob][]string{
 	judge.NoLeaderLock:            {"dual", "random"},
 	judge.HeartbeatByWorkerID:     {"sandbox"},
 	judge.ClaimByRequestIDOnly:    {"collide"},
+	judge.GrantAtTransactionStart: {"slowclaim"},
 }
 
 // Judged plays a family's run and judges it: the properties and the
 // family's bounds.
 func (f Family) Judged(r sim.Rand, d judge.Design, ent sim.Entropy) (*Outcome, error) {
 	o := f.Options(r, d)
-	o.Entropy = ent
+	if o.Entropy == nil { // a family may pick its run's entropy itself
+		o.Entropy = ent
+	}
 	o.Filter = CheckerFilter
 	out, err := Play(o)
 	if err != nil {

@@ -61,12 +61,19 @@ func caughtBy(o *Outcome, want []string) ([]string, bool) {
 	return by, caught
 }
 
+// pcgMisses are the harmful knobs the seeded route does not catch within
+// its budget although rapid's does, and why.
+var pcgMisses = map[judge.Knob]string{
+	judge.GrantAtTransactionStart: "MA3 needs max_attempts leases lost without a worker failure on one submission: a claim transaction held past the unconfirmed lease (a database stall or an arbiter freeze between its BEGIN and its grant) two or three times, or once with a poison submission",
+}
+
 // TestGenericFindsEveryKnob: the generic generator alone (no family: the
 // drawn world, protocol-timed faults) catches every harmful knob of system
-// A within 500 seeds of the PCG route (what fencesim explore plays), by a
-// property the registry names, but those listed in notYetGeneric; the
-// default design passes the same budget. The rapid route (200 runs) is
-// measured and logged: it does not yet reach every knob (see the issue).
+// A within 200 runs of rapid's route (the world and faults drawn evenly,
+// sim.NewRapidUniform) and within 500 seeds of the PCG route (what
+// fencesim explore plays, but those in pcgMisses), by a property the
+// registry names, but the knobs listed in notYetGeneric; the default design
+// passes both budgets.
 func TestGenericFindsEveryKnob(t *testing.T) {
 	seed, o := firstFailingSeed(t, judge.Default(), genericSeeds)
 	if !assert.Zero(t, seed, "the default design must pass %d generic seeds", genericSeeds) {
@@ -79,7 +86,8 @@ func TestGenericFindsEveryKnob(t *testing.T) {
 		t.Run(string(k.Knob), func(t *testing.T) {
 			d := judge.Default().MustWith(k.Knob)
 			seed, o := firstFailingSeed(t, d, genericSeeds)
-			rres := hunt.RunShrink(t.Name(), genericBudget, 1, time.Second, PropertyIn(d, WorldDrawn, Moderate(), nil))
+			var last *Outcome
+			rres := hunt.RunShrink(t.Name(), genericBudget, 1, time.Second, PropertyIn(d, WorldDrawn, Moderate(), func(o *Outcome) { last = o }))
 			rapidRuns := "not within 200"
 			if rres.Found {
 				rapidRuns = fmt.Sprintf("%d", rres.Runs)
@@ -97,12 +105,21 @@ func TestGenericFindsEveryKnob(t *testing.T) {
 				t.Logf("not required yet (%s): PCG first failing seed %d, rapid runs %s", why, seed, rapidRuns)
 				return
 			}
+			if assert.True(t, rres.Found, "%s must be caught within %d rapid runs", k.Knob, genericBudget) {
+				by, ok := caughtBy(last, k.CaughtBy)
+				assert.True(t, ok, "rapid: %s must be caught by %v, was caught by %v", k.Knob, k.CaughtBy, by)
+				t.Logf("rapid: %d runs, caught by %v; shrunk world: %s", rres.Runs, by, DescribeWorld(last.Options.Design, last.Options.Workload))
+			}
+			if why, miss := pcgMisses[k.Knob]; miss && seed == 0 {
+				t.Logf("PCG: none in %d seeds (%s)", genericSeeds, why)
+				return
+			}
 			if !assert.NotZero(t, seed, "%s must be caught within %d generic seeds", k.Knob, genericSeeds) {
 				return
 			}
 			by, ok := caughtBy(o, k.CaughtBy)
 			assert.True(t, ok, "%s must be caught by %v, was caught by %v", k.Knob, k.CaughtBy, by)
-			t.Logf("PCG: seed %d, caught by %v [%s]; rapid: %s runs", seed, by, DescribeWorld(o.Options.Design, o.Options.Workload), rapidRuns)
+			t.Logf("PCG: seed %d, caught by %v [%s]", seed, by, DescribeWorld(o.Options.Design, o.Options.Workload))
 		})
 	}
 }

@@ -258,8 +258,11 @@ func PropertyIn(d judge.Design, mode WorldMode, f Faults, failed func(*Outcome))
 		return Property(d, judge.DefaultWorkload(), f, failed)
 	}
 	return func(t *rapid.T) {
-		wd := DrawWorld(sim.NewRapid(t), d, mode, f)
-		s, prof := worldSchedule(sim.NewRapid(t), wd, f)
+		// The world and its faults are drawn evenly over their ranges (a
+		// fault's time over the horizon, its length up to minutes), still
+		// shrinking toward the smallest world and the mildest faults.
+		wd := DrawWorld(sim.NewRapidUniform(t), d, mode, f)
+		s, prof := worldSchedule(sim.NewRapidUniform(t), wd, f)
 		o, err := Play(judge.Options{Design: wd.Design, Workload: wd.Workload, Schedule: s, Entropy: sim.NewRapid(t),
 			Until: Until(wd.Design, len(wd.Workload.Arrivals), f), Settle: judge.SettleOf(wd.Design), Filter: CheckerFilter})
 		if err != nil {
