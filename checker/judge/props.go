@@ -40,6 +40,7 @@ var Invariants = gated([]Invariant{
 	{Name: PA8, Check: LivenessAfterHealing},
 	{Name: PA9, Check: AttemptCap},
 	{Name: MA3, Check: NoFalseSystemErrors}, // a metric the source promises as zero: a run that breaks it fails
+	{Name: MA1, Check: UnconfirmedFirst},    // A-S1's promise: a new lease starts with the unconfirmed lease
 })
 
 // AtMostOneOwner (PA1, on the commit log and the workers' notes): every

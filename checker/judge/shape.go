@@ -60,6 +60,7 @@ var Supports = map[string]hist.Support{
 	PA8:       anyShape(PA8),
 	PA9:       anyShape(PA9),
 	MA3:       noZombies(MA3),
+	MA1:       anyShape(MA1), // reads grants by submission on the commit log
 	Porcupine: anyShape(Porcupine),
 }
 

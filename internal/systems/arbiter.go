@@ -113,7 +113,11 @@ func (a Arbiter) Run(dd Design, seed uint64, f Faults, o Options) *Result {
 		hashIf(r, o)
 		return r
 	}
-	a.judged(r, jc.Check(run))
+	res := jc.Check(run)
+	if mode != harness.WorldFixed {
+		harness.JudgeGeneric(&res, opts.Design)
+	}
+	a.judged(r, res)
 	dropValues(r, o)
 	hashIf(r, o)
 	r.Timings = []Timing{{"decode", t1.Sub(t0)}, {"invariants, porcupine, metrics", time.Since(t1)}}

@@ -41,6 +41,7 @@ func firstFailingSeed(t *testing.T, d judge.Design, n int) (uint64, *Outcome) {
 		if err != nil {
 			t.Fatalf("seed %d: %v", s, err)
 		}
+		JudgeGeneric(&o.Result, opts.Design)
 		if len(o.Failed()) > 0 {
 			return s, o
 		}

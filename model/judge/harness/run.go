@@ -269,6 +269,7 @@ func PropertyIn(d judge.Design, mode WorldMode, f Faults, failed func(*Outcome))
 			t.Fatalf("run: %v (profile %s, schedule:\n%s)", err, prof, s)
 		}
 		o.Profile = prof
+		JudgeGeneric(&o.Result, wd.Design)
 		if bad := o.Failed(); len(bad) > 0 {
 			if failed != nil {
 				failed(o)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	jc "github.com/fencesim/fencesim/checker/judge"
 	"github.com/fencesim/fencesim/clock"
 	"github.com/fencesim/fencesim/model/judge"
 	"github.com/fencesim/fencesim/sim"
@@ -151,6 +152,20 @@ func drawParams(r sim.Rand, d judge.Design) judge.Design {
 		d.Pool = 1 + int(r.Uint64n("param/pool-n", 4))
 	}
 	return d
+}
+
+// GenericBounds are the promised worst costs that hold on every run of a
+// drawn world, whatever its faults (the families bound the others per
+// scenario): MA5, each worker process retries at most as often as its
+// backoff allows while the arbiter or the database is down (a claim
+// stream and an upload stream, as the dboutage family bounds it).
+func GenericBounds(d judge.Design) jc.Bounds {
+	return jc.Bounds{OutageLoad: 2 * PerMinute(d.Promised())}
+}
+
+// JudgeGeneric adds the generic bounds' verdicts to a drawn world's run.
+func JudgeGeneric(res *jc.Result, d judge.Design) {
+	res.Verdicts = append(res.Verdicts, GenericBounds(d).Check(res.Metrics)...)
 }
 
 // Protocol returns the fault spec of a drawn world: the generic faults,
