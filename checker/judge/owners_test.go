@@ -187,7 +187,7 @@ func TestOwnersMustPassPA1(t *testing.T) {
 			unsupported = append(unsupported, v.Property)
 		}
 	}
-	assert.Equal(t, []string{PA4, MA3}, unsupported, "what Supports declares for processes sharing a worker_id, and zombies")
+	assert.Equal(t, []string{PA4, MA2, MA3}, unsupported, "what Supports declares for processes sharing a worker_id, and zombies")
 	require.Len(t, r.holdings(), 4, "A, B, C and D; the legacy worker holds no token")
 	assert.Equal(t, use{"home-1.2", "home-1", "was answered a claim with", 17}, r.holdings()[subToken{102, "B"}].first)
 }

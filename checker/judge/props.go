@@ -39,7 +39,9 @@ var Invariants = gated([]Invariant{
 	{Name: PA7, Check: NothingLost},
 	{Name: PA8, Check: LivenessAfterHealing},
 	{Name: PA9, Check: AttemptCap},
-	{Name: MA3, Check: NoFalseSystemErrors}, // a metric the source promises as zero: a run that breaks it fails
+	// Metrics the source promises as zero: a run that breaks them fails.
+	{Name: MA2, Check: NoPromisedWaste}, // where it is promised: A-S2, A-S7
+	{Name: MA3, Check: NoFalseSystemErrors},
 })
 
 // AtMostOneOwner (PA1, on the commit log and the workers' notes): every

@@ -3,6 +3,7 @@ package judge
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -31,8 +32,13 @@ type Params struct {
 	JudgeMax         time.Duration `json:"judge_max"`
 	HomeWorkers      int           `json:"home_workers"`
 	ProdWorkers      int           `json:"prod_workers"`
-	ClaimBatch       int           `json:"claim_batch"` // leases per claim at most; 0 (a header from before the parameter) means 1
-	Knobs            []string      `json:"knobs"`
+	ClaimBatch       int           `json:"claim_batch"`      // leases per claim at most; 0 (a header from before the parameter) means 1
+	Arbiters         int           `json:"arbiters"`         // arbiter processes started at 0 (0 in a header from before the parameter: 1)
+	StandbyArbiters  int           `json:"standby_arbiters"` // arbiter processes added down, started later
+	// ConfirmAwareGrace: the start-up grace gives an unconfirmed lease only
+	// the unconfirmed lease again (a variant of the source's grace).
+	ConfirmAwareGrace bool     `json:"confirm_aware_grace"`
+	Knobs             []string `json:"knobs"`
 }
 
 // Batch returns how many leases one claim may carry.
@@ -152,6 +158,7 @@ type Run struct {
 	End      int64 // time of the last event
 
 	held map[subToken]holding // holdings(), once computed
+	dbs  []string             // the database nodes (those that wrote commits)
 }
 
 // ClaimRecord is a claims-table insert: (worker, request_id) -> lease.
@@ -276,6 +283,9 @@ func (r *Run) commitLog() {
 	}
 	for ci := range r.Commits {
 		c := &r.Commits[ci]
+		if !slices.Contains(r.dbs, c.Node) {
+			r.dbs = append(r.dbs, c.Node)
+		}
 		cur = cur[:0]
 		for j := range c.Changes {
 			ch := &c.Changes[j]

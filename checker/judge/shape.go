@@ -46,10 +46,10 @@ func oneProcess(name string) hist.Support {
 // batches, shared request ids and several arbiters are theirs to judge;
 // but PA4 pairs the database's claims (by worker_id) with the calls (by
 // process), which is one thing only while each worker_id is one process.
-// MA3 blames a lost lease on its worker only when the trace shows the
-// worker fail (a crash, a pause, a faulted link): how a zombie's freeze
-// shows is not settled, and a freeze the trace does not show would read
-// as the arbiter's doing.
+// MA2 and MA3 blame a lost lease or judging on its worker only when the
+// trace shows the worker fail (a crash, a pause, a faulted link): how a
+// zombie's freeze shows is not settled, and a freeze the trace does not
+// show would read as the arbiter's doing.
 var Supports = map[string]hist.Support{
 	PA1:       anyShape(PA1),
 	PA2:       anyShape(PA2),
@@ -59,6 +59,7 @@ var Supports = map[string]hist.Support{
 	PA7:       anyShape(PA7),
 	PA8:       anyShape(PA8),
 	PA9:       anyShape(PA9),
+	MA2:       noZombies(MA2),
 	MA3:       noZombies(MA3),
 	Porcupine: anyShape(Porcupine),
 }
