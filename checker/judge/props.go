@@ -224,7 +224,9 @@ func leaseName(token string) string {
 	return token
 }
 
-// grant is a lease handed out: a pending -> judging transition.
+// grant is a lease handed out: a pending -> judging transition. grants
+// returns them in commit order, computed once per run (shared: do not
+// modify).
 type grant struct {
 	event  uint64
 	t      int64
@@ -234,7 +236,10 @@ type grant struct {
 }
 
 func (r *Run) grants() []grant {
-	var out []grant
+	if r.leases != nil {
+		return r.leases
+	}
+	out := []grant{}
 	for _, id := range r.SubIDs() {
 		vs := r.Subs[id]
 		for i := 1; i < len(vs); i++ {
@@ -244,6 +249,7 @@ func (r *Run) grants() []grant {
 		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].event < out[j].event })
+	r.leases = out
 	return out
 }
 

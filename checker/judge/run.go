@@ -157,8 +157,10 @@ type Run struct {
 	HealAt   int64 // time of the last heal-all fault (0: none)
 	End      int64 // time of the last event
 
-	held map[subToken]holding // holdings(), once computed
-	dbs  []string             // the database nodes (those that wrote commits)
+	held   map[subToken]holding // holdings(), once computed
+	ids    []int64              // SubIDs(), once computed
+	leases []grant              // grants(), once computed
+	dbs    []string             // the database nodes (those that wrote commits)
 }
 
 // ClaimRecord is a claims-table insert: (worker, request_id) -> lease.
@@ -445,12 +447,17 @@ func (r *Run) notes() error {
 }
 
 // SubIDs returns the submission ids in order.
+// The slice is computed once per run and shared: do not modify it.
 func (r *Run) SubIDs() []int64 {
+	if r.ids != nil || len(r.Subs) == 0 {
+		return r.ids
+	}
 	ids := make([]int64, 0, len(r.Subs))
 	for id := range r.Subs {
 		ids = append(ids, id)
 	}
 	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
+	r.ids = ids
 	return ids
 }
 
