@@ -64,17 +64,24 @@ type leaseState struct {
 
 func has(set, x string) bool { return strings.Contains(set, "|"+x+"|") }
 
+// add returns the sorted set with x in it, x inserted in its place (one
+// allocation: the step of a lease model runs in porcupine's inner loop).
 func add(set, x string) string {
-	if has(set, x) || x == "" {
+	if x == "" || has(set, x) {
 		return set
 	}
-	items := strings.Split(strings.Trim(set, "|"), "|")
 	if set == "" {
-		items = nil
+		return "|" + x + "|"
 	}
-	items = append(items, x)
-	sort.Strings(items)
-	return "|" + strings.Join(items, "|") + "|"
+	i := 1 // the start of an item, after its '|'
+	for i < len(set) {
+		j := i + strings.IndexByte(set[i:], '|')
+		if set[i:j] > x {
+			break
+		}
+		i = j + 1
+	}
+	return set[:i] + x + "|" + set[i:]
 }
 
 func (s leaseState) valid(t string) bool {
@@ -93,26 +100,26 @@ func (s leaseState) owner(t string) string {
 	return rest[:strings.IndexByte(rest, '|')]
 }
 
-// own returns the state with the operation's token owned by its client,
-// or false when another process owns it. The database's transitions and
-// operations without a token own nothing.
-func (s leaseState) own(in LeaseIn) (leaseState, bool) {
+// own makes the operation's token owned by its client: bound when it
+// binds it now, not ok when another process owns it. The database's
+// transitions and operations without a token own nothing.
+func (s *leaseState) own(in *LeaseIn) (bound, ok bool) {
 	if in.Token == "" || in.Client == "db" {
-		return s, true
+		return false, true
 	}
 	switch s.owner(in.Token) {
 	case in.Client:
-		return s, true
+		return false, true
 	case "":
 		s.Owners = add(s.Owners, in.Token+"="+in.Client)
-		return s, true
+		return true, true
 	}
-	return s, false
+	return false, false
 }
 
-// apply returns the state after an operation that succeeded (200), or false
-// when a 200 is illegal.
-func (s leaseState) apply(in LeaseIn) (leaseState, bool) {
+// apply makes the state the one after an operation that succeeded (200),
+// or reports false when a 200 is illegal.
+func (s *leaseState) apply(in *LeaseIn) bool {
 	switch in.Op {
 	case "claim":
 		switch {
@@ -120,78 +127,78 @@ func (s leaseState) apply(in LeaseIn) (leaseState, bool) {
 			// A retried claim re-announces the lease it was granted earlier
 			// (idempotent claims, PA4); a newer generation has voided it.
 			s.Void = add(s.Void, in.Token)
-			return s, true
+			return true
 		case in.Gen == s.Gen:
-			return s, in.Token == s.Token // the same grant announced again
+			return in.Token == s.Token // the same grant announced again
 		case Terminal(s.Status):
-			return s, false
+			return false
 		}
 		s.Void = add(s.Void, s.Token)
 		s.Token, s.Gen, s.Status = in.Token, in.Gen, "judging"
-		return s, true
+		return true
 	case "heartbeat":
-		return s, s.valid(in.Token)
+		return s.valid(in.Token)
 	case "submit":
 		if s.decided(in.Token) {
-			return s, true // a duplicate of the deciding submit
+			return true // a duplicate of the deciding submit
 		}
 		if !s.valid(in.Token) {
-			return s, false
+			return false
 		}
 		s.Status = in.Verdict
 		s.Decided = add(s.Decided, in.Token+"="+in.Verdict)
-		return s, true
+		return true
 	case "rejudge":
 		if !Terminal(s.Status) && !in.Unseen {
-			return s, false
+			return false
 		}
 		s.Void = add(s.Void, s.Token)
 		s.Token, s.Status = "", "pending"
 		s.Gen++
-		return s, true
+		return true
 	case "expire", "fail":
 		if s.Status != "judging" {
-			return s, false
+			return false
 		}
 		s.Void = add(s.Void, s.Token)
 		s.Status = "pending"
 		if in.Op == "fail" {
 			s.Status = "system_error"
 		}
-		return s, true
+		return true
 	case "settle":
 		if Terminal(s.Status) {
-			return s, false
+			return false
 		}
 		s.Status = in.Verdict
-		return s, true
+		return true
 	case "hold":
 		if s.Status != "pending" {
-			return s, false
+			return false
 		}
 		s.Status, s.Token = "judging", ""
-		return s, true
+		return true
 	}
-	return s, false
+	return false
 }
 
-// refuse returns the state after a refusal (410), or false when a refusal
-// is illegal.
-func (s leaseState) refuse(in LeaseIn) (leaseState, bool) {
+// refuse makes the state the one after a refusal (410), or reports false
+// when a refusal is illegal.
+func (s *leaseState) refuse(in *LeaseIn) bool {
 	switch in.Op {
 	case "heartbeat":
 		s.Void = add(s.Void, in.Token)
-		return s, true
+		return true
 	case "submit":
 		if s.decided(in.Token) {
-			return s, false // a duplicate of the deciding token must get the first answer
+			return false // a duplicate of the deciding token must get the first answer
 		}
 		s.Void = add(s.Void, in.Token)
-		return s, true
+		return true
 	case "rejudge":
-		return s, !Terminal(s.Status)
+		return !Terminal(s.Status)
 	}
-	return s, false
+	return false
 }
 
 var leaseModel = porcupine.NondeterministicModel{
@@ -211,36 +218,38 @@ var leaseModel = porcupine.NondeterministicModel{
 		}
 		// The process an operation came from must own its token,
 		// whatever the answer (a fact of the call, not of its effect).
-		owned, ok := s.own(in)
+		bound, ok := s.own(&in)
 		if !ok {
 			return nil
 		}
 		// A state that does not change is passed on in its box (states
 		// are values: nobody changes a box).
-		boxed := func(n leaseState) any {
-			if n == s {
-				return state
-			}
-			return n
+		kept := state
+		if bound {
+			kept = s
 		}
-		var next []any
+		n := s
 		switch out.Code {
 		case 200:
-			if n, ok := owned.apply(in); ok {
-				next = append(next, boxed(n))
+			if !n.apply(&in) {
+				return nil
 			}
 		case 410:
-			if n, ok := owned.refuse(in); ok {
-				next = append(next, boxed(n))
+			if !n.refuse(&in) {
+				return nil
 			}
 		case 0, 503: // unknown outcome: applied or not
-			if n, ok := owned.apply(in); ok && n != owned {
-				next = append(make([]any, 0, 2), boxed(owned), n)
-			} else {
-				next = append(next, boxed(owned))
+			if n.apply(&in) && n != s {
+				return []any{kept, n}
 			}
+			return []any{kept}
+		default:
+			return nil
 		}
-		return next
+		if n == s {
+			return []any{kept}
+		}
+		return []any{n}
 	},
 	Equal: func(a, b any) bool { return a.(leaseState) == b.(leaseState) },
 	DescribeOperation: func(input, output any) string {

@@ -128,3 +128,16 @@ func TestViewsNameTheirProperty(t *testing.T) {
 	require.True(t, res.OK())
 	assert.Equal(t, len(Invariants)+2, len(res.Verdicts))
 }
+
+// TestSetsStaySorted: add keeps a set sorted and without duplicates,
+// whatever the order items come in.
+func TestSetsStaySorted(t *testing.T) {
+	set := ""
+	for _, x := range []string{"m", "c", "x", "", "a", "m", "c=1", "z", "b"} {
+		set = add(set, x)
+	}
+	assert.Equal(t, "|a|b|c|c=1|m|x|z|", set)
+	assert.True(t, has(set, "c=1"))
+	assert.False(t, has(set, "c=2"))
+	assert.Equal(t, "", add("", ""))
+}

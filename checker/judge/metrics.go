@@ -59,10 +59,6 @@ func Measure(r *Run) Metrics {
 	for _, j := range r.Judgings {
 		byToken[fmt.Sprintf("%d/%s", j.Sub, j.Token)] = j
 	}
-	accepted := map[string]bool{}
-	for _, a := range r.Accepted {
-		accepted[fmt.Sprintf("%d/%s", a.Sub, a.Token)] = true
-	}
 	// MA1
 	for _, id := range r.SubIDs() {
 		at := r.DecidedAt(id)
@@ -85,19 +81,10 @@ func Measure(r *Run) Metrics {
 		m.ExtraLatency[id] = time.Duration(at - arr - service)
 	}
 	// MA2
-	for _, j := range r.Judgings {
-		if j.End == 0 && j.Abandoned == 0 {
-			continue
-		}
-		m.Judgings++
-		end := j.End
-		if j.Abandoned != 0 {
-			end = j.Abandoned
-		}
-		if accepted[fmt.Sprintf("%d/%s", j.Sub, j.Token)] || r.FailedDuring(j.Worker, j.Start, end) || r.netFaulted(j.Worker, j.Start, end) {
-			continue
-		}
-		m.Wasted++
+	var wasted []*Judging
+	m.Judgings, wasted = r.wasted()
+	m.Wasted = len(wasted)
+	for _, j := range wasted {
 		m.WastedSubs = append(m.WastedSubs, j.Sub)
 	}
 	// MA3
@@ -133,6 +120,32 @@ func Measure(r *Run) Metrics {
 	// MA6
 	m.Grants, m.HomeFirstMisses = r.homeFirst()
 	return m
+}
+
+// wasted returns how many judgings ended (or were abandoned), and those
+// of them thrown away although their worker stayed healthy (MA2): their
+// result was not accepted, and their worker neither crashed nor paused
+// nor had a link faulted while it judged.
+func (r *Run) wasted() (judgings int, out []*Judging) {
+	accepted := make(map[subToken]bool, len(r.Accepted))
+	for _, a := range r.Accepted {
+		accepted[subToken{a.Sub, a.Token}] = true
+	}
+	for _, j := range r.Judgings {
+		if j.End == 0 && j.Abandoned == 0 {
+			continue
+		}
+		judgings++
+		end := j.End
+		if j.Abandoned != 0 {
+			end = j.Abandoned
+		}
+		if accepted[subToken{j.Sub, j.Token}] || r.FailedDuring(j.Worker, j.Start, end) || r.netFaulted(j.Worker, j.Start, end) {
+			continue
+		}
+		out = append(out, j)
+	}
+	return judgings, out
 }
 
 // netFaulted reports whether a network fault (a partition that cut it off

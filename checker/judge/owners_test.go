@@ -187,7 +187,45 @@ func TestOwnersMustPassPA1(t *testing.T) {
 			unsupported = append(unsupported, v.Property)
 		}
 	}
-	assert.Equal(t, []string{PA4, MA3}, unsupported, "what Supports declares for processes sharing a worker_id, and zombies")
+	assert.Equal(t, []string{MA2, MA3}, unsupported, "what Supports declares for zombies")
 	require.Len(t, r.holdings(), 4, "A, B, C and D; the legacy worker holds no token")
 	assert.Equal(t, use{"home-1.2", "home-1", "was answered a claim with", 17}, r.holdings()[subToken{102, "B"}].first)
+}
+
+// TestClaimsOfProcessesPA4: PA4 pairs the database's claims, keyed by
+// worker_id, with the calls of the processes acting under it. A claim
+// episode of a sandbox process granted twice is caught, whether the
+// database recorded its request (the row's worker_id is home-1, the
+// caller home-1.2) or not (no-request-id: the grant belongs to the claim
+// answered with it, or to the one process of its worker_id with claims
+// going); with two processes of home-1 claiming, an unrecorded grant
+// nobody was answered with is not judged.
+func TestClaimsOfProcessesPA4(t *testing.T) {
+	twice := func(record, rival bool) *h {
+		b := &h{}
+		b.commit(ins("submissions", sub(102, "pending", "", 0, "")), ins("submissions", sub(103, "pending", "", 0, "")))
+		if rival {
+			b.as("f", "home-1", "home-1", "claim", 0, "", 0, "home-1-f1", "") // hangs, never answered
+		}
+		claims := func(req, tok string, id int64) map[string]any {
+			if !record {
+				return upd("users", row{"id": 9, "xp": 0}, row{"id": 9, "xp": 0}) // something else in the transaction
+			}
+			return ins("claims", row{"worker_id": "home-1", "request_id": req, "submission_id": id, "lease_token": tok})
+		}
+		// Episode e1 of home-1.2: its first request's reply is lost,
+		// the retry (a new request id under no-request-id) is answered.
+		b.add("home-1.2", hist.KindCall, hist.Call{ID: "q1", Client: "home-1.2", WorkerID: "home-1", Op: "claim", RequestID: "e1.0", Episode: "e1"})
+		b.commit(upd("submissions", sub(102, "pending", "", 0, ""), sub(102, "judging", "X", 1, "home-1")), claims("e1.0", "X", 102))
+		b.add("home-1.2", hist.KindCall, hist.Call{ID: "q2", Client: "home-1.2", WorkerID: "home-1", Op: "claim", RequestID: "e1.1", Episode: "e1"})
+		b.commit(upd("submissions", sub(103, "pending", "", 0, ""), sub(103, "judging", "Y", 1, "home-1")), claims("e1.1", "Y", 103))
+		b.ret("q2", "home-1.2", 200, 103, "Y", 1)
+		return b
+	}
+	v := verdictOf(t, twice(true, true).run(t), PA4)
+	assert.Equal(t, "home-1's claim e1 was granted leases by two transactions (X on 102, Y on 103): a retry left an orphan lease", v.Message, "recorded")
+	v = verdictOf(t, twice(false, false).run(t), PA4)
+	assert.Equal(t, "home-1's claim e1 was granted leases by two transactions (X on 102, Y on 103): a retry left an orphan lease", v.Message, "unrecorded, one process claiming")
+	v = verdictOf(t, twice(false, true).run(t), PA4)
+	assert.True(t, v.OK, "unrecorded, two processes of home-1 claiming: X is nobody's for sure: %s", v)
 }

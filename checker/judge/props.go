@@ -39,8 +39,11 @@ var Invariants = gated([]Invariant{
 	{Name: PA7, Check: NothingLost},
 	{Name: PA8, Check: LivenessAfterHealing},
 	{Name: PA9, Check: AttemptCap},
-	{Name: MA3, Check: NoFalseSystemErrors}, // a metric the source promises as zero: a run that breaks it fails
-	{Name: MA1, Check: UnconfirmedFirst},    // A-S1's promise: a new lease starts with the unconfirmed lease
+	// Metrics the source promises as zero: a run that breaks them fails.
+	{Name: MA2, Check: NoPromisedWaste}, // where it is promised: A-S2, A-S7
+	{Name: MA3, Check: NoFalseSystemErrors},
+	// A-S1's promise: a new lease starts with the unconfirmed lease.
+	{Name: MA1, Check: UnconfirmedFirst},
 })
 
 // AtMostOneOwner (PA1, on the commit log and the workers' notes): every
@@ -223,7 +226,9 @@ func leaseName(token string) string {
 	return token
 }
 
-// grant is a lease handed out: a pending -> judging transition.
+// grant is a lease handed out: a pending -> judging transition. grants
+// returns them in commit order, computed once per run (shared: do not
+// modify).
 type grant struct {
 	event  uint64
 	t      int64
@@ -233,7 +238,10 @@ type grant struct {
 }
 
 func (r *Run) grants() []grant {
-	var out []grant
+	if r.leases != nil {
+		return r.leases
+	}
+	out := []grant{}
 	for _, id := range r.SubIDs() {
 		vs := r.Subs[id]
 		for i := 1; i < len(vs); i++ {
@@ -243,6 +251,7 @@ func (r *Run) grants() []grant {
 		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].event < out[j].event })
+	r.leases = out
 	return out
 }
 
@@ -250,7 +259,12 @@ func (r *Run) grants() []grant {
 // carries the same leases, and a claim retried by a worker (one logical
 // claim, however many requests) is granted its leases by one transaction
 // only, at most claim_batch of them: a retry never leaves an orphan lease
-// behind.
+// behind. The database keys claims by (worker_id, request_id), which is
+// unique (request ids never collide within one worker_id); several
+// processes may act under one worker_id, each with claims of its own. A
+// grant the database did not record (no-request-id) belongs to the claim
+// answered with it, or else to the claim of its worker_id's process; when
+// several processes of that worker_id had claims going, it is not judged.
 func IdempotentClaim(r *Run) checker.Verdict {
 	type key struct{ worker, req string }
 	type answer struct {
@@ -263,29 +277,31 @@ func IdempotentClaim(r *Run) checker.Verdict {
 			claims++
 		}
 	}
-	answered := make(map[key]answer, claims)
-	episodeOf := make(map[key]string, claims)
+	answered := make(map[key]answer, claims)  // (process, request_id)
+	episodeOf := make(map[key]string, claims) // (worker_id, request_id) -> episode
 	type ep struct {
-		worker, id string
-		first      int64
+		wid, process, id string
+		first            int64
 	}
 	var episodes []ep
-	seenEp := map[key]bool{} // (worker, episode)
+	seenEp := map[key]bool{}           // (worker_id, episode)
+	announced := map[subToken]string{} // a lease -> the episode of the claim answered with it
 	for i := range r.Ops {
 		op := &r.Ops[i]
 		c := &op.Call
 		if c.Op != "claim" {
 			continue
 		}
-		k := key{c.Client, c.RequestID}
-		episodeOf[k] = c.Episode
-		if e := (key{c.Client, c.Episode}); !seenEp[e] {
+		wid := actsAs(c.Client, c.WorkerID)
+		episodeOf[key{wid, c.RequestID}] = c.Episode
+		if e := (key{wid, c.Episode}); !seenEp[e] {
 			seenEp[e] = true
-			episodes = append(episodes, ep{c.Client, c.Episode, op.Invoke})
+			episodes = append(episodes, ep{wid, c.Client, c.Episode, op.Invoke})
 		}
 		if op.Return == nil || op.Return.Code != 200 {
 			continue
 		}
+		k := key{c.Client, c.RequestID}
 		leases := leasesOf(op.Return)
 		var got string
 		if len(leases) == 1 {
@@ -296,6 +312,11 @@ func IdempotentClaim(r *Run) checker.Verdict {
 				toks[i] = l.Token
 			}
 			got = strings.Join(toks, ",")
+		}
+		for _, l := range leases {
+			if _, ok := announced[subToken{l.Sub, l.Token}]; !ok {
+				announced[subToken{l.Sub, l.Token}] = c.Episode
+			}
 		}
 		if prev, ok := answered[k]; ok && prev.leases != got {
 			return checker.Fail(PA4, []uint64{prev.ev, op.ReturnSeq}, "%s's claim %s was answered with different leases: %s and %s", c.Client, c.RequestID, prev.leases, got)
@@ -313,26 +334,42 @@ func IdempotentClaim(r *Run) checker.Verdict {
 	for _, cr := range r.Claims {
 		recorded[eventToken{cr.Event, cr.Token}] = cr.RequestID
 	}
-	// The episode active for a worker at time t (by the first call's time).
-	activeAt := func(worker string, t int64) string {
-		id := ""
+	// The episode active for a worker_id at time t (by the first call's
+	// time); ambiguous (false) when several of its processes had claims
+	// by then.
+	activeAt := func(wid string, t int64) (string, bool) {
+		id, process := "", ""
 		for _, e := range episodes {
-			if e.worker == worker && e.first <= t {
-				id = e.id
+			if e.wid != wid || e.first > t {
+				continue
 			}
+			if process != "" && e.process != process {
+				return "", false
+			}
+			id, process = e.id, e.process
 		}
-		return id
+		return id, true
 	}
-	perEpisode := map[key][]grant{} // (worker, episode)
-	for _, g := range r.grants() {
-		var e string
+	// The claim a grant was for: the one the database recorded it for; or
+	// the one answered with it; or the claim its worker_id's one process
+	// had going.
+	claimOf := func(g grant) (string, bool) {
 		if req, ok := recorded[eventToken{g.event, g.token}]; ok {
-			e = episodeOf[key{g.worker, req}]
-			if e == "" {
-				e = "request " + req
+			if e := episodeOf[key{g.worker, req}]; e != "" {
+				return e, true
 			}
-		} else {
-			e = activeAt(g.worker, g.t)
+			return "request " + req, true
+		}
+		if e, ok := announced[subToken{g.sub, g.token}]; ok {
+			return e, true
+		}
+		return activeAt(g.worker, g.t)
+	}
+	perEpisode := map[key][]grant{} // (worker_id, episode)
+	for _, g := range r.grants() {
+		e, ok := claimOf(g)
+		if !ok {
+			continue // nothing says which process's claim it was
 		}
 		k := key{g.worker, e}
 		perEpisode[k] = append(perEpisode[k], g)

@@ -3,6 +3,7 @@ package judge
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -31,8 +32,13 @@ type Params struct {
 	JudgeMax         time.Duration `json:"judge_max"`
 	HomeWorkers      int           `json:"home_workers"`
 	ProdWorkers      int           `json:"prod_workers"`
-	ClaimBatch       int           `json:"claim_batch"` // leases per claim at most; 0 (a header from before the parameter) means 1
-	Knobs            []string      `json:"knobs"`
+	ClaimBatch       int           `json:"claim_batch"`      // leases per claim at most; 0 (a header from before the parameter) means 1
+	Arbiters         int           `json:"arbiters"`         // arbiter processes started at 0 (0 in a header from before the parameter: 1)
+	StandbyArbiters  int           `json:"standby_arbiters"` // arbiter processes added down, started later
+	// ConfirmAwareGrace: the start-up grace gives an unconfirmed lease only
+	// the unconfirmed lease again (a variant of the source's grace).
+	ConfirmAwareGrace bool     `json:"confirm_aware_grace"`
+	Knobs             []string `json:"knobs"`
 }
 
 // Batch returns how many leases one claim may carry.
@@ -151,7 +157,10 @@ type Run struct {
 	HealAt   int64 // time of the last heal-all fault (0: none)
 	End      int64 // time of the last event
 
-	held map[subToken]holding // holdings(), once computed
+	held   map[subToken]holding // holdings(), once computed
+	ids    []int64              // SubIDs(), once computed
+	leases []grant              // grants(), once computed
+	dbs    []string             // the database nodes (those that wrote commits)
 }
 
 // ClaimRecord is a claims-table insert: (worker, request_id) -> lease.
@@ -276,6 +285,9 @@ func (r *Run) commitLog() {
 	}
 	for ci := range r.Commits {
 		c := &r.Commits[ci]
+		if !slices.Contains(r.dbs, c.Node) {
+			r.dbs = append(r.dbs, c.Node)
+		}
 		cur = cur[:0]
 		for j := range c.Changes {
 			ch := &c.Changes[j]
@@ -435,12 +447,17 @@ func (r *Run) notes() error {
 }
 
 // SubIDs returns the submission ids in order.
+// The slice is computed once per run and shared: do not modify it.
 func (r *Run) SubIDs() []int64 {
+	if r.ids != nil || len(r.Subs) == 0 {
+		return r.ids
+	}
 	ids := make([]int64, 0, len(r.Subs))
 	for id := range r.Subs {
 		ids = append(ids, id)
 	}
 	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
+	r.ids = ids
 	return ids
 }
 

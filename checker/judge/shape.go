@@ -27,14 +27,6 @@ func noZombies(name string) hist.Support {
 	return s
 }
 
-// oneProcess is a checker that reads every shape but several processes
-// under one worker_id.
-func oneProcess(name string) hist.Support {
-	s := anyShape(name)
-	s.ProcessesPerWorker = 1
-	return s
-}
-
 // Supports are the shapes of world each check reads correctly (the one
 // place they are declared): every invariant of Invariants by its name, and
 // the porcupine check as Porcupine. A run of another shape gets, from that
@@ -43,22 +35,21 @@ func oneProcess(name string) hist.Support {
 //
 // What each reads: PA1-PA9 key everything by (submission, lease token) or
 // by the process (a node name), so processes sharing a worker_id, zombies,
-// batches, shared request ids and several arbiters are theirs to judge;
-// but PA4 pairs the database's claims (by worker_id) with the calls (by
-// process), which is one thing only while each worker_id is one process.
-// MA3 blames a lost lease on its worker only when the trace shows the
-// worker fail (a crash, a pause, a faulted link): how a zombie's freeze
-// shows is not settled, and a freeze the trace does not show would read
-// as the arbiter's doing.
+// batches, shared request ids and several arbiters are theirs to judge.
+// MA2 and MA3 blame a lost lease or judging on its worker only when the
+// trace shows the worker fail (a crash, a pause, a faulted link): how a
+// zombie's freeze shows is not settled, and a freeze the trace does not
+// show would read as the arbiter's doing.
 var Supports = map[string]hist.Support{
 	PA1:       anyShape(PA1),
 	PA2:       anyShape(PA2),
-	PA4:       oneProcess(PA4),
+	PA4:       anyShape(PA4),
 	PA5:       anyShape(PA5),
 	PA6:       anyShape(PA6),
 	PA7:       anyShape(PA7),
 	PA8:       anyShape(PA8),
 	PA9:       anyShape(PA9),
+	MA2:       noZombies(MA2),
 	MA3:       noZombies(MA3),
 	MA1:       anyShape(MA1), // reads grants by submission on the commit log
 	Porcupine: anyShape(Porcupine),

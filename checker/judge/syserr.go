@@ -115,14 +115,6 @@ func (r *Run) systemErrors() (all, falseOnes int) {
 // drifted fast, during [a, b]. A drift lasts until the next drift of the
 // node or the heal-all.
 func (r *Run) dbClockAhead(a, b int64) bool {
-	isDB := func(node string) bool {
-		for i := range r.Commits {
-			if r.Commits[i].Node == node {
-				return true
-			}
-		}
-		return false
-	}
 	for i, f := range r.Faults {
 		switch {
 		case f.Kind == "jump" && f.Amount > 0 && f.T >= a && f.T <= b:
@@ -140,7 +132,7 @@ func (r *Run) dbClockAhead(a, b int64) bool {
 		default:
 			continue
 		}
-		if isDB(f.Node) {
+		if r.isDB(f.Node) {
 			return true
 		}
 	}

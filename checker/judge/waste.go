@@ -1,0 +1,225 @@
+package judge
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/fencesim/fencesim/checker"
+)
+
+// MA2 (wasted judgings) is a property where the source promises none: a
+// judging thrown away although its worker stayed healthy (Measure's
+// count) fails the run when nothing but arbiter restarts (A-S2: the
+// start-up grace gives every lease in flight a full lease again) and
+// arbiter clock faults (A-S7: expiry is the database's business) happened
+// around its lease: from one lease before the grant until the judging's
+// fate was sealed (its result answered, the judging abandoned, or the end
+// of the run). Anything else in that window (a partition, a stall, a
+// database fault, a paused arbiter, another node's crash) is a fault whose
+// cost the source does not promise away, and the judging is not judged.
+//
+// The promise needs a design with the one arbiter process of A-S2 and A-S7
+// (with a second one, started or standby, it is A-S6, where the source
+// promises only worse scheduling: a worker's retry that tries the other,
+// down, arbiter first can find its orphaned lease reclaimed), whose grace
+// outlasts the gaps in which a worker does not call (its heartbeat
+// interval, its backoff cap, plus a request's timeout) and gives an
+// unconfirmed lease the full grace (the source's statement; confirm-aware
+// grace trades this promise for A-S1's shorter orphans). The no-grace
+// knob keeps the parameter and drops the grace: it is held to the
+// promise, and caught.
+
+// wastePromised reports whether the design promises no waste across
+// arbiter restarts, or why not.
+func (r *Run) wastePromised() (bool, string) {
+	p := r.P
+	if n := max(p.Arbiters, 1) + p.StandbyArbiters; n > 1 {
+		return false, fmt.Sprintf("%d arbiter processes: a second arbiter is A-S6, where the source promises only worse scheduling", n)
+	}
+	if p.ConfirmAwareGrace {
+		return false, "confirm-aware grace gives an unconfirmed lease only the unconfirmed lease again"
+	}
+	if need := max(p.Heartbeat, p.BackoffCap) + p.RequestTimeout; p.Grace < need {
+		return false, fmt.Sprintf("grace %v is shorter than a worker's longest silence, %v", p.Grace, need)
+	}
+	return true, ""
+}
+
+// isArbiter reports whether a node is an arbiter.
+func isArbiter(node string) bool { return strings.HasPrefix(node, "arbiter") }
+
+// isDB reports whether a node is a database (it wrote commits).
+func (r *Run) isDB(node string) bool { return slices.Contains(r.dbs, node) }
+
+// onlyArbiterRestarts reports whether, for worker process w's lease,
+// nothing happened (or was in effect) during [a, b] but arbiter crashes
+// and restarts, arbiter clock faults, a jump of w's own wall clock (its
+// timers do not read it), harmless actions (heals, armings, rejudges),
+// and faults between other nodes that leave w, the arbiters and the
+// database alone (another worker's crash, a link between two other
+// workers).
+func (r *Run) onlyArbiterRestarts(w string, a, b int64) bool {
+	// The nodes a lease lives on: its worker, the arbiters, the database.
+	involved := func(node string) bool { return node == "" || node == w || isArbiter(node) || r.isDB(node) }
+	for _, f := range r.Faults {
+		until := f.T + f.For + f.Amount
+		switch f.Kind {
+		case "crash", "restart", "jump", "drift":
+			if isArbiter(f.Node) || !involved(f.Node) || (f.Kind == "jump" && f.Node == w) {
+				continue
+			}
+			until = f.T // a crash's downtime is in Down
+			if f.Kind == "drift" {
+				until = r.nextDrift(f)
+			}
+		case "heal", "heal-all", "crash-at", "crash-yield", "message":
+			continue // a heal, or an arming: what it arms shows when it fires
+		case "command":
+			if f.Point == "rejudge" {
+				continue // only a decided submission is rejudged
+			}
+			if d, err := time.ParseDuration(f.Arg); err == nil {
+				until = f.T + int64(d)
+			}
+		case "partition":
+			if r.together(f, w) {
+				continue
+			}
+			if f.For == 0 {
+				until = r.healAfter(f.T)
+			}
+		case "pause", "resume":
+			continue // in Paused
+		default: // a link's fault: cut, break, a burst, a message's fate
+			if !involved(f.Node) && !involved(f.Peer) {
+				continue
+			}
+			if f.Kind == "cut" && f.For == 0 {
+				until = r.healAfter(f.T)
+			}
+		}
+		if f.T <= b && until >= a {
+			return false
+		}
+	}
+	// Downtimes the schedule did not name (crash points, yields), and
+	// pauses, of the nodes the lease lives on.
+	for node, ivs := range r.Down {
+		if !isArbiter(node) && involved(node) && overlaps(ivs, a, b, r.End) {
+			return false
+		}
+	}
+	for node, ivs := range r.Paused {
+		if involved(node) && overlaps(ivs, a, b, r.End) {
+			return false
+		}
+	}
+	return true
+}
+
+// together reports whether a partition keeps worker w, every arbiter and
+// every database in one group.
+func (r *Run) together(f FaultAt, w string) bool {
+	var home []string
+	for _, g := range f.Groups {
+		if slices.Contains(g, w) {
+			home = g
+		}
+	}
+	if home == nil {
+		return false
+	}
+	for _, g := range f.Groups {
+		for _, n := range g {
+			if (isArbiter(n) || r.isDB(n)) && !slices.Contains(home, n) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// nextDrift returns when a drift fault ends: at the next drift of its node
+// or the heal-all (the end of the run if neither).
+func (r *Run) nextDrift(f FaultAt) int64 {
+	for _, g := range r.Faults {
+		if g.T > f.T && ((g.Kind == "drift" && g.Node == f.Node) || g.Kind == "heal-all") {
+			return g.T
+		}
+	}
+	return r.End
+}
+
+// overlaps reports whether an interval (open ones last to end) meets [a, b].
+func overlaps(ivs []Interval, a, b, end int64) bool {
+	for _, iv := range ivs {
+		e := iv.End
+		if e == 0 {
+			e = end
+		}
+		if iv.Start <= b && e >= a {
+			return true
+		}
+	}
+	return false
+}
+
+// sealed returns when a judging's fate was sealed: its result answered,
+// the judging abandoned, or (a result never answered) the end of the run.
+func (r *Run) sealed(j *Judging) int64 {
+	if j.Abandoned != 0 {
+		return j.Abandoned
+	}
+	for _, rl := range r.Results {
+		if rl.Worker == j.Worker && rl.Sub == j.Sub && rl.Token == j.Token && rl.Answered != 0 {
+			return rl.Answered
+		}
+	}
+	return r.End
+}
+
+// grantOf returns the version that granted a submission's lease token.
+func (r *Run) grantOf(sub int64, token string) (Version, bool) {
+	vs := r.Subs[sub]
+	for i := range vs {
+		var prev Version
+		if i > 0 {
+			prev = vs[i-1]
+		}
+		if vs[i].Token == token && newLease(&prev, &vs[i]) {
+			return vs[i], true
+		}
+	}
+	return Version{}, false
+}
+
+// NoPromisedWaste (MA2 where the source promises zero): no judging is
+// thrown away, while its worker stayed healthy, when nothing but arbiter
+// restarts and arbiter clock faults happened around its lease.
+func NoPromisedWaste(r *Run) checker.Verdict {
+	if ok, why := r.wastePromised(); !ok {
+		v := checker.Pass(MA2)
+		v.Message = "not promised by this design: " + why
+		return v
+	}
+	_, wasted := r.wasted()
+	for _, j := range wasted {
+		if j.Token == "" {
+			continue // a legacy worker's judging: no lease, no grace
+		}
+		from := j.Start
+		var evs []uint64
+		if g, ok := r.grantOf(j.Sub, j.Token); ok {
+			from, evs = g.T, append(evs, g.Event)
+		}
+		to := r.sealed(j)
+		if !r.onlyArbiterRestarts(j.Worker, from-int64(r.P.Lease), to) {
+			continue
+		}
+		return checker.Fail(MA2, append(evs, j.StartEv), "submission %d: %s's judging under lease %s was thrown away although its worker stayed healthy and only arbiter restarts or clock faults happened around it (A-S2, A-S7 promise none)",
+			j.Sub, j.Worker, j.Token)
+	}
+	return checker.Pass(MA2)
+}

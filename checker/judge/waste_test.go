@@ -1,0 +1,132 @@
+package judge
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+
+	"github.com/fencesim/fencesim/traces/hist"
+)
+
+// MA2 where the source promises no waste: a healthy worker's judging
+// thrown away around nothing but arbiter restarts and clock faults fails
+// the run; around any other fault it is not judged.
+
+// thrownAway: home-1 holds 101's lease A from 20 s and judges it from 21
+// s; the sweep reclaims it at 90 s; its result, saved at 100 s, is refused
+// (410) at 100.5 s. mid adds what happens meanwhile; the run ends at 200 s.
+func thrownAway(mid func(b *h)) *h {
+	b := &h{}
+	b.on(10 * s).commit(ins("submissions", sub(101, "pending", "", 0, "")))
+	b.on(19*s).call("c1", "home-1", "claim", 0, "", 0, "r1")
+	b.on(20*s).move(sub(101, "pending", "", 0, ""), sub(101, "judging", "A", 1, "home-1"))
+	b.ret("c1", "home-1", 200, 101, "A", 1)
+	b.on(21*s).judge("home-1", 101, "A", hist.JudgeStart)
+	mid(b)
+	b.on(90*s).move(sub(101, "judging", "A", 1, "home-1"), sub(101, "pending", "", 1, ""))
+	b.on(100*s).judge("home-1", 101, "A", hist.JudgeEnd)
+	b.add("home-1", hist.KindResult, hist.Result{Worker: "home-1", Sub: 101, Token: "A", Gen: 1, Verdict: "AC", Phase: hist.ResultSaved, Durable: true})
+	b.call("s1", "home-1", "submit", 101, "A", 1, "")
+	b.on(100*s+s/2).ret("s1", "home-1", 410, 101, "A", 0)
+	b.add("home-1", hist.KindResult, hist.Result{Worker: "home-1", Sub: 101, Token: "A", Gen: 1, Verdict: "AC", Phase: hist.ResultAnswered, Code: 410})
+	b.on(200*s).add("db", "state", hist.State{What: "idle"})
+	return b
+}
+
+func fault(at int64, f map[string]any) func(b *h) { return func(b *h) { b.on(at).fault(f) } }
+
+func node(at int64, n, kind string) func(b *h) { return func(b *h) { b.on(at).add(n, kind, nil) } }
+
+func all(fs ...func(b *h)) func(b *h) {
+	return func(b *h) {
+		for _, f := range fs {
+			f(b)
+		}
+	}
+}
+
+func TestPromisedWasteMustFailMA2(t *testing.T) {
+	for name, mid := range map[string]func(b *h){
+		// A-S2 without grace: the arbiter restarts and sweeps at once.
+		"an arbiter restart": all(fault(40*s, map[string]any{"kind": "crash", "node": "arbiter-1"}), node(40*s, "arbiter-1", "crash"),
+			fault(85*s, map[string]any{"kind": "restart", "node": "arbiter-1"}), node(85*s, "arbiter-1", "restart")),
+		// A-S7 with expiry by the arbiter's clock.
+		"an arbiter's clock jump":  fault(40*s, map[string]any{"kind": "jump", "node": "arbiter-1", "amount": 100 * s}),
+		"an arbiter's clock drift": fault(40*s, map[string]any{"kind": "drift", "node": "arbiter-1", "rate": 100000}),
+		"nothing at all":           func(*h) {},
+		// What leaves the worker, the arbiters and the database alone.
+		"another worker's faults": all(node(40*s, "home-2", "crash"), fault(41*s, map[string]any{"kind": "cut", "node": "home-2", "peer": "prod-1"}),
+			fault(42*s, map[string]any{"kind": "pause", "node": "prod-1"}), fault(43*s, map[string]any{"kind": "drift", "node": "home-2", "rate": 1000}),
+			fault(44*s, map[string]any{"kind": "partition", "groups": [][]string{{"home-1", "arbiter-1", "db"}, {"home-2", "prod-1"}}})),
+		"its own wall clock":    fault(40*s, map[string]any{"kind": "jump", "node": "home-1", "amount": 100 * s}),
+		"a rejudge, an arming":  all(fault(40*s, map[string]any{"kind": "command", "node": "arbiter-1", "point": "rejudge", "arg": "102"}), fault(41*s, map[string]any{"kind": "crash-at", "node": "db", "point": "commit"}), fault(42*s, map[string]any{"kind": "message", "node": "db", "peer": "home-1"})),
+		"a fault a lease early": fault(20*s-60*s-1, map[string]any{"kind": "stall", "node": "db", "peer": "arbiter-1", "for": 0}),
+	} {
+		v := verdictOf(t, thrownAway(mid).run(t), MA2)
+		assert.False(t, v.OK, "%s: %s", name, v)
+		assert.Equal(t, "submission 101: home-1's judging under lease A was thrown away although its worker stayed healthy and only arbiter restarts or clock faults happened around it (A-S2, A-S7 promise none)", v.Message, name)
+		assert.Equal(t, []uint64{3, 5}, v.Events, "%s: the grant and the judging", name)
+	}
+}
+
+func TestUnpromisedWasteMustPassMA2(t *testing.T) {
+	for name, mid := range map[string]func(b *h){
+		"a database crash":                  all(node(40*s, "db", "crash"), node(50*s, "db", "restart")),
+		"a database's clock jump":           fault(40*s, map[string]any{"kind": "jump", "node": "db", "amount": 100 * s}),
+		"its own clock drift":               fault(40*s, map[string]any{"kind": "drift", "node": "home-1", "rate": 1000}),
+		"an arbiter paused":                 all(fault(40*s, map[string]any{"kind": "pause", "node": "arbiter-1"}), fault(60*s, map[string]any{"kind": "resume", "node": "arbiter-1"})),
+		"an arbiter stalled":                fault(40*s, map[string]any{"kind": "command", "node": "arbiter-1", "point": "stall", "arg": "20s"}),
+		"a stall that began early":          fault(-50*s, map[string]any{"kind": "command", "node": "arbiter-1", "point": "stall", "arg": "20s"}),
+		"the arbiter cut from the database": fault(40*s, map[string]any{"kind": "partition", "groups": [][]string{{"home-1", "arbiter-1"}, {"db"}}}),
+		"a cut of an arbiter's link":        fault(40*s, map[string]any{"kind": "cut", "node": "arbiter-1", "peer": "db"}),
+		"a cut on every link":               fault(40*s, map[string]any{"kind": "loss", "for": 5 * s}),
+		"a drift of the database":           fault(-10*s, map[string]any{"kind": "drift", "node": "db", "rate": 1000}),
+		"a fault within a lease before":     fault(20*s-60*s, map[string]any{"kind": "break", "node": "db", "peer": "arbiter-1"}),
+		"a crash the schedule did not name": all(node(40*s, "db", "crash"), node(41*s, "db", "restart")),
+		"a standing cut, healed late":       all(fault(-100*s, map[string]any{"kind": "cut", "node": "db", "peer": "arbiter-1"}), fault(-39*s, map[string]any{"kind": "heal"})),
+		// The worker's own failure: not a waste at all.
+		"its worker paused":  all(fault(40*s, map[string]any{"kind": "pause", "node": "home-1"}), fault(60*s, map[string]any{"kind": "resume", "node": "home-1"})),
+		"its worker cut off": fault(40*s, map[string]any{"kind": "partition", "groups": [][]string{{"home-1"}, {"arbiter-1", "db"}}}),
+	} {
+		v := verdictOf(t, thrownAway(mid).run(t), MA2)
+		assert.True(t, v.OK, "%s: %s", name, v)
+	}
+
+	// A result never answered: the window lasts to the end of the run.
+	b := thrownAway(func(*h) {})
+	b.evs = b.evs[:len(b.evs)-3]
+	b.on(150*s).add("db", "crash", nil)
+	b.on(200*s).add("db", "state", hist.State{What: "idle"})
+	assert.True(t, verdictOf(t, b.run(t), MA2).OK, "a database crash before the result's answer")
+	b.evs = b.evs[:len(b.evs)-2]
+	b.on(200*s).add("db", "state", hist.State{What: "idle"})
+	assert.False(t, verdictOf(t, b.run(t), MA2).OK, "nothing until the end")
+
+	// A legacy worker's judging: no lease, no grace.
+	b = &h{}
+	b.on(10 * s).commit(ins("submissions", sub(101, "pending", "", 0, "")))
+	b.on(20*s).move(sub(101, "pending", "", 0, ""), sub(101, "judging", "", 0, "home-2"))
+	b.judge("home-2", 101, "", hist.JudgeStart)
+	b.judge("home-2", 101, "", hist.JudgeEnd)
+	assert.True(t, verdictOf(t, b.run(t), MA2).OK)
+}
+
+// TestWastePromisedByTheDesignMA2: the promise needs one arbiter process,
+// the source's grace, and a grace longer than a worker's longest silence
+// (max(heartbeat 20 s, backoff cap 30 s) + request timeout 5 s = 35 s).
+func TestWastePromisedByTheDesignMA2(t *testing.T) {
+	b := thrownAway(func(*h) {})
+	for set, why := range map[string]string{
+		`"confirm_aware_grace":true`: "not promised by this design: confirm-aware grace gives an unconfirmed lease only the unconfirmed lease again",
+		`"grace":34999999999`:        "not promised by this design: grace 34.999999999s is shorter than a worker's longest silence, 35s",
+		`"standby_arbiters":1`:       "not promised by this design: 2 arbiter processes: a second arbiter is A-S6, where the source promises only worse scheduling",
+		`"arbiters":2`:               "not promised by this design: 2 arbiter processes: a second arbiter is A-S6, where the source promises only worse scheduling",
+	} {
+		v := verdictOf(t, b.runWith(t, set), MA2)
+		assert.True(t, v.OK, set)
+		assert.Equal(t, why, v.Message, set)
+	}
+	for _, set := range []string{`"grace":35000000000`, `"arbiters":1`, `"backoff_cap":20000000000,"grace":25000000000`} {
+		assert.False(t, verdictOf(t, b.runWith(t, set), MA2).OK, set)
+	}
+}
