@@ -137,6 +137,10 @@ func NewRapid(t *rapid.T) *Rapid { return &Rapid{t: t} }
 // NewRapid.
 func NewRapidUniform(t *rapid.T) *Rapid { return &Rapid{t: t, uniform: true} }
 
+// Uniform returns an entropy on the same *rapid.T whose draws are spread
+// evenly (see NewRapidUniform).
+func (r *Rapid) Uniform() *Rapid { return &Rapid{t: r.t, uniform: true} }
+
 // Describe implements Entropy.
 func (r *Rapid) Describe() string { return "rapid" }
 

@@ -530,8 +530,8 @@ func (a *Arbiter) claim(p *sim.Proc, w *waitClaim) (paired, again bool) {
 	}
 	// 4. Remember the request_id's leases, and commit.
 	if !d.Has(NoRequestID) {
-		for _, l := range ls {
-			tx.Queue(RecordClaim(w.worker, w.requestID, l).Named("record-claim"))
+		for i, l := range ls {
+			tx.Queue(RecordClaim(w.worker, w.requestID, l, i).Named("record-claim"))
 		}
 	}
 	if d.LegacyRules {

@@ -31,6 +31,7 @@ const (
 	HeartbeatByWorkerID     Knob = "heartbeat-by-worker-id"
 	ClaimByRequestIDOnly    Knob = "claim-by-request-id-only"
 	GrantAtTransactionStart Knob = "grant-at-transaction-start"
+	ClaimLookupOnly         Knob = "claim-lookup-only"
 )
 
 // KnobInfo describes a knob for the registry, the CLI and the knob tests.
@@ -43,7 +44,7 @@ var Knobs = design.Registry[Knob]{
 	{Knob: NoRequestID, Removes: "claim retries are not idempotent", Harmful: true, CaughtBy: []string{"PA4", "MA1"}, Scenarios: []string{"A-S1"}},
 	{Knob: LongFirstLease, Removes: "new leases start at the full lease, no unconfirmed phase", Harmful: true, CaughtBy: []string{"MA1"}, Scenarios: []string{"A-S1"}},
 	{Knob: NoGrace, Removes: "no start-up grace", Harmful: true, CaughtBy: []string{"MA2", "MA3"}, Scenarios: []string{"A-S2"}},
-	{Knob: ArbiterClock, Removes: "lease expiry judged by the arbiter's clock", Harmful: true, CaughtBy: []string{"MA2", "MA3"}, Scenarios: []string{"A-S7"}},
+	{Knob: ArbiterClock, Removes: "lease expiry judged by the arbiter's clock", Harmful: true, CaughtBy: []string{"MA1", "MA2", "MA3"}, Scenarios: []string{"A-S7"}},
 	{Knob: DuplicateIsError, Removes: "a duplicate submit gets a failure answer", Harmful: true, CaughtBy: []string{"PA5", "PA7"}, Scenarios: []string{"A-S4"}},
 	{Knob: NoUniqueHistory, Removes: "no UNIQUE (submission_id, lease_token)", Harmful: true, CaughtBy: []string{"PA5"}, Scenarios: []string{"A-S4"}},
 	{Knob: CreditWithoutOnConflict, Removes: "first-AC/XP inserted without ON CONFLICT DO NOTHING", Harmful: true, CaughtBy: []string{"PA6"}, Scenarios: []string{"A-S4"}},
@@ -53,6 +54,7 @@ var Knobs = design.Registry[Knob]{
 	{Knob: NoBackoffCap, Removes: "retries without backoff (every base interval)", Harmful: true, CaughtBy: []string{"MA5"}, Scenarios: []string{"A-S7"}},
 	{Knob: NoLeaderLock, Removes: "no advisory lock, every arbiter dispatches", Harmful: false, CaughtBy: nil, Scenarios: []string{"A-S6"}},
 	{Knob: HeartbeatByWorkerID, Removes: "heartbeat renews on status and worker_id, without lease_token", Harmful: true, CaughtBy: []string{"PA1"}, Scenarios: []string{"A-S5"}},
+	{Knob: ClaimLookupOnly, Removes: "the idempotent claim is a look-up only, without UNIQUE (worker_id, request_id, slot)", Harmful: true, CaughtBy: []string{"PA4"}, Scenarios: []string{"A-S6"}},
 	{Knob: GrantAtTransactionStart, Removes: "a new lease's expiry counts from now(), the claim transaction's start, not from the grant's own statement", Harmful: true, CaughtBy: []string{"MA3"}, Scenarios: []string{"A-S1"}},
 	{Knob: ClaimByRequestIDOnly, Removes: "claim idempotency keyed by request_id alone; request ids can collide between workers", Harmful: true, CaughtBy: []string{"PA1"}, Scenarios: []string{"A-S1"}},
 }

@@ -105,9 +105,9 @@ func (d Design) grantExpiry(arbiterNow clock.Time, dur time.Duration) db.Expr {
 
 // RecordClaim records (worker, request_id) -> lease, so a retried claim gets
 // the same lease.
-func RecordClaim(worker, requestID string, l Lease) db.Stmt {
+func RecordClaim(worker, requestID string, l Lease, slot int) db.Stmt {
 	return db.Insert(TClaims, db.Row{"worker_id": worker, "request_id": requestID, "submission_id": l.Sub, "lease_token": l.Token,
-		"lease_gen": l.Gen, "user_id": l.User, "problem_id": l.Problem})
+		"lease_gen": l.Gen, "user_id": l.User, "problem_id": l.Problem, "slot": int64(slot)})
 }
 
 // leaseHolder is the condition that a write comes from the lease's current

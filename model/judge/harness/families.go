@@ -65,11 +65,14 @@ var Families = []Family{
 		Name: "drawn", About: "the generic search: a drawn world (fleet, sandboxes, a zombie, poison, rejudges, arbiters) and protocol-timed faults (moderate)",
 		Options: func(r sim.Rand, d judge.Design) judge.Options {
 			f := Moderate()
+			if rr, ok := r.(*sim.Rapid); ok {
+				r = rr.Uniform() // as PropertyIn draws them
+			}
 			wd := DrawWorld(r, d, WorldDrawn, f)
 			s, _ := worldSchedule(r, wd, f)
 			return judge.Options{Design: wd.Design, Workload: wd.Workload, Schedule: s, Until: Until(wd.Design, len(wd.Workload.Arrivals), f), Settle: judge.SettleOf(wd.Design)}
 		},
-		Bounds: func(judge.Design) jc.Bounds { return jc.Bounds{} },
+		Bounds: GenericBounds,
 	},
 	{
 		Name: "slowclaim", About: "A-S1's claim held up inside its transaction: the grant statement reaches the database 11-20 s after the claim's BEGIN (max_attempts 1, so the lost attempt shows at once; a sweep every 100 ms)",
@@ -89,6 +92,25 @@ var Families = []Family{
 			o := judge.Options{Design: d, Workload: judge.Workload{Arrivals: subs(1, 0)}, Until: 300 * sec, Seed: seed, Entropy: sim.NewPCG(seed)}
 			if n := nthSend(o, "arbiter-1", "db", "SET status = 'judging'"); n > 0 {
 				late := between(r, "grant-late", 11*sec, 20*sec)
+				o.Schedule = sim.Schedule{{At: 0, Kind: sim.Message, Node: "arbiter-1", Peer: "db", Arg: sim.FateDelay, Count: n, Amount: late, FromStart: true}}
+			}
+			return o
+		},
+		Bounds: func(judge.Design) jc.Bounds { return jc.Bounds{} },
+	},
+	{
+		Name: "twice", About: "A-S6: two arbiters dispatch at once (as an old leader that has not noticed it lost the lock does); the first one's claim transaction is held up past the worker's timeout, the retry with the same request_id reaches the second",
+		Options: func(r sim.Rand, d judge.Design) judge.Options {
+			d = fleet(d, 1, 0)
+			d.Arbiters = 2
+			if !d.Has(judge.NoLeaderLock) {
+				d = d.MustWith(judge.NoLeaderLock)
+			}
+			d.JudgeMin, d.JudgeMax = 20*sec, 20*sec
+			seed := 1 + r.Uint64n("seed", 1<<20)
+			o := judge.Options{Design: d, Workload: judge.Workload{Arrivals: subs(2, 0)}, Until: 400 * sec, Seed: seed, Entropy: sim.NewPCG(seed)}
+			if n := nthSend(o, "arbiter-1", "db", "SET status = 'judging'"); n > 0 {
+				late := between(r, "grant-late", d.ClaimHold+d.RequestTimeout+sec, d.ClaimHold+d.RequestTimeout+15*sec)
 				o.Schedule = sim.Schedule{{At: 0, Kind: sim.Message, Node: "arbiter-1", Peer: "db", Arg: sim.FateDelay, Count: n, Amount: late, FromStart: true}}
 			}
 			return o
@@ -319,6 +341,7 @@ var KnobFamilies = map[judge.Knob][]string{
 	judge.HeartbeatByWorkerID:     {"sandbox"},
 	judge.ClaimByRequestIDOnly:    {"collide"},
 	judge.GrantAtTransactionStart: {"slowclaim"},
+	judge.ClaimLookupOnly:         {"twice"},
 }
 
 // Judged plays a family's run and judges it: the properties and the

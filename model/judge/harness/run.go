@@ -30,6 +30,24 @@ type Faults struct {
 	// Landmarks are durations that fault lengths cluster around (see
 	// sim.GenSpec.Landmarks); nil: none.
 	Landmarks []time.Duration
+	// ByRole draws the node a crash, a pause or a crash-yield hits by its
+	// role first (the database, an arbiter, a worker process), so that a
+	// fleet of many worker processes does not make the arbiter's crash rare.
+	ByRole bool
+}
+
+// byRole lists the database, the arbiters and the worker processes so
+// that a uniform pick from it picks each role about equally often.
+func byRole(n judge.Names) []string {
+	ws := n.Workers()
+	out := []string{}
+	for i := 0; i < max(len(ws), 1); i++ {
+		out = append(out, n.DB)
+	}
+	for i := 0; i < max(len(ws), 1); i++ {
+		out = append(out, n.Arbiters[i%len(n.Arbiters)])
+	}
+	return append(out, ws...)
 }
 
 // Moderate is the default fault intensity: up to 8 faults in the first
@@ -66,6 +84,9 @@ func Spec(d judge.Design, wl []judge.Arrival, f Faults) sim.GenSpec {
 	nodes := append([]string{n.DB}, n.Arbiters...)
 	nodes = append(nodes, n.Workers()...)
 	crashable := append([]string(nil), nodes...)
+	if f.ByRole {
+		crashable = byRole(n)
+	}
 	var points []sim.PointSpec
 	for _, a := range n.Arbiters {
 		// After COMMIT, before the reply is the moment A-S1 is about:

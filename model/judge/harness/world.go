@@ -178,9 +178,14 @@ func (f Faults) Protocol(d judge.Design) Faults {
 	if f.Kinds == nil {
 		f.Kinds = append(append([]sim.Kind(nil), sim.GenericKinds...), sim.PauseYield, sim.Message, sim.CrashAt, sim.Do)
 	}
+	f.ByRole = true
 	if f.Yields == nil {
 		n := judge.NamesOf(d)
-		f.Yields = append(append([]string(nil), n.Arbiters...), n.Workers()...)
+		ws := n.Workers()
+		for i := 0; i < len(ws); i++ {
+			f.Yields = append(f.Yields, n.Arbiters[i%len(n.Arbiters)])
+		}
+		f.Yields = append(f.Yields, ws...)
 	}
 	if f.Landmarks == nil {
 		// The deadlines a fault can outlast: a request's timeout, the
