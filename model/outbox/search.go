@@ -314,12 +314,12 @@ type Seeded struct {
 }
 
 // DrawSeed draws what fencesim explore plays for a seed: the world from
-// the seed's "world" stream (DrawWorld; fixed names the parameters it
-// keeps), the world's reference run, and the faults from the "faults"
+// the seed's "world" stream (DrawWorld: the design's pinned parameters
+// kept), the world's reference run, and the faults from the "faults"
 // stream (SearchFaults). Simulate it with sim.NewPCG(seed).
-func DrawSeed(base Design, fixed []string, seed uint64, in Intensity) (Seeded, error) {
+func DrawSeed(base Design, seed uint64, in Intensity) (Seeded, error) {
 	ent := sim.NewPCG(seed)
-	d, wl := DrawWorld(ent.Stream("world"), base, fixed)
+	d, wl := DrawWorld(ent.Stream("world"), base)
 	x := Seeded{Design: d, Workload: wl}
 	ref, err := NewReference(d, wl, wl.Plan, ent)
 	if err != nil {

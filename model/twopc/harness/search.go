@@ -325,12 +325,12 @@ type Seeded struct {
 }
 
 // DrawSeed draws what fencesim explore plays for a seed: the world from
-// the seed's "world" stream (twopc.DrawWorld; fixed names the parameters
-// it keeps), the world's reference run, and the faults from the "faults"
-// stream (SearchFaults). Run it with sim.NewPCG(seed).
-func (h Harness) DrawSeed(base twopc.Design, fixed []string, seed uint64, in Intensity) (Seeded, error) {
+// the seed's "world" stream (twopc.DrawWorld: the design's pinned
+// parameters kept), the world's reference run, and the faults from the
+// "faults" stream (SearchFaults). Run it with sim.NewPCG(seed).
+func (h Harness) DrawSeed(base twopc.Design, seed uint64, in Intensity) (Seeded, error) {
 	ent := sim.NewPCG(seed)
-	d := twopc.DrawWorld(ent.Stream("world"), base, fixed)
+	d := twopc.DrawWorld(ent.Stream("world"), base)
 	x := Seeded{Design: d}
 	ref, err := h.NewReference(d, ent)
 	if err != nil {
