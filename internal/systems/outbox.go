@@ -3,6 +3,7 @@ package systems
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -45,21 +46,16 @@ func (Outbox) Params() []string { return outbox.ParamNames() }
 // Probes implements System.
 func (Outbox) Probes() []string { return check.ProbeNames }
 
-// outboxDesign is the model's design with the parameters the user set:
-// the world drawn per run keeps those, and draws the others.
-type outboxDesign struct {
-	d     outbox.Design
-	fixed []string
-}
-
-func (Outbox) wrap(d outbox.Design, fixed []string) Design {
-	return Design{System: SystemOutbox, Knobs: knobNames(d.Knobs), JSON: d.JSON(), v: outboxDesign{d, fixed}}
+func (Outbox) wrap(d outbox.Design) Design {
+	return Design{System: SystemOutbox, Knobs: knobNames(d.Knobs), JSON: d.JSON(), v: d}
 }
 
 // Default implements System.
-func (b Outbox) Default() Design { return b.wrap(outbox.Default(), nil) }
+func (b Outbox) Default() Design { return b.wrap(outbox.Default()) }
 
-// NewDesign implements System.
+// NewDesign implements System. The parameters set pin themselves: the
+// world drawn per run keeps them (a design file pins what its "pinned"
+// says).
 func (b Outbox) NewDesign(knobs, sets []string, file []byte) (Design, error) {
 	d := outbox.Default()
 	err := buildDesign(file, knobs, sets,
@@ -69,11 +65,8 @@ func (b Outbox) NewDesign(knobs, sets []string, file []byte) (Design, error) {
 	if err != nil {
 		return Design{}, err
 	}
-	fixed, err := setNames(file, sets)
-	if err != nil {
-		return Design{}, err
-	}
-	return b.wrap(d, fixed), nil
+	d.Pinned = pin(d.Pinned, sets)
+	return b.wrap(d), nil
 }
 
 // intensity is the fault intensity's bounds: moderate is the model's
@@ -94,14 +87,14 @@ func (Outbox) intensity(f Faults) outbox.Intensity {
 // user set kept), then the faults of the intensity placed on its
 // reference run, or the ones given.
 func (b Outbox) Run(dd Design, seed uint64, f Faults, o Options) *Result {
-	od := dd.v.(outboxDesign)
+	d := dd.v.(outbox.Design)
 	var x outbox.Seeded
 	var err error
 	if o.Given {
-		x.Design, x.Workload = outbox.DrawWorld(sim.NewPCG(seed).Stream("world"), od.d, od.fixed)
+		x.Design, x.Workload = outbox.DrawWorld(sim.NewPCG(seed).Stream("world"), d)
 		x.Schedule = o.Schedule
 	} else {
-		x, err = outbox.DrawSeed(od.d, od.fixed, seed, b.intensity(f))
+		x, err = outbox.DrawSeed(d, seed, b.intensity(f))
 	}
 	profile := x.Profile.String()
 	if o.Given {
@@ -207,30 +200,18 @@ func (Outbox) Scenarios() (string, bool, error) {
 // KnobScenario implements System: not supported.
 func (Outbox) KnobScenario(string) (bool, string, bool, error) { return false, "", false, nil }
 
-// setNames lists the parameters a design file and "name=value" settings
-// give (knobs aside): the world drawn per run keeps them as given.
-func setNames(file []byte, sets []string) ([]string, error) {
-	var out []string
-	if file != nil {
-		var m map[string]json.RawMessage
-		if err := json.Unmarshal(file, &m); err != nil {
-			return nil, fmt.Errorf("design file: %w", err)
-		}
-		for k := range m {
-			if k != "knobs" {
-				out = append(out, k)
-			}
-		}
-	}
+// pin adds the parameters of "name=value" settings (knobs aside) to a
+// design's pinned ones: sorted, without repeats.
+func pin(pinned, sets []string) []string {
+	out := append([]string(nil), pinned...)
 	for _, s := range sets {
-		name, _, err := splitSet(s)
-		if err != nil {
-			return nil, err
-		}
-		if name != "knob" && name != "knobs" {
+		if name, _, err := splitSet(s); err == nil && name != "knob" && name != "knobs" && !slices.Contains(out, name) {
 			out = append(out, name)
 		}
 	}
+	if len(out) == 0 {
+		return nil
+	}
 	sort.Strings(out)
-	return out, nil
+	return out
 }

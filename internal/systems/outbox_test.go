@@ -32,12 +32,19 @@ func TestOutboxWorldPerSeed(t *testing.T) {
 		assert.Equal(t, 5, d.Handlers, "seed %d: a parameter the user set is kept", seed)
 		assert.Equal(t, "2s", d.DBTimeout.String())
 	}
-	file, err := sys.NewDesign(nil, nil, []byte(`{"senders": 2}`))
+	file, err := sys.NewDesign(nil, nil, []byte(`{"senders": 2, "pinned": ["senders"]}`))
 	require.NoError(t, err)
 	r := sys.Run(file, 3, Moderate, Options{})
 	d, err := outbox.ParseDesign(r.Header.Design)
 	require.NoError(t, err)
-	assert.Equal(t, 2, d.Senders, "a parameter of the design file is kept")
+	assert.Equal(t, 2, d.Senders, "a parameter the design file pins is kept")
+	// The design an artifact's reproduction builds from the explored
+	// design's JSON draws the same world.
+	again, err := sys.NewDesign(nil, nil, set.JSON)
+	require.NoError(t, err)
+	assert.Equal(t, sys.Run(set, 4, Moderate, Options{Hash: true}).Hash, sys.Run(again, 4, Moderate, Options{Hash: true}).Hash)
+	_, err = sys.NewDesign(nil, nil, []byte(`{"pinned": ["nope"]}`))
+	assert.ErrorContains(t, err, `pinned "nope" is not a parameter`)
 
 	a := sys.Run(sys.Default(), 7, Moderate, Options{Hash: true})
 	b := sys.Run(sys.Default(), 7, Moderate, Options{Hash: true, Schedule: a.Schedule, Given: true})

@@ -41,21 +41,16 @@ func (TwoPC) Params() []string { return twopc.ParamNames() }
 // Probes implements System: system C has none.
 func (TwoPC) Probes() []string { return nil }
 
-// twopcDesign is the model's design with the parameters the user set: the
-// world drawn per run keeps those, and draws the others.
-type twopcDesign struct {
-	d     twopc.Design
-	fixed []string
-}
-
-func (TwoPC) wrap(d twopc.Design, fixed []string) Design {
-	return Design{System: twopc.System, Knobs: knobNames(d.Knobs), JSON: d.JSON(), v: twopcDesign{d, fixed}}
+func (TwoPC) wrap(d twopc.Design) Design {
+	return Design{System: twopc.System, Knobs: knobNames(d.Knobs), JSON: d.JSON(), v: d}
 }
 
 // Default implements System.
-func (c TwoPC) Default() Design { return c.wrap(twopc.Default(), nil) }
+func (c TwoPC) Default() Design { return c.wrap(twopc.Default()) }
 
-// NewDesign implements System.
+// NewDesign implements System. The parameters set pin themselves: the
+// world drawn per run keeps them (a design file pins what its "pinned"
+// says).
 func (c TwoPC) NewDesign(knobs, sets []string, file []byte) (Design, error) {
 	d := twopc.Default()
 	err := buildDesign(file, knobs, sets,
@@ -65,11 +60,8 @@ func (c TwoPC) NewDesign(knobs, sets []string, file []byte) (Design, error) {
 	if err != nil {
 		return Design{}, err
 	}
-	fixed, err := setNames(file, sets)
-	if err != nil {
-		return Design{}, err
-	}
-	return c.wrap(d, fixed), nil
+	d.Pinned = pin(d.Pinned, sets)
+	return c.wrap(d), nil
 }
 
 // intensity is the fault intensity's bounds: moderate is the model's three
@@ -90,14 +82,14 @@ func (TwoPC) intensity(f Faults) twopcharness.Intensity {
 // kept), then the faults of the intensity placed on its reference run, or
 // the ones given.
 func (c TwoPC) Run(dd Design, seed uint64, f Faults, o Options) *Result {
-	td := dd.v.(twopcDesign)
+	d := dd.v.(twopc.Design)
 	h := twopcharness.DefaultHarness()
 	var x twopcharness.Seeded
 	var err error
 	if o.Given {
-		x.Design, x.Schedule = twopc.DrawWorld(sim.NewPCG(seed).Stream("world"), td.d, td.fixed), o.Schedule
+		x.Design, x.Schedule = twopc.DrawWorld(sim.NewPCG(seed).Stream("world"), d), o.Schedule
 	} else {
-		x, err = h.DrawSeed(td.d, td.fixed, seed, c.intensity(f))
+		x, err = h.DrawSeed(d, seed, c.intensity(f))
 	}
 	profile := x.Profile.String()
 	if o.Given {

@@ -35,6 +35,11 @@ func TestTwoPCWorldPerSeed(t *testing.T) {
 		assert.True(t, d.Has(twopc.TimeoutAbort))
 	}
 
+	again, err := sys.NewDesign(nil, nil, set.JSON)
+	require.NoError(t, err)
+	assert.Equal(t, sys.Run(set, 4, Moderate, Options{Hash: true}).Hash, sys.Run(again, 4, Moderate, Options{Hash: true}).Hash,
+		"the design an artifact's reproduction builds from the explored design's JSON draws the same world")
+
 	a := sys.Run(sys.Default(), 7, Moderate, Options{Hash: true})
 	b := sys.Run(sys.Default(), 7, Moderate, Options{Hash: true, Schedule: a.Schedule, Given: true})
 	assert.Equal(t, a.Header.Design, b.Header.Design, "a given schedule plays the seed's world")

@@ -73,9 +73,13 @@ type Params struct {
 }
 
 // Design is a complete description of system B: parameters and knobs.
+// Pinned names the parameters a world drawn per run (DrawWorld) keeps as
+// the design has them: the ones a user set (fencesim --set pins them); the
+// others are drawn.
 type Design struct {
 	Params
-	Knobs []Knob `json:"knobs,omitempty"`
+	Knobs  []Knob   `json:"knobs,omitempty"`
+	Pinned []string `json:"pinned,omitempty"`
 }
 
 // Default returns the correct design with the chosen parameters.
@@ -158,6 +162,9 @@ func (d Design) Validate() error { return spec.Validate(d) }
 
 // rules are the design's rules across parameters.
 func rules(d Design) error {
+	if err := checkPinned(d.Pinned, design.Names(d.params())); err != nil {
+		return err
+	}
 	if d.RetryCap < d.RetryBase {
 		return fmt.Errorf("parameter retry_cap = %v is below retry_base = %v", d.RetryCap, d.RetryBase)
 	}
@@ -195,4 +202,14 @@ func (d Design) GiveUpAfter() time.Duration {
 		s += d.Backoff(i)
 	}
 	return s
+}
+
+// checkPinned reports a pinned name that is not a parameter.
+func checkPinned(pinned, params []string) error {
+	for _, p := range pinned {
+		if !slices.Contains(params, p) {
+			return fmt.Errorf("pinned %q is not a parameter (parameters: %s)", p, strings.Join(params, ", "))
+		}
+	}
+	return nil
 }

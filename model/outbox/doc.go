@@ -60,10 +60,10 @@
 // Default, ParseDesign, Design.Set/With/JSON, Knobs (the registry), Build
 // (a world), FaultSpec/Faults (generated schedules ending in heal-all) and
 // Simulate (one run for given events and schedule: its trace and metrics;
-// the world is closed when it returns). The generic search (swarm.go,
+// the world is closed when it returns; SimulateUntil stops it early). The generic search (swarm.go,
 // search.go): DrawWorld (the world drawn per run, before its faults:
 // handlers, senders, relays, timings, events with key reuse; zero draws
-// are the smallest world), NewReference (the world's fault-free run:
+// are the smallest world; Design.Pinned keeps parameters as set), NewReference (the world's fault-free run:
 // blocking calls and protocol events per node, messages per link),
 // SearchFaults (faults placed on the reference, and timed ones over the
 // workload's span) and DrawSeed (all three for a seed: what fencesim

@@ -24,15 +24,11 @@ const (
 	MaxRelays   = 2
 )
 
-// WorldParams are the parameters DrawWorld may draw: the world's shape
-// (handlers, senders, relays) and every timing of the sender's policy, the
-// relay, the broker and the databases.
-var WorldParams = []string{"handlers", "senders", "relays", "request_timeout", "retry_base", "retry_cap", "max_attempts",
-	"poll_every", "batch", "publish_timeout", "redeliver_after", "lock_timeout", "db_timeout"}
-
 // DrawWorld draws a run's world from r: the design with its world's
-// parameters drawn (the ones named in fixed keep the design's values: the
-// ones a user set), and a workload whose Plan holds the drawn events.
+// parameters drawn (the ones the design pins keep the design's values: the
+// ones a user set; the same draws are made either way, so that two designs
+// that differ in one pinned setting get the same world otherwise), and a
+// workload whose Plan holds the drawn events.
 //
 //   - 1-4 handlers, 1-3 senders, 1-2 relays;
 //   - the sender's timeout and backoff, the relay's poll period, batch and
@@ -53,9 +49,11 @@ var WorldParams = []string{"handlers", "senders", "relays", "request_timeout", "
 //     an amount of its own. SYSTEMS.md B is silent on a reused key with a
 //     different payload; PB1 says every delivery of a key gets the same
 //     answer and the key has one effect, so the first payload wins (chosen).
-func DrawWorld(r sim.Rand, base Design, fixed []string) (Design, Workload) {
+func DrawWorld(r sim.Rand, base Design) (Design, Workload) {
 	d := base
 	d.Knobs = slices.Clone(base.Knobs)
+	d.Pinned = slices.Clone(base.Pinned)
+	fixed := base.Pinned
 	set := func(name string, p *int, v int) {
 		if !slices.Contains(fixed, name) {
 			*p = v

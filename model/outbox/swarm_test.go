@@ -24,7 +24,7 @@ func (zero) Uint64n(string, uint64) uint64 { return 0 }
 // design's own timings: one provider event sent once, one handler, one
 // sender, one relay.
 func TestDrawWorldZeroIsSmallest(t *testing.T) {
-	d, wl := outbox.DrawWorld(zero{}, outbox.Default(), nil)
+	d, wl := outbox.DrawWorld(zero{}, outbox.Default())
 	want := outbox.Default()
 	want.Handlers, want.Senders, want.Relays = 1, 1, 1
 	assert.Equal(t, want, d)
@@ -41,7 +41,7 @@ func TestDrawWorldZeroIsSmallest(t *testing.T) {
 func TestDrawWorldRanges(t *testing.T) {
 	seen := map[string]int{}
 	for seed := uint64(1); seed <= 300; seed++ {
-		d, wl := outbox.DrawWorld(sim.NewPCG(seed).Stream("world"), outbox.Default(), nil)
+		d, wl := outbox.DrawWorld(sim.NewPCG(seed).Stream("world"), outbox.Default())
 		require.NoError(t, d.Validate(), "seed %d", seed)
 		require.NoError(t, wl.Validate(), "seed %d", seed)
 		assert.GreaterOrEqual(t, d.GiveUpAfter(), outbox.Patience(d), "seed %d: the sender outlives the faults", seed)
@@ -87,22 +87,29 @@ func TestDrawWorldRanges(t *testing.T) {
 	t.Logf("over 300 worlds: %v", seen)
 }
 
-// TestDrawWorldKeepsFixed: parameters named fixed keep the design's values;
+// TestDrawWorldKeepsPinned: parameters the design pins keep its values;
 // the others are drawn as before (the same draws are made either way, so
 // two designs that differ in one setting get the same world otherwise).
-func TestDrawWorldKeepsFixed(t *testing.T) {
+func TestDrawWorldKeepsPinned(t *testing.T) {
 	base := outbox.Default()
 	base.Handlers, base.DBTimeout, base.MaxAttempts = 7, 2*time.Second, 30
+	pinned := base
+	pinned.Pinned = []string{"handlers", "db_timeout", "max_attempts"}
+	require.NoError(t, pinned.Validate())
 	for seed := uint64(1); seed <= 50; seed++ {
-		d, wl := outbox.DrawWorld(sim.NewPCG(seed).Stream("world"), base, []string{"handlers", "db_timeout", "max_attempts"})
-		free, wl2 := outbox.DrawWorld(sim.NewPCG(seed).Stream("world"), base, nil)
+		d, wl := outbox.DrawWorld(sim.NewPCG(seed).Stream("world"), pinned)
+		free, wl2 := outbox.DrawWorld(sim.NewPCG(seed).Stream("world"), base)
 		assert.Equal(t, 7, d.Handlers)
 		assert.Equal(t, 2*time.Second, d.DBTimeout)
 		assert.Equal(t, 30, d.MaxAttempts)
 		assert.Equal(t, free.Senders, d.Senders, "seed %d: the other draws are the same", seed)
 		assert.Equal(t, free.PollEvery, d.PollEvery)
 		assert.Equal(t, wl2.Plan, wl.Plan)
+		assert.Equal(t, pinned.Pinned, d.Pinned, "the drawn design says what it kept")
 	}
+	bad := outbox.Default()
+	bad.Pinned = []string{"handler"}
+	assert.ErrorContains(t, bad.Validate(), `pinned "handler" is not a parameter`)
 }
 
 // TestKeyReusedByAnotherSender: a key sent again later, by another sender
@@ -159,7 +166,7 @@ func TestTwoRelaysPublishAtLeastOnce(t *testing.T) {
 // it was placed after.
 func TestReferenceMatchesFaultyRun(t *testing.T) {
 	for seed := uint64(1); seed <= 20; seed++ {
-		d, wl := outbox.DrawWorld(sim.NewPCG(seed).Stream("world"), outbox.Default(), nil)
+		d, wl := outbox.DrawWorld(sim.NewPCG(seed).Stream("world"), outbox.Default())
 		ref, err := outbox.NewReference(d, wl, wl.Plan, sim.NewPCG(seed))
 		require.NoError(t, err)
 		require.NotEmpty(t, ref.Links)
@@ -185,7 +192,7 @@ func TestReferenceMatchesFaultyRun(t *testing.T) {
 // TestSearchFaultsZeroIsNoFault: a zero draw of the search is no fault at
 // all, only the heal-all.
 func TestSearchFaultsZeroIsNoFault(t *testing.T) {
-	d, wl := outbox.DrawWorld(zero{}, outbox.Default(), nil)
+	d, wl := outbox.DrawWorld(zero{}, outbox.Default())
 	ref, err := outbox.NewReference(d, wl, wl.Plan, sim.NewPCG(0))
 	require.NoError(t, err)
 	s, p := outbox.SearchFaults(zero{}, nil, d, ref, 8, 3)
@@ -198,7 +205,7 @@ func TestSearchFaultsZeroIsNoFault(t *testing.T) {
 // holds), bit for bit.
 func TestSeededRunReplays(t *testing.T) {
 	for seed := uint64(1); seed <= 10; seed++ {
-		x, err := outbox.DrawSeed(outbox.Default().MustWith(outbox.ConsumerWithoutDedup), nil, seed, outbox.Moderate)
+		x, err := outbox.DrawSeed(outbox.Default().MustWith(outbox.ConsumerWithoutDedup), seed, outbox.Moderate)
 		require.NoError(t, err)
 		a := outbox.Simulate(x.Design, x.Workload, x.Workload.Plan, x.Schedule, sim.NewPCG(seed))
 		d, err := outbox.ParseDesign(x.Design.JSON())

@@ -24,9 +24,10 @@ const (
 )
 
 // DrawWorld draws a run's world from r: the design with its world's
-// parameters drawn (the ones named in fixed keep the design's values: the
-// ones a user set), its transactions written out as an explicit Schedule
-// (so that a trace header holds the world, and replay plays it again):
+// parameters drawn (the ones the design pins keep the design's values: the
+// ones a user set; the same draws are made either way), its transactions
+// written out as an explicit Schedule (so that a trace header holds the
+// world, and replay plays it again):
 //
 //   - 2-4 participants, 1-2 coordinators sharing the log, 0-1 standby
 //     coordinator (started only by a fault: a takeover), cooperative
@@ -38,9 +39,11 @@ const (
 //   - the vote, request, retry, agent and lock timings and
 //     max_prepared_transactions, each the design's value or one of a few
 //     others within its valid range.
-func DrawWorld(r sim.Rand, base Design, fixed []string) Design {
+func DrawWorld(r sim.Rand, base Design) Design {
 	d := base
 	d.Knobs = slices.Clone(base.Knobs)
+	d.Pinned = slices.Clone(base.Pinned)
+	fixed := base.Pinned
 	d.GIDs = slices.Clone(base.GIDs)
 	d.Schedule = slices.Clone(base.Schedule)
 	free := func(name string) bool { return !slices.Contains(fixed, name) }

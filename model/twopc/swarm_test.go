@@ -19,7 +19,7 @@ func (zero) Uint64n(string, uint64) uint64 { return 0 }
 // participants, one coordinator, one transaction at 100 ms, the design's
 // timings.
 func TestDrawWorldZeroIsSmallest(t *testing.T) {
-	d := DrawWorld(zero{}, Default(), nil)
+	d := DrawWorld(zero{}, Default())
 	want := Default()
 	want.Schedule = []TxnAt{{At: 100 * time.Millisecond, GID: "x1"}}
 	assert.Equal(t, want, d)
@@ -31,7 +31,7 @@ func TestDrawWorldZeroIsSmallest(t *testing.T) {
 func TestDrawWorldRanges(t *testing.T) {
 	seen := map[string]int{}
 	for seed := uint64(1); seed <= 300; seed++ {
-		d := DrawWorld(sim.NewPCG(seed).Stream("world"), Default(), nil)
+		d := DrawWorld(sim.NewPCG(seed).Stream("world"), Default())
 		require.NoError(t, d.Validate(), "seed %d", seed)
 		assert.LessOrEqual(t, d.Participants, MaxParticipants)
 		assert.LessOrEqual(t, d.Coordinators, MaxCoordinators)
@@ -70,14 +70,18 @@ func TestDrawWorldRanges(t *testing.T) {
 	t.Logf("over 300 worlds: %v", seen)
 }
 
-// TestDrawWorldKeepsFixed: parameters named fixed, and a design's own list
-// of transactions, keep the design's values; the other draws are the same.
-func TestDrawWorldKeepsFixed(t *testing.T) {
+// TestDrawWorldKeepsPinned: parameters the design pins, and a design's own
+// list of transactions, keep the design's values; the other draws are the
+// same.
+func TestDrawWorldKeepsPinned(t *testing.T) {
 	base := Default()
 	base.Participants, base.VoteTimeout, base.Txns = 5, 7*time.Second, 2
+	pinned := base
+	pinned.Pinned = []string{"participants", "vote_timeout", "txns"}
+	require.NoError(t, pinned.Validate())
 	for seed := uint64(1); seed <= 50; seed++ {
-		d := DrawWorld(sim.NewPCG(seed).Stream("world"), base, []string{"participants", "vote_timeout", "txns"})
-		free := DrawWorld(sim.NewPCG(seed).Stream("world"), base, nil)
+		d := DrawWorld(sim.NewPCG(seed).Stream("world"), pinned)
+		free := DrawWorld(sim.NewPCG(seed).Stream("world"), base)
 		assert.Equal(t, 5, d.Participants)
 		assert.Equal(t, 7*time.Second, d.VoteTimeout)
 		assert.Len(t, d.Plan(), 2)
@@ -86,6 +90,9 @@ func TestDrawWorldKeepsFixed(t *testing.T) {
 	}
 	own := Default()
 	own.Schedule = []TxnAt{{At: time.Second, GID: "mine"}}
-	d := DrawWorld(sim.NewPCG(1).Stream("world"), own, nil)
+	d := DrawWorld(sim.NewPCG(1).Stream("world"), own)
 	assert.Equal(t, own.Schedule, d.Schedule, "a design's own transactions are kept")
+	bad := Default()
+	bad.Pinned = []string{"participant"}
+	assert.ErrorContains(t, bad.Validate(), `pinned "participant" is not a parameter`)
 }

@@ -5,7 +5,9 @@
 // under rapid: world, seed and faults drawn from rapid's bit stream, so a
 // failure shrinks toward the smallest world and the fewest faults; Each
 // turns the search's lists into rapid slices), Simulate (given events and
-// schedule) and Judge (an Outcome of model/outbox, judged). Its tests are
+// schedule), Judge (an Outcome of model/outbox, judged) and Stop (a failed
+// run replayed only up to its violation, for the properties a prefix
+// decides: PB1, PB4, PB6). Its tests are
 // system B's property tests: the default design under generated faults,
 // TestGenericFindsEveryKnob (every harmful knob caught by the generic
 // search alone within a fixed budget, rapid and seeded), the probe rates

@@ -79,8 +79,12 @@ func TestGenericFindsEveryKnob(t *testing.T) {
 				}
 			}
 			assert.NotZerof(t, seed, "knob %s: no seed in 1..%d caught it", k.Knob, knobBudget)
-			t.Logf("knob %s caught by %v after %d rapid runs (%v with shrinking), explore seed %d; shrunk: %s; %d faults (%s)\n  %s\n  schedule:\n%s",
-				k.Knob, k.CaughtBy, res.Runs, took.Round(time.Millisecond), seed, worldOf(last), last.Schedule.Faults(), last.Profile,
+			stop := "decided at the settled end"
+			if s, at, ok := Stop(last); ok {
+				stop = fmt.Sprintf("violated at %v: the stopped run has %d of its %d events", at, len(s.Trace), len(last.Trace))
+			}
+			t.Logf("knob %s caught by %v after %d rapid runs (%v with shrinking), explore seed %d; shrunk: %s; %d faults (%s); %s\n  %s\n  schedule:\n%s",
+				k.Knob, k.CaughtBy, res.Runs, took.Round(time.Millisecond), seed, worldOf(last), last.Schedule.Faults(), last.Profile, stop,
 				strings.Join(why, "\n  "), indent(last.Schedule.String()))
 		})
 	}
@@ -138,6 +142,18 @@ func TestRunsToDetect(t *testing.T) {
 			}
 		}
 		t.Logf("%-28s rapid runs to detect %v; explore: %d/500 seeds fail, first %d", orDefault(k.Knob), runs, n, first)
+		if k.Knob != "" {
+			// The counterexample shrunk with time to spare: its world.
+			var last *Outcome
+			hunt.RunShrink(string(k.Knob), 1000, 1, 10*time.Second, Property(d, outbox.Moderate, k.CaughtBy, &last))
+			if last != nil {
+				stop := "decided at the settled end"
+				if _, at, ok := Stop(last); ok {
+					stop = fmt.Sprintf("stops at its violation, %v", at)
+				}
+				t.Logf("%-28s shrunk (10 s): %s, %d faults, failed %v, %s", k.Knob, worldOf(last), last.Schedule.Faults(), last.Failed(), stop)
+			}
+		}
 	}
 }
 

@@ -51,7 +51,7 @@ func RunSeed(d outbox.Design, seed uint64) *Outcome {
 
 // RunSeedWith is RunSeed under a fault intensity.
 func RunSeedWith(d outbox.Design, seed uint64, in outbox.Intensity) *Outcome {
-	x, err := outbox.DrawSeed(d, nil, seed, in)
+	x, err := outbox.DrawSeed(d, seed, in)
 	if err != nil {
 		return &Outcome{Outcome: &outbox.Outcome{Seed: seed, Design: x.Design, Err: err}}
 	}
@@ -72,7 +72,7 @@ func RunSeedWith(d outbox.Design, seed uint64, in outbox.Intensity) *Outcome {
 func Property(d outbox.Design, in outbox.Intensity, watch []string, last **Outcome) func(*rapid.T) {
 	return func(t *rapid.T) {
 		r := sim.NewRapid(t)
-		dw, wl := outbox.DrawWorld(r, d, nil)
+		dw, wl := outbox.DrawWorld(r, d)
 		seed := r.Uint64n("seed", 1<<20)
 		ent := sim.NewPCG(seed)
 		ref, err := outbox.NewReference(dw, wl, wl.Plan, ent)

@@ -157,5 +157,14 @@ func TestRunsToDetect(t *testing.T) {
 			name = "default"
 		}
 		t.Logf("%-28s rapid runs to detect %v; explore: %d/500 seeds fail, first %d", name, runs, n, first)
+		if k.Knob != "" {
+			// The counterexample shrunk with time to spare: its world.
+			var last *Outcome
+			hunt.RunShrink(name, 1000, 1, 10*time.Second, h.Property(d, Moderate, k.CaughtBy, &last))
+			if last != nil {
+				t.Logf("%-28s shrunk (10 s): %s, %d faults, failed %v:\n    %s", name, worldOf(last), last.Schedule.Faults(), last.Failed(),
+					strings.ReplaceAll(last.Schedule.String(), "\n", "\n    "))
+			}
+		}
 	}
 }

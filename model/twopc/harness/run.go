@@ -128,13 +128,12 @@ func (h Harness) Run(d twopc.Design, faults sim.Schedule, ent sim.Entropy) *Outc
 // (DrawSeed: the world first, then its fault-free reference, then faults
 // placed on it and timed over the workload's span), the default harness,
 // every property checked. The drawn design is the outcome's World.Design.
-func RunSeed(d twopc.Design, seed uint64) *Outcome { return RunSeedWith(d, nil, seed, Moderate) }
+func RunSeed(d twopc.Design, seed uint64) *Outcome { return RunSeedWith(d, seed, Moderate) }
 
-// RunSeedWith is RunSeed keeping the parameters named fixed as the design
-// has them, under a fault intensity.
-func RunSeedWith(d twopc.Design, fixed []string, seed uint64, in Intensity) *Outcome {
+// RunSeedWith is RunSeed under a fault intensity.
+func RunSeedWith(d twopc.Design, seed uint64, in Intensity) *Outcome {
 	h := DefaultHarness()
-	x, err := h.DrawSeed(d, fixed, seed, in)
+	x, err := h.DrawSeed(d, seed, in)
 	if err != nil {
 		return &Outcome{Err: err}
 	}
@@ -153,7 +152,7 @@ func RunSeedWith(d twopc.Design, fixed []string, seed uint64, in Intensity) *Out
 func (h Harness) Property(d twopc.Design, in Intensity, watch []string, last **Outcome) func(*rapid.T) {
 	return func(t *rapid.T) {
 		r := sim.NewRapid(t)
-		dw := twopc.DrawWorld(r, d, nil)
+		dw := twopc.DrawWorld(r, d)
 		seed := r.Uint64n("seed", 1<<20)
 		ent := sim.NewPCG(seed)
 		ref, err := h.NewReference(dw, ent)

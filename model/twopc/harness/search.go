@@ -29,7 +29,8 @@ import (
 //     uniformly over its calls or just after one of its protocol events (1
 //     to 4 calls later), and restarts soon or past one of the design's
 //     timeouts (a coordinator away longer than abort_after, a vote that
-//     timed out);
+//     timed out); the node is drawn as often as the protocol happens there
+//     (every protocol event of every node alike);
 //   - message: the n-th message of a link is dropped, duplicated, or
 //     delayed past one of the design's timeouts, arriving before the
 //     heal-all all the same;
@@ -236,10 +237,9 @@ func (h Harness) SearchFaults(r sim.Rand, each Each, d twopc.Design, ref *Refere
 func (ref *Reference) Fault(r sim.Rand, on []sim.Kind) []sim.Action {
 	switch on[r.Uint64n("placed-kind", uint64(len(on)))] {
 	case sim.CrashYield:
-		n := ref.Nodes[r.Uint64n("yield-node", uint64(len(ref.Nodes)))]
+		n, a, ok := ref.event(r, "yield-event")
 		call := 1 + int(r.Uint64n("yield", uint64(n.Calls)))
-		if len(n.Anchors) > 0 && r.Uint64n("yield-after-event", 2) == 1 {
-			a := n.Anchors[r.Uint64n("event", uint64(len(n.Anchors)))]
+		if ok && r.Uint64n("yield-after-event", 2) == 1 {
 			call = a.Calls + 1 + int(r.Uint64n("calls-after", 4))
 		}
 		return []sim.Action{{At: 0, Kind: sim.CrashYield, Node: n.Name, Count: call, For: ref.down(r), FromStart: true}}
@@ -260,11 +260,10 @@ func (ref *Reference) Fault(r sim.Rand, on []sim.Kind) []sim.Action {
 		}
 		return []sim.Action{a}
 	case sim.Pause:
-		n := ref.Nodes[r.Uint64n("pause-node", uint64(len(ref.Nodes)))]
-		if len(n.Anchors) == 0 {
+		n, a, ok := ref.event(r, "pause-event")
+		if !ok {
 			return nil
 		}
-		a := n.Anchors[r.Uint64n("event", uint64(len(n.Anchors)))]
 		at := a.T.Add(time.Duration(r.Uint64n("pause-after-ms", 3)) * time.Millisecond)
 		return []sim.Action{{At: at, Kind: sim.Pause, Node: n.Name}, {At: at.Add(ref.past(r, "stuck")), Kind: sim.Resume, Node: n.Name}}
 	case sim.Restart:
@@ -276,6 +275,29 @@ func (ref *Reference) Fault(r sim.Rand, on []sim.Kind) []sim.Action {
 		return []sim.Action{{At: at, Kind: sim.Restart, Node: c}}
 	}
 	return nil
+}
+
+// event draws a protocol event of the reference, every event of every node
+// alike, so that a node is hit as often as the protocol happens there (a
+// node without events counts as one, so that it is still drawn); it
+// returns the event's node and the event (false for such a node).
+func (ref *Reference) event(r sim.Rand, label string) (NodeRef, Anchor, bool) {
+	total := 0
+	for _, n := range ref.Nodes {
+		total += max(1, len(n.Anchors))
+	}
+	i := int(r.Uint64n(label, uint64(total)))
+	for _, n := range ref.Nodes {
+		if k := max(1, len(n.Anchors)); i >= k {
+			i -= k
+			continue
+		}
+		if len(n.Anchors) == 0 {
+			return n, Anchor{}, false
+		}
+		return n, n.Anchors[i], true
+	}
+	panic("twopc: an event beyond the reference's")
 }
 
 // down draws a crash's downtime: a quick restart (zero), or past one of
@@ -303,12 +325,12 @@ type Seeded struct {
 }
 
 // DrawSeed draws what fencesim explore plays for a seed: the world from
-// the seed's "world" stream (twopc.DrawWorld; fixed names the parameters
-// it keeps), the world's reference run, and the faults from the "faults"
-// stream (SearchFaults). Run it with sim.NewPCG(seed).
-func (h Harness) DrawSeed(base twopc.Design, fixed []string, seed uint64, in Intensity) (Seeded, error) {
+// the seed's "world" stream (twopc.DrawWorld: the design's pinned
+// parameters kept), the world's reference run, and the faults from the
+// "faults" stream (SearchFaults). Run it with sim.NewPCG(seed).
+func (h Harness) DrawSeed(base twopc.Design, seed uint64, in Intensity) (Seeded, error) {
 	ent := sim.NewPCG(seed)
-	d := twopc.DrawWorld(ent.Stream("world"), base, fixed)
+	d := twopc.DrawWorld(ent.Stream("world"), base)
 	x := Seeded{Design: d}
 	ref, err := h.NewReference(d, ent)
 	if err != nil {

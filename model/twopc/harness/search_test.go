@@ -24,7 +24,7 @@ func (zero) Uint64n(string, uint64) uint64 { return 0 }
 func TestReferenceMatchesFaultyRun(t *testing.T) {
 	h := DefaultHarness()
 	for seed := uint64(1); seed <= 20; seed++ {
-		d := twopc.DrawWorld(sim.NewPCG(seed).Stream("world"), twopc.Default(), nil)
+		d := twopc.DrawWorld(sim.NewPCG(seed).Stream("world"), twopc.Default())
 		ref, err := h.NewReference(d, sim.NewPCG(seed))
 		require.NoError(t, err)
 		require.NotEmpty(t, ref.Links)
@@ -48,7 +48,7 @@ func TestReferenceMatchesFaultyRun(t *testing.T) {
 // TestSearchFaultsZeroIsNoFault: a zero draw of the search is no fault.
 func TestSearchFaultsZeroIsNoFault(t *testing.T) {
 	h := DefaultHarness()
-	d := twopc.DrawWorld(zero{}, twopc.Default(), nil)
+	d := twopc.DrawWorld(zero{}, twopc.Default())
 	ref, err := h.NewReference(d, sim.NewPCG(0))
 	require.NoError(t, err)
 	s, p := h.SearchFaults(zero{}, nil, d, ref, Moderate)
@@ -64,7 +64,7 @@ func TestSearchReachesEveryFault(t *testing.T) {
 	h := DefaultHarness()
 	seen := map[string]int{}
 	for seed := uint64(1); seed <= 200; seed++ {
-		x, err := h.DrawSeed(twopc.Default(), nil, seed, Moderate)
+		x, err := h.DrawSeed(twopc.Default(), seed, Moderate)
 		require.NoError(t, err)
 		standby := twopc.NamesOf(x.Design).Standby
 		for _, a := range x.Schedule {

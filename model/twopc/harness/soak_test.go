@@ -28,6 +28,7 @@ func TestSoakSeeds(t *testing.T) {
 	n := soakRuns(t, 200)
 	large := twopc.Default()
 	large.Participants, large.Txns, large.Cooperative = 4, 3, true
+	large.Pinned = []string{"participants", "txns", "cooperative"}
 	for name, d := range map[string]twopc.Design{"default": twopc.Default(), "large": large} {
 		runs := n
 		if name == "large" {
@@ -35,12 +36,7 @@ func TestSoakSeeds(t *testing.T) {
 		}
 		bad := 0
 		for seed := uint64(1); seed <= uint64(runs); seed++ {
-			var o *Outcome
-			if name == "large" {
-				o = RunSeedWith(d, []string{"participants", "txns", "cooperative"}, seed, Moderate)
-			} else {
-				o = RunSeed(d, seed)
-			}
+			o := RunSeed(d, seed)
 			if !o.OK() {
 				bad++
 				if bad <= 3 {
