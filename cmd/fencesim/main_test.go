@@ -51,10 +51,10 @@ func TestBadInput(t *testing.T) {
 
 	// A good trace to break.
 	good := filepath.Join(dir, "good.jsonl")
-	code, _, stderr := run(t, "explore", "--system", "twopc", "--knob", "timeout-abort", "--seeds", "40", "--artifacts", "1", "--out", dir, "--json")
+	code, _, stderr := run(t, "explore", "--system", "twopc", "--knob", "timeout-abort", "--seeds", "1", "--artifacts", "1", "--out", dir, "--json")
 	require.Equal(t, exitFail, code, stderr)
-	require.NoError(t, os.Rename(filepath.Join(dir, "twopc-seed-40.jsonl"), good))
-	for _, f := range []string{"twopc-seed-40-minimized.jsonl", "twopc-seed-40-schedule.txt", "twopc-seed-40-report.html"} {
+	require.NoError(t, os.Rename(filepath.Join(dir, "twopc-seed-1.jsonl"), good))
+	for _, f := range []string{"twopc-seed-1-minimized.jsonl", "twopc-seed-1-schedule.txt", "twopc-seed-1-report.html"} {
 		require.NoError(t, os.Remove(filepath.Join(dir, f)))
 	}
 	code, stdout, stderr := run(t, "replay", good)
