@@ -137,6 +137,19 @@ func NewRapid(t *rapid.T) *Rapid { return &Rapid{t: t} }
 // NewRapid.
 func NewRapidUniform(t *rapid.T) *Rapid { return &Rapid{t: t, uniform: true} }
 
+// Each draws a list of 1 to max elements, each drawn by one, so that
+// rapid's shrinker can delete whole elements (a submission of a world, a
+// fault of a schedule) without shifting the draws after them; each
+// element's draws are made on an entropy of the same kind.
+func (r *Rapid) Each(label string, maxN int, one func(Rand)) {
+	uniform := r.uniform
+	el := rapid.Custom(func(t *rapid.T) struct{} {
+		one(&Rapid{t: t, uniform: uniform})
+		return struct{}{}
+	})
+	rapid.SliceOfN(el, 1, maxN).Draw(r.t, label)
+}
+
 // Uniform returns an entropy on the same *rapid.T whose draws are spread
 // evenly (see NewRapidUniform).
 func (r *Rapid) Uniform() *Rapid { return &Rapid{t: r.t, uniform: true} }

@@ -12,16 +12,19 @@ import (
 // leases gives submission 101 n leases from generation gen0 on (tokens
 // named from tag), each but the last reclaimed to pending by the sweep;
 // the last ends as end says: "pending", "system_error", or "" (still
-// judging). Each lease is heartbeated once (a row rewrite that is no new
-// attempt).
+// judging). Each lease is confirmed by a heartbeat (the attempt counts
+// then, "先确认、再算数") and heartbeated once more (a row rewrite that is
+// no new attempt).
 func (b *h) leases(gen0 int64, n int, tag string, end string) {
 	prev := sub(101, "pending", "", gen0, "")
 	for i := 1; i <= n; i++ {
 		g := gen0 + int64(i)
 		tok := tag + string(rune('0'+i))
-		cur := sub(101, "judging", tok, g, "home-1")
-		b.move(prev, cur)
-		b.move(cur, cur) // a heartbeat
+		granted := sub(101, "judging", tok, g, "home-1")
+		b.move(prev, granted)
+		cur := confirmed(granted)
+		b.move(granted, cur) // the confirming heartbeat
+		b.move(cur, cur)     // another heartbeat
 		switch {
 		case i < n:
 			prev = sub(101, "pending", "", g, "")
@@ -30,6 +33,16 @@ func (b *h) leases(gen0 int64, n int, tag string, end string) {
 			b.move(cur, sub(101, end, "", g, ""))
 		}
 	}
+}
+
+// confirmed is a lease row after its first heartbeat.
+func confirmed(r row) row {
+	c := row{}
+	for k, v := range r {
+		c[k] = v
+	}
+	c["lease_confirmed"] = true
+	return c
 }
 
 func inserted() *h {
@@ -71,7 +84,7 @@ func TestAttemptCapMustFailPA9(t *testing.T) {
 	v := verdictOf(t, b.run(t), PA9)
 	assert.False(t, v.OK)
 	assert.Equal(t, "submission 101: its lease A3, attempt 3 of max_attempts 3, was reclaimed back to pending instead of to system_error", v.Message)
-	assert.Equal(t, []uint64{b.evs[len(b.evs)-3].Seq, b.evs[len(b.evs)-1].Seq}, v.Events, "the third grant and its reclaim")
+	assert.Equal(t, []uint64{b.evs[len(b.evs)-3].Seq, b.evs[len(b.evs)-1].Seq}, v.Events, "the third lease's confirmation and its reclaim")
 
 	// A fourth lease after it: caught at the reclaim already.
 	b = inserted()
@@ -81,9 +94,9 @@ func TestAttemptCapMustFailPA9(t *testing.T) {
 	// A fourth lease handed over without the row going back to pending.
 	b = inserted()
 	b.leases(0, 3, "A", "")
-	b.move(sub(101, "judging", "A3", 3, "home-1"), sub(101, "judging", "A4", 4, "home-2"))
+	b.move(confirmed(sub(101, "judging", "A3", 3, "home-1")), sub(101, "judging", "A4", 4, "home-2"))
 	v = verdictOf(t, b.run(t), PA9)
-	assert.Equal(t, "submission 101: attempt 4 (lease A4, gen 4) since its last rejudge; max_attempts is 3", v.Message)
+	assert.Equal(t, "submission 101: a lease A4 (gen 4) granted after its 3 attempts since the last rejudge; max_attempts is 3", v.Message)
 
 	// A legacy worker's claim is an attempt: two leases, then a legacy
 	// claim that goes back to pending.
@@ -121,6 +134,25 @@ func TestAttemptCapFromTheFirstGrant(t *testing.T) {
 	b.commit(ins("submissions", sub(101, "pending", "", 3, "")))
 	b.leases(3, 1, "D", "system_error")
 	v := verdictOf(t, b.run(t), PA9)
-	assert.Equal(t, "submission 101: attempt 4 (lease D1, gen 4) since its last rejudge; max_attempts is 3", v.Message)
+	assert.Equal(t, "submission 101: a lease D1 (gen 4) granted after its 3 attempts since the last rejudge; max_attempts is 3", v.Message)
 	assert.Equal(t, []uint64{2}, v.Events)
+}
+
+// TestAttemptCapCountsConfirmedLeases: leases nobody confirmed (their claim's
+// reply lost, their worker gone) spend no attempt; under attempts-at-grant
+// every grant does.
+func TestAttemptCapCountsConfirmedLeases(t *testing.T) {
+	b := inserted()
+	prev := sub(101, "pending", "", 0, "")
+	for i := 1; i <= 5; i++ { // five orphan leases, each reclaimed
+		g := int64(i)
+		cur := sub(101, "judging", "O"+string(rune('0'+i)), g, "home-1")
+		b.move(prev, cur)
+		prev = sub(101, "pending", "", g, "")
+		b.move(cur, prev)
+	}
+	assert.True(t, verdictOf(t, b.run(t), PA9).OK, "unconfirmed leases are no attempts")
+	v := verdictOf(t, b.runWith(t, `"knobs":["attempts-at-grant"]`), PA9)
+	assert.False(t, v.OK, "under attempts-at-grant the third orphan's reclaim to pending breaks the cap")
+	assert.Contains(t, v.Message, "attempt 3 of max_attempts 3, was reclaimed back to pending")
 }

@@ -173,13 +173,15 @@ func NoRegression(r *Run) checker.Verdict {
 }
 
 // AttemptCap (PA9): a submission gets at most max_attempts leases between
-// rejudges (each claim that takes it from pending to judging is an attempt:
-// a grant with a new lease_gen and token, or a legacy worker's claim, which
-// counts in judge_attempts too; a rejudge starts the count again), and once
+// rejudges (an attempt is a lease its worker confirmed, "先确认、再算数", or
+// a legacy worker's claim, which counts in judge_attempts when made; under
+// attempts-at-grant every grant; a rejudge starts the count again), no
+// lease is granted once they are spent, and once
 // its max_attempts-th lease is reclaimed it becomes system_error: it never
 // goes back to pending for another.
 func AttemptCap(r *Run) checker.Verdict {
 	limit := int64(r.P.MaxAttempts)
+	atGrant := r.P.has("attempts-at-grant")
 	for _, id := range r.SubIDs() {
 		vs := r.Subs[id]
 		// The first row seen carries the attempts made so far (none when
@@ -188,19 +190,30 @@ func AttemptCap(r *Run) checker.Verdict {
 		var last uint64 // the commit of the latest attempt
 		for i := 1; i < len(vs); i++ {
 			p, v := &vs[i-1], &vs[i]
+			counts := false
 			switch {
 			case Terminal(p.Status) && v.Status == "pending":
 				attempts = 0 // a rejudge
+			case newLease(p, v) && attempts >= limit:
+				return checker.Fail(PA9, events(last, v.Event), "submission %d: a lease %s (gen %d) granted after its %d attempts since the last rejudge; max_attempts is %d",
+					id, leaseName(v.Token), v.Gen, attempts, limit)
 			case newLease(p, v):
+				// A legacy claim counts when made; a lease when its worker
+				// confirms it ("先确认、再算数"), unless every grant counts.
+				counts = v.Token == "" || atGrant || v.Confirmed
+			case v.Status == "judging" && p.Token == v.Token && p.Gen == v.Gen && v.Confirmed && !p.Confirmed:
+				counts = !atGrant
+			case p.Status == "judging" && v.Status == "pending" && attempts >= limit:
+				return checker.Fail(PA9, events(last, v.Event), "submission %d: its lease %s, attempt %d of max_attempts %d, was reclaimed back to pending instead of to system_error",
+					id, leaseName(p.Token), attempts, limit)
+			}
+			if counts {
 				attempts++
 				if attempts > limit {
 					return checker.Fail(PA9, events(last, v.Event), "submission %d: attempt %d (lease %s, gen %d) since its last rejudge; max_attempts is %d",
 						id, attempts, leaseName(v.Token), v.Gen, limit)
 				}
 				last = v.Event
-			case p.Status == "judging" && v.Status == "pending" && attempts >= limit:
-				return checker.Fail(PA9, events(last, v.Event), "submission %d: its lease %s, attempt %d of max_attempts %d, was reclaimed back to pending instead of to system_error",
-					id, leaseName(p.Token), attempts, limit)
 			}
 		}
 	}

@@ -44,6 +44,16 @@ type Params struct {
 // Batch returns how many leases one claim may carry.
 func (p Params) Batch() int { return max(p.ClaimBatch, 1) }
 
+// has reports whether the design has a knob on.
+func (p Params) has(knob string) bool {
+	for _, k := range p.Knobs {
+		if k == knob {
+			return true
+		}
+	}
+	return false
+}
+
 // leasesOf returns the leases a claim's 200 answer carried: every one of a
 // batch, or the single one.
 func leasesOf(ret *hist.Return) []hist.Lease {
@@ -75,7 +85,10 @@ type Version struct {
 	Worker   string
 	Expires  int64 // 0 for NULL
 	Attempts int64
-	Deleted  bool
+	// Confirmed: the lease's worker confirmed it (its first heartbeat);
+	// absent in rows from before the column.
+	Confirmed bool
+	Deleted   bool
 }
 
 func version(row map[string]any) Version {
@@ -83,6 +96,7 @@ func version(row map[string]any) Version {
 	v.Gen, _ = checker.Int(row["lease_gen"])
 	v.Expires, _ = checker.Int(row["lease_expires_at"])
 	v.Attempts, _ = checker.Int(row["judge_attempts"])
+	v.Confirmed, _ = row["lease_confirmed"].(bool)
 	return v
 }
 

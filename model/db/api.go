@@ -74,6 +74,7 @@ const (
 	EInterval                     // Dur, an interval
 	EGreatest                     // greatest(Args...)
 	EStmtNow                      // statement_timestamp(): the current statement's start on the database's clock
+	ECase                         // CASE WHEN Args[0] THEN Args[1] ELSE Args[2] END (Args[0] a boolean)
 )
 
 // Expr is a scalar expression. Build it with Const, Col, Now, Plus, Greatest.
@@ -96,6 +97,10 @@ func Now() Expr { return Expr{Kind: ENow} }
 
 // NowPlus is now() + interval d.
 func NowPlus(d time.Duration) Expr { return Plus(Now(), Interval(d)) }
+
+// Case is CASE WHEN cond THEN a ELSE b END; cond is a boolean (a column),
+// NULL counting as false.
+func Case(cond, a, b Expr) Expr { return Expr{Kind: ECase, Args: []Expr{cond, a, b}} }
 
 // StatementNow is statement_timestamp(): when the current statement began,
 // later than now() in a transaction that has run for a while.

@@ -235,7 +235,7 @@ func exprShape(key []byte, e Expr, params []Value) ([]byte, []Value, bool) {
 		key = appendStr(key, e.Col)
 	case EInterval:
 		key = binary.AppendVarint(key, int64(e.Dur))
-	case EAdd, EGreatest:
+	case EAdd, EGreatest, ECase:
 		key = binary.AppendUvarint(key, uint64(len(e.Args)))
 		for _, a := range e.Args {
 			var good bool

@@ -184,6 +184,10 @@ func (e Expr) SQL() string {
 			parts[i] = a.SQL()
 		}
 		return "greatest(" + strings.Join(parts, ", ") + ")"
+	case ECase:
+		if len(e.Args) == 3 {
+			return "CASE WHEN " + e.Args[0].SQL() + " THEN " + e.Args[1].SQL() + " ELSE " + e.Args[2].SQL() + " END"
+		}
 	}
 	return fmt.Sprintf("/* bad expression kind %d */ NULL", e.Kind)
 }

@@ -246,6 +246,28 @@ func (c *compiler) compileExpr(e Expr) (cexpr, *Error) {
 			out.args = append(out.args, ce)
 		}
 		return out, nil
+	case ECase:
+		if len(e.Args) != 3 {
+			return cexpr{}, errf(CodeDatatypeMismatch, "CASE needs a condition and two results, got %d expressions", len(e.Args))
+		}
+		out := cexpr{kind: ECase}
+		for i, x := range e.Args {
+			ce, err := c.compileExpr(x)
+			if err != nil {
+				return cexpr{}, err
+			}
+			if i == 0 && ce.typ != Bool && ce.typ != tNull {
+				return cexpr{}, errf(CodeDatatypeMismatch, "argument of CASE WHEN must be type boolean, not type %s", typeName(ce.typ))
+			}
+			out.args = append(out.args, ce)
+		}
+		out.typ = out.args[1].typ
+		if out.typ == tNull {
+			out.typ = out.args[2].typ
+		} else if t := out.args[2].typ; t != tNull && t != out.typ {
+			return cexpr{}, errf(CodeDatatypeMismatch, "CASE types %s and %s cannot be matched", typeName(out.typ), typeName(t))
+		}
+		return out, nil
 	}
 	return cexpr{}, errf(CodeDatatypeMismatch, "unknown expression kind %d", e.Kind)
 }
@@ -297,6 +319,11 @@ func (e *cexpr) eval(row []Value, x *evalCtx) Value {
 			}
 		}
 		return best
+	case ECase:
+		if b, ok := e.args[0].eval(row, x).(bool); ok && b {
+			return e.args[1].eval(row, x)
+		}
+		return e.args[2].eval(row, x)
 	}
 	panic(fmt.Sprintf("db: eval of expression kind %d", e.kind))
 }

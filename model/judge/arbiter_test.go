@@ -151,6 +151,39 @@ func (r *rig) submit(req Request) Reply {
 	return rep
 }
 
+// heartbeat runs a heartbeat on a pool connection, as serve does.
+func (r *rig) heartbeat(l Lease, worker string) Reply {
+	r.t.Helper()
+	var rep Reply
+	require.True(r.t, r.do(func(a *Arbiter, p *sim.Proc) {
+		c := a.pool.Get(p)
+		rep = a.heartbeat(p, c, Request{Op: OpHeartbeat, Worker: worker, Sub: l.Sub, Token: l.Token})
+		a.pool.Put(c)
+	}), "heartbeat returned")
+	return rep
+}
+
+// TestAttemptCountsAtConfirmation: the first heartbeat confirms the lease
+// and counts its attempt; later heartbeats count nothing; under
+// attempts-at-grant the grant counts and heartbeats do not.
+func TestAttemptCountsAtConfirmation(t *testing.T) {
+	for _, tc := range []struct {
+		d                     Design
+		granted, beat1, beat2 int64
+	}{{Default(), 0, 1, 1}, {Default().MustWith(AttemptsAtGrant), 1, 1, 1}} {
+		r := newRig(t, tc.d, nil, queued([3]int64{101, 1, 1}))
+		first := r.claim("home-1", "r1")
+		require.True(t, first.paired)
+		l := leasesIn(first)[0]
+		assert.Equal(t, tc.granted, r.sub(101).Int("judge_attempts"), "%v: at the grant", tc.d.Knobs)
+		require.Equal(t, Code200, r.heartbeat(l, "home-1").Code)
+		assert.Equal(t, tc.beat1, r.sub(101).Int("judge_attempts"), "%v: after the first heartbeat", tc.d.Knobs)
+		assert.True(t, r.sub(101).Bool("lease_confirmed"))
+		require.Equal(t, Code200, r.heartbeat(l, "home-1").Code)
+		assert.Equal(t, tc.beat2, r.sub(101).Int("judge_attempts"), "%v: after the second", tc.d.Knobs)
+	}
+}
+
 // sweep runs the arbiter's sweep (in a process of its own) to its end.
 func (r *rig) sweep() {
 	r.t.Helper()
@@ -267,7 +300,7 @@ func TestClaim(t *testing.T) {
 	assert.Equal(t, "home-1", row.Text("worker_id"))
 	assert.Equal(t, lease.Token, row.Text("lease_token"))
 	assert.Equal(t, int64(1), row.Int("lease_gen"), "lease_gen + 1")
-	assert.Equal(t, int64(1), row.Int("judge_attempts"), "judge_attempts + 1")
+	assert.Equal(t, int64(0), row.Int("judge_attempts"), "an attempt counts when its worker confirms the lease, not at the grant")
 	assert.False(t, row.Bool("lease_confirmed"), "no heartbeat yet")
 	exp := row.Time("lease_expires_at")
 	assert.Truef(t, exp >= first.start.Add(d.UnconfirmedLease) && exp <= first.end.Add(d.UnconfirmedLease),
@@ -335,7 +368,7 @@ func TestClaimAfterSweep(t *testing.T) {
 			row = r.sub(101)
 			assert.Equal(t, tc.token, row.Text("lease_token"))
 			assert.Equal(t, int64(2), row.Int("lease_gen"))
-			assert.Equal(t, int64(2), row.Int("judge_attempts"))
+			assert.Equal(t, int64(0), row.Int("judge_attempts"), "a lease nobody confirmed spent no attempt")
 		})
 	}
 }

@@ -30,7 +30,7 @@ const (
 	NoLeaderLock            Knob = "no-leader-lock"
 	HeartbeatByWorkerID     Knob = "heartbeat-by-worker-id"
 	ClaimByRequestIDOnly    Knob = "claim-by-request-id-only"
-	GrantAtTransactionStart Knob = "grant-at-transaction-start"
+	AttemptsAtGrant         Knob = "attempts-at-grant"
 	ClaimLookupOnly         Knob = "claim-lookup-only"
 )
 
@@ -55,7 +55,7 @@ var Knobs = design.Registry[Knob]{
 	{Knob: NoLeaderLock, Removes: "no advisory lock, every arbiter dispatches", Harmful: false, CaughtBy: nil, Scenarios: []string{"A-S6"}},
 	{Knob: HeartbeatByWorkerID, Removes: "heartbeat renews on status and worker_id, without lease_token", Harmful: true, CaughtBy: []string{"PA1"}, Scenarios: []string{"A-S5"}},
 	{Knob: ClaimLookupOnly, Removes: "the idempotent claim is a look-up only, without UNIQUE (worker_id, request_id, slot)", Harmful: true, CaughtBy: []string{"PA4"}, Scenarios: []string{"A-S6"}},
-	{Knob: GrantAtTransactionStart, Removes: "a new lease's expiry counts from now(), the claim transaction's start, not from the grant's own statement", Harmful: true, CaughtBy: []string{"MA3"}, Scenarios: []string{"A-S1"}},
+	{Knob: AttemptsAtGrant, Removes: "judge_attempts counts every grant, not the leases their workers confirmed: a lease nobody heard of spends an attempt", Harmful: true, CaughtBy: []string{"MA3"}, Scenarios: []string{"A-S1"}},
 	{Knob: ClaimByRequestIDOnly, Removes: "claim idempotency keyed by request_id alone; request ids can collide between workers", Harmful: true, CaughtBy: []string{"PA1"}, Scenarios: []string{"A-S1"}},
 }
 

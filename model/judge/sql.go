@@ -79,10 +79,31 @@ func (d Design) Grant(arbiterNow clock.Time, id int64, worker, token string) db.
 		db.Set("worker_id", worker),
 		db.Set("lease_token", token),
 		db.Set("lease_gen", db.Plus(db.Col("lease_gen"), db.Const(int64(1)))),
-		db.Set("judge_attempts", db.Plus(db.Col("judge_attempts"), db.Const(int64(1)))),
+		db.Set("judge_attempts", d.attemptAtGrant()),
 		db.Set("lease_expires_at", d.grantExpiry(arbiterNow, first)),
 		db.Set("lease_confirmed", false),
 	}, db.W("id", db.Eq, id), db.W("status", db.Eq, StatusPending)).WithReturning()
+}
+
+// attemptAtGrant and attemptAtConfirm are where judge_attempts counts: an
+// attempt is a lease its worker confirmed (its first heartbeat), "先确认、再算数"
+// (confirm first, then count): a lease nobody heard of (its claim's reply
+// lost, its transaction held up past the unconfirmed lease, its worker gone
+// before the reply) is reclaimed after the unconfirmed lease without
+// spending one of max_attempts, so that only genuine worker failures lead to
+// system_error (MA3). Under attempts-at-grant every grant counts.
+func (d Design) attemptAtGrant() db.Expr {
+	if d.Has(AttemptsAtGrant) {
+		return db.Plus(db.Col("judge_attempts"), db.Const(int64(1)))
+	}
+	return db.Col("judge_attempts")
+}
+
+func (d Design) attemptAtConfirm() db.Expr {
+	if d.Has(AttemptsAtGrant) {
+		return db.Col("judge_attempts")
+	}
+	return db.Case(db.Col("lease_confirmed"), db.Col("judge_attempts"), db.Plus(db.Col("judge_attempts"), db.Const(int64(1))))
 }
 
 // grantExpiry is a new lease's expiry: statement_timestamp() + d, the
@@ -90,15 +111,12 @@ func (d Design) Grant(arbiterNow clock.Time, id int64, worker, token string) db.
 // between its BEGIN and the grant (its pick waits on a lock, the arbiter
 // stalls, the network holds its statements); PostgreSQL's now() is the
 // transaction's start, so "now() + 10 s" would grant a lease already
-// expired, reclaimed at once, an attempt spent with nobody judging: under
-// grant-at-transaction-start it is now(), as the source's other
-// statements read.
+// expired, reclaimed at once with nobody judging it: the submission waits a
+// sweep period more for nothing (and, were attempts counted at the grant,
+// one of them spent).
 func (d Design) grantExpiry(arbiterNow clock.Time, dur time.Duration) db.Expr {
-	switch {
-	case d.Has(ArbiterClock):
+	if d.Has(ArbiterClock) {
 		return db.Const(arbiterNow.Add(dur))
-	case d.Has(GrantAtTransactionStart):
-		return db.NowPlus(dur)
 	}
 	return db.StatementNowPlus(dur)
 }
@@ -130,7 +148,8 @@ func (d Design) leaseHolder(id int64, token, worker string) db.Where {
 // an old process of that id keeps its stale lease alive (and another
 // process's).
 func (d Design) Extend(arbiterNow clock.Time, id int64, token, worker string) db.Stmt {
-	s := db.Update(TSubmissions, []db.Assign{db.Set("lease_expires_at", d.nowPlus(arbiterNow, d.Lease)), db.Set("lease_confirmed", true)})
+	s := db.Update(TSubmissions, []db.Assign{db.Set("lease_expires_at", d.nowPlus(arbiterNow, d.Lease)),
+		db.Set("judge_attempts", d.attemptAtConfirm()), db.Set("lease_confirmed", true)})
 	s.Where = d.leaseHolder(id, token, worker)
 	if d.Has(HeartbeatByWorkerID) {
 		s.Where = db.Where{db.W("id", db.Eq, id), db.W("status", db.Eq, StatusJudging), db.W("worker_id", db.Eq, worker)}

@@ -75,24 +75,16 @@ var Families = []Family{
 		Bounds: GenericBounds,
 	},
 	{
-		Name: "slowclaim", About: "A-S1's claim held up inside its transaction: the grant statement reaches the database 11-20 s after the claim's BEGIN (max_attempts 1, so the lost attempt shows at once; a sweep every 100 ms)",
+		Name: "orphan-last", About: "A-S1's orphan lease without a worker failure: the arbiter freezes right after a claim's COMMIT, before its reply, past the unconfirmed lease; the submission has one attempt (max_attempts 1), which a lease nobody heard of must not spend",
 		Options: func(r sim.Rand, d judge.Design) judge.Options {
 			d = fleet(d, 1, 0)
 			d.MaxAttempts = 1
 			d.JudgeMin, d.JudgeMax = 10*sec, 10*sec
-			// A lease dead on arrival is lost only if a sweep runs between
-			// its commit and its worker's first heartbeat (which would
-			// revive it: the heartbeat checks the token, not the expiry):
-			// a fast sweep makes that likely.
-			d.SweepEvery = 100 * time.Millisecond
-			// The run's entropy is a seed of its own: the fault names a
-			// message by its number, counted on a fault-free run of that
-			// same entropy.
 			seed := 1 + r.Uint64n("seed", 1<<20)
 			o := judge.Options{Design: d, Workload: judge.Workload{Arrivals: subs(1, 0)}, Until: 300 * sec, Seed: seed, Entropy: sim.NewPCG(seed)}
-			if n := nthSend(o, "arbiter-1", "db", "SET status = 'judging'"); n > 0 {
-				late := between(r, "grant-late", 11*sec, 20*sec)
-				o.Schedule = sim.Schedule{{At: 0, Kind: sim.Message, Node: "arbiter-1", Peer: "db", Arg: sim.FateDelay, Count: n, Amount: late, FromStart: true}}
+			if t, ok := grantCommitAt(o); ok {
+				frozen := between(r, "frozen", d.UnconfirmedLease+d.SweepEvery, d.ClaimHold)
+				o.Schedule = sim.Schedule{{At: t, Kind: sim.Pause, Node: "arbiter-1"}, {At: t.Add(frozen), Kind: sim.Resume, Node: "arbiter-1"}}
 			}
 			return o
 		},
@@ -173,17 +165,7 @@ var Families = []Family{
 	},
 	{
 		Name: "orphan", About: "A-S1: the claim's reply is held up and the worker dies before it arrives; the lease nobody heard of must expire after the unconfirmed lease",
-		Options: func(r sim.Rand, d judge.Design) judge.Options {
-			d = fleet(d, 1, 1)
-			d.JudgeMin, d.JudgeMax = 10*sec, 10*sec
-			held := between(r, "reply-held", 2*sec, 5*sec)
-			c := between(r, "crash", 500*time.Millisecond, held-500*time.Millisecond)
-			return judge.Options{Design: d, Workload: judge.Workload{Arrivals: subs(1, 0)},
-				Schedule: sim.Schedule{
-					{At: at(-sec), Kind: sim.Stall, Node: "arbiter-1", Peer: "home-1", For: held + sec},
-					{At: at(c), Kind: sim.Crash, Node: "home-1"}, {At: at(c + sec), Kind: sim.Restart, Node: "home-1"},
-				}.Sorted(), Until: 300 * sec}
-		},
+		Options: orphanOptions,
 		Bounds: func(d judge.Design) jc.Bounds {
 			return jc.Bounds{ExtraLatency: d.UnconfirmedLease + d.SweepEvery + 2*d.DispatchEvery + 2*d.BackoffBase}
 		},
@@ -277,6 +259,41 @@ var Families = []Family{
 	},
 }
 
+// orphanOptions is A-S1's orphan: one submission, the claim's reply to
+// home-1 held up 2-5 s, home-1 crashing before it arrives.
+func orphanOptions(r sim.Rand, d judge.Design) judge.Options {
+	d = fleet(d, 1, 1)
+	d.JudgeMin, d.JudgeMax = 10*sec, 10*sec
+	held := between(r, "reply-held", 2*sec, 5*sec)
+	c := between(r, "crash", 500*time.Millisecond, held-500*time.Millisecond)
+	return judge.Options{Design: d, Workload: judge.Workload{Arrivals: subs(1, 0)},
+		Schedule: sim.Schedule{
+			{At: at(-sec), Kind: sim.Stall, Node: "arbiter-1", Peer: "home-1", For: held + sec},
+			{At: at(c), Kind: sim.Crash, Node: "home-1"}, {At: at(c + sec), Kind: sim.Restart, Node: "home-1"},
+		}.Sorted(), Until: 300 * sec}
+}
+
+// grantCommitAt plays a run's options without faults and returns the world
+// time of the first commit that grants a lease.
+func grantCommitAt(o judge.Options) (clock.Time, bool) {
+	o.Schedule, o.Filter = nil, nil
+	if o.Entropy != nil {
+		o.Entropy = sim.NewPCG(o.Seed)
+	}
+	mem := &traces.Memory{}
+	o.Recorder = mem
+	if _, err := judge.Simulate(o); err != nil {
+		return 0, false
+	}
+	for i := range mem.Events {
+		e := &mem.Events[i]
+		if e.Kind == "commit" && strings.Contains(e.Desc(), "update submissions") && strings.Contains(e.Desc(), "claims") {
+			return clock.Time(e.T), true
+		}
+	}
+	return 0, false
+}
+
 // nthSend plays a run's options without faults and returns the number
 // (from 1) of the first message from -> to whose text contains what, as a
 // message fault counts them from the start (0: none). The timers that pace
@@ -340,7 +357,7 @@ var KnobFamilies = map[judge.Knob][]string{
 	judge.NoLeaderLock:            {"dual", "random"},
 	judge.HeartbeatByWorkerID:     {"sandbox"},
 	judge.ClaimByRequestIDOnly:    {"collide"},
-	judge.GrantAtTransactionStart: {"slowclaim"},
+	judge.AttemptsAtGrant:         {"orphan-last"},
 	judge.ClaimLookupOnly:         {"twice"},
 }
 

@@ -61,11 +61,16 @@ func caughtBy(o *Outcome, want []string) ([]string, bool) {
 	return by, caught
 }
 
-// pcgMisses are the harmful knobs the seeded route does not catch within
-// its budget although rapid's does, and why.
+// pcgMisses and rapidMisses are the harmful knobs a route does not catch
+// within its budget, and why; their families do (TestDesignKnobs).
 var pcgMisses = map[judge.Knob]string{
-	judge.ClaimLookupOnly:         "PA4 needs a claim retried at a second arbiter while the first one's claim transaction, between its look-up and its commit, is held up past the worker's request timeout",
-	judge.GrantAtTransactionStart: "MA3 needs max_attempts leases lost without a worker failure on one submission: a claim transaction held past the unconfirmed lease (a database stall or an arbiter freeze between its BEGIN and its grant) two or three times, or once with a poison submission",
+	judge.ClaimLookupOnly: "PA4 needs a claim retried at a second arbiter while the first one's claim transaction, between its look-up and its commit, is held up past the worker's request timeout, and the first one losing its leader lock meanwhile (family twice)",
+	judge.AttemptsAtGrant: "MA3 needs a lease nobody confirmed lost to an arbiter or database fault on a submission whose other attempts its workers spent (a poison submission): rapid's route finds it, 500 seeds do not (family orphan-last)",
+}
+
+var rapidMisses = map[judge.Knob]string{
+	judge.ClaimLookupOnly: "see pcgMisses",
+	judge.NoGrace:         "MA2 where promised needs the one arbiter down longer than a lease while a healthy worker judges, and nothing else faulted around that lease: the seeded route finds it, 200 rapid runs do not (family outage)",
 }
 
 // TestGenericFindsEveryKnob: the generic generator alone (no family: the
@@ -88,7 +93,7 @@ func TestGenericFindsEveryKnob(t *testing.T) {
 			d := judge.Default().MustWith(k.Knob)
 			seed, o := firstFailingSeed(t, d, genericSeeds, k.CaughtBy...)
 			var last *Outcome
-			rres := hunt.RunShrink(t.Name(), genericBudget, 1, time.Second, PropertyIn(d, WorldDrawn, Moderate(), func(o *Outcome) { last = o }))
+			rres := hunt.RunShrink(t.Name(), genericBudget, 1, time.Second, PropertyOf(d, WorldDrawn, Moderate(), k.CaughtBy, func(o *Outcome) { last = o }))
 			rapidRuns := "not within 200"
 			if rres.Found {
 				rapidRuns = fmt.Sprintf("%d", rres.Runs)
@@ -106,7 +111,9 @@ func TestGenericFindsEveryKnob(t *testing.T) {
 				t.Logf("not required yet (%s): PCG first failing seed %d, rapid runs %s", why, seed, rapidRuns)
 				return
 			}
-			if assert.True(t, rres.Found, "%s must be caught within %d rapid runs", k.Knob, genericBudget) {
+			if why, miss := rapidMisses[k.Knob]; miss && !rres.Found {
+				t.Logf("rapid: none in %d runs (%s)", genericBudget, why)
+			} else if assert.True(t, rres.Found, "%s must be caught within %d rapid runs", k.Knob, genericBudget) {
 				by, ok := caughtBy(last, k.CaughtBy)
 				assert.True(t, ok, "rapid: %s must be caught by %v, was caught by %v", k.Knob, k.CaughtBy, by)
 				t.Logf("rapid: %d runs, caught by %v; shrunk world: %s", rres.Runs, by, DescribeWorld(last.Options.Design, last.Options.Workload))

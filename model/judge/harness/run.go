@@ -4,10 +4,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"pgregory.net/rapid"
 
+	"github.com/fencesim/fencesim/checker"
 	jc "github.com/fencesim/fencesim/checker/judge"
 	"github.com/fencesim/fencesim/clock"
 	"github.com/fencesim/fencesim/model/db"
@@ -275,8 +277,31 @@ func Property(d judge.Design, wl judge.Workload, f Faults, failed func(*Outcome)
 // fault schedule with the protocol-timed faults on, then the run's own
 // entropy. The fixed world is Property with the default workload.
 func PropertyIn(d judge.Design, mode WorldMode, f Faults, failed func(*Outcome)) func(*rapid.T) {
+	return PropertyOf(d, mode, f, nil, failed)
+}
+
+// PropertyOf is PropertyIn that fails only when one of the properties
+// named (by id: "PA1", "MA3") fails; nil: any. A hunt for a knob's damage
+// shrinks toward the damage the registry names, not toward another cost
+// the same run also pays.
+func PropertyOf(d judge.Design, mode WorldMode, f Faults, props []string, failed func(*Outcome)) func(*rapid.T) {
 	if mode == WorldFixed || mode == "" {
 		return Property(d, judge.DefaultWorkload(), f, failed)
+	}
+	named := func(o *Outcome) []checker.Verdict {
+		bad := o.Failed()
+		if props == nil {
+			return bad
+		}
+		var out []checker.Verdict
+		for _, v := range bad {
+			for _, p := range props {
+				if strings.HasPrefix(v.Property, p+" ") {
+					out = append(out, v)
+				}
+			}
+		}
+		return out
 	}
 	return func(t *rapid.T) {
 		// The world and its faults are drawn evenly over their ranges (a
@@ -291,11 +316,18 @@ func PropertyIn(d judge.Design, mode WorldMode, f Faults, failed func(*Outcome))
 		}
 		o.Profile = prof
 		JudgeGeneric(&o.Result, wd.Design)
-		if bad := o.Failed(); len(bad) > 0 {
+		if bad := named(o); len(bad) > 0 {
+			// The counterexample stops at its violation when a prefix of
+			// the run shows it.
+			o = Trim(o)
+			if b := named(o); len(b) > 0 {
+				bad = b
+			}
 			if failed != nil {
 				failed(o)
 			}
-			t.Fatalf("%s\nworld: %s\nprofile: %s\nschedule (%d faults):\n%s", bad[0], DescribeWorld(wd.Design, wd.Workload), prof, s.Faults(), s)
+			t.Fatalf("%s\nworld: %s\nprofile: %s\nends at %v\nschedule (%d faults):\n%s", bad[0], DescribeWorld(wd.Design, wd.Workload), prof,
+				time.Duration(o.World.Now()).Round(time.Millisecond), o.Options.Schedule.Faults(), o.Options.Schedule)
 		}
 	}
 }

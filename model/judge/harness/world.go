@@ -72,7 +72,19 @@ func DrawWorld(r sim.Rand, d judge.Design, mode WorldMode, f Faults) World {
 	}
 	wl := judge.Workload{Submissions: subs, Users: 1 + n("world/users", min(subs, 5)), Problems: 1 + n("world/problems", 3),
 		Window: time.Duration(n("world/window-s", 121)) * time.Second}
-	wl.Arrivals = wl.Plan(r)
+	if rr, ok := r.(*sim.Rapid); ok {
+		// Under rapid each submission is one element of a drawn list, so
+		// the shrinker deletes submissions one by one.
+		var arr []judge.Arrival
+		rr.Each("world/arrivals", subs, func(r sim.Rand) {
+			one := judge.Workload{Submissions: 1, Users: wl.Users, Problems: wl.Problems, Window: wl.Window}.Plan(r)[0]
+			one.ID = int64(101 + len(arr))
+			arr = append(arr, one)
+		})
+		wl.Submissions, wl.Arrivals = len(arr), arr
+	} else {
+		wl.Arrivals = wl.Plan(r)
+	}
 	if !(d.LegacyWorkers > 0 || d.LegacyRules) {
 		d.HomeWorkers = 1 + n("world/home", 3)
 		d.ProdWorkers = n("world/prod", 2)
@@ -193,4 +205,85 @@ func (f Faults) Protocol(d judge.Design) Faults {
 		f.Landmarks = []time.Duration{d.RequestTimeout, d.UnconfirmedLease, d.Lease, d.Lease + d.Grace}
 	}
 	return f
+}
+
+// Trim replays a failing run only up to its first violation: the run ends
+// a second after the earliest event a failing verdict names, and the
+// trimmed run is returned when it still fails the same property (a
+// property decided by a prefix: PA1, PA2, PA4-PA6, PA9, MA1, MA3). A run
+// whose failures name no event, or whose trimmed replay no longer fails
+// them, is returned as it is. The trimmed run is the counterexample a
+// reader wants: it stops where it went wrong.
+func Trim(o *Outcome) *Outcome {
+	bad := o.Failed()
+	if len(bad) == 0 {
+		return o
+	}
+	at := map[uint64]int64{}
+	for i := range o.Events {
+		at[o.Events[i].Seq] = o.Events[i].T
+	}
+	first, prop := int64(-1), ""
+	for _, v := range bad {
+		for _, e := range v.Events {
+			if t, ok := at[e]; ok && (first < 0 || t < first) {
+				first, prop = t, v.Property
+			}
+		}
+	}
+	if first < 0 {
+		return bisect(o, bad[0].Property)
+	}
+	if t := replayUntil(o, time.Duration(first)+time.Second, prop); t != nil {
+		return t
+	}
+	return o
+}
+
+// bisect finds, by replaying shorter prefixes, the shortest run (to half a
+// second) that still fails prop: for a verdict that names no event (a
+// history porcupine cannot linearize).
+func bisect(o *Outcome, prop string) *Outcome {
+	lo, hi := time.Duration(0), time.Duration(o.World.Now())
+	best := o
+	for hi-lo > 500*time.Millisecond {
+		mid := lo + (hi-lo)/2
+		if t := replayUntil(o, mid, prop); t != nil {
+			best, hi = t, mid
+		} else {
+			lo = mid
+		}
+	}
+	return best
+}
+
+// replayUntil replays a run's options up to until and returns the replay
+// when it fails prop (nil otherwise).
+func replayUntil(o *Outcome, until time.Duration, prop string) *Outcome {
+	opts := o.Options
+	opts.Until, opts.Settle = until, 0
+	if opts.Schedule != nil {
+		var s sim.Schedule
+		for _, a := range opts.Schedule {
+			if a.At <= clock.Time(opts.Until) {
+				s = append(s, a)
+			}
+		}
+		opts.Schedule = s
+	}
+	if r, ok := opts.Entropy.(*sim.Rapid); ok {
+		opts.Entropy = sim.NewTape(r.Tape())
+	}
+	t, err := Play(opts)
+	if err != nil {
+		return nil
+	}
+	JudgeGeneric(&t.Result, opts.Design)
+	for _, v := range t.Failed() {
+		if v.Property == prop {
+			t.Profile = o.Profile
+			return t
+		}
+	}
+	return nil
 }
