@@ -188,16 +188,33 @@ var Families = []Family{
 		Bounds: func(judge.Design) jc.Bounds { return jc.Bounds{NoWaste: true, NoFalseSysErrors: true} },
 	},
 	{
-		Name: "clock", About: "A-S7: the arbiter's clock jumps ahead while leases are in flight; expiry is the database's business",
+		Name: "clock", About: "A-S7: a node's clock (the arbiter's, a worker's) jumps or drifts, ahead or behind, while leases are in flight; expiry is the database's business",
 		Options: func(r sim.Rand, d judge.Design) judge.Options {
 			d = fleet(d, 2, 1)
 			d.JudgeMin, d.JudgeMax = 60*sec, 120*sec
 			t := between(r, "jump-at", 5*sec, 30*sec)
-			by := between(r, "jump-by", 70*sec, 180*sec)
+			node := []string{"arbiter-1", "home-1", "prod-1"}[r.Uint64n("clock-node", 3)]
+			behind := r.Uint64n("clock-behind", 2) == 1
+			var a sim.Action
+			if r.Uint64n("clock-drift", 2) == 0 {
+				by := between(r, "jump-by", 70*sec, 180*sec)
+				if behind {
+					by = -by
+				}
+				a = sim.Action{At: at(t), Kind: sim.Jump, Node: node, Amount: by}
+			} else {
+				// Fast enough to gain or lose more than a lease within the
+				// run: 25-50% (a broken clock source, not NTP's slew).
+				rate := int64(250_000 + r.Uint64n("drift-ppm", 249_001))
+				if behind {
+					rate = -rate
+				}
+				a = sim.Action{At: at(t), Kind: sim.Drift, Node: node, Rate: rate}
+			}
 			return judge.Options{Design: d, Workload: judge.Workload{Arrivals: subs(3, 0)},
-				Schedule: sim.Schedule{{At: at(t), Kind: sim.Jump, Node: "arbiter-1", Amount: by}}, Until: 600 * sec}
+				Schedule: sim.Schedule{a}, Until: 600 * sec}
 		},
-		Bounds: func(judge.Design) jc.Bounds { return jc.Bounds{NoWaste: true, NoFalseSysErrors: true} },
+		Bounds: func(judge.Design) jc.Bounds { return jc.Bounds{NoWaste: true} },
 	},
 	{
 		Name: "inflight", About: "A-S2: results are ready while the arbiter is down, and the worker holding them restarts",
