@@ -70,8 +70,8 @@ func (r *Run) systemErrorVerdicts() (all int, bad []sysErr, excused int) {
 			}
 			all++
 			e := sysErr{sub: id, event: v.Event}
-			first := int64(-1) // the first lease's grant
-			for i := from; i <= k; i++ {
+			var first int64 // the first lease's grant
+			for i := from; i < k; i++ {
 				var prev Version
 				if i > 0 {
 					prev = vs[i-1]
@@ -84,17 +84,17 @@ func (r *Run) systemErrorVerdicts() (all int, bad []sysErr, excused int) {
 					j++
 				}
 				l := life{sub: id, token: vs[i].Token, worker: vs[i].Worker, grant: vs[i].T, end: vs[j].T, grantEv: vs[i].Event}
-				e.grants = append(e.grants, l.grantEv)
-				if first < 0 {
+				if len(e.grants) == 0 {
 					first = l.grant
 				}
+				e.grants = append(e.grants, l.grantEv)
 				if r.lostToWorker(l) {
 					e.genuine++
 				}
 			}
 			switch {
 			case e.genuine >= r.P.MaxAttempts:
-			case first >= 0 && r.dbClockAhead(first, v.T):
+			case len(e.grants) > 0 && r.dbClockAhead(first, v.T):
 				excused++
 			default:
 				bad = append(bad, e)
@@ -174,22 +174,23 @@ func (r *Run) lostToWorker(l life) bool {
 	}
 	// Nobody heard of it: the claims in flight for its worker_id when it
 	// was granted.
-	asked := false
+	calls := false
 	for i := range r.Ops {
 		op := &r.Ops[i]
 		c := &op.Call
-		if c.Op != "claim" || actsAs(c.Client, c.WorkerID) != l.worker || op.Invoke > l.grant || (op.Return != nil && op.Response < l.grant) {
+		if c.Op != "claim" || actsAs(c.Client, c.WorkerID) != l.worker {
 			continue
 		}
-		asked = true
-		if failed(c.Client, op.Invoke) {
+		calls = true
+		inFlight := op.Invoke <= l.grant && (op.Return == nil || op.Response >= l.grant)
+		if inFlight && failed(c.Client, op.Invoke) {
 			return true
 		}
 	}
-	if asked {
+	if calls {
 		return false
 	}
-	return failed(l.worker, l.grant) // a history without the calls: the worker_id's node
+	return failed(l.worker, l.grant) // a history without its calls: the worker_id's node
 }
 
 // NoFalseSystemErrors (MA3, a metric the source promises as zero, so a

@@ -67,14 +67,14 @@ func (r *Run) onlyArbiterRestarts(w string, a, b int64) bool {
 		until := f.T + f.For + f.Amount
 		switch f.Kind {
 		case "crash", "restart", "jump", "drift":
-			if isArbiter(f.Node) || !involved(f.Node) || (f.Kind == "jump" && f.Node == w) {
-				continue
+			if isArbiter(f.Node) || !involved(f.Node) || (f.Kind == "jump" && f.Node == w) || (f.Kind == "drift" && f.Rate == 0) {
+				continue // a drift of rate 0 ends a drift
 			}
 			until = f.T // a crash's downtime is in Down
 			if f.Kind == "drift" {
 				until = r.nextDrift(f)
 			}
-		case "heal", "heal-all", "crash-at", "crash-yield", "message":
+		case "heal", "heal-all", "crash-at", "crash-yield", "pause-yield", "message":
 			continue // a heal, or an arming: what it arms shows when it fires
 		case "command":
 			if f.Point == "rejudge" {

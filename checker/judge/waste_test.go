@@ -22,6 +22,7 @@ func thrownAway(mid func(b *h)) *h {
 	b.on(20*s).move(sub(101, "pending", "", 0, ""), sub(101, "judging", "A", 1, "home-1"))
 	b.ret("c1", "home-1", 200, 101, "A", 1)
 	b.on(21*s).judge("home-1", 101, "A", hist.JudgeStart)
+	b.move(sub(101, "judging", "A", 1, "home-1"), sub(101, "judging", "A", 1, "home-1")) // its heartbeat
 	mid(b)
 	b.on(90*s).move(sub(101, "judging", "A", 1, "home-1"), sub(101, "pending", "", 1, ""))
 	b.on(100*s).judge("home-1", 101, "A", hist.JudgeEnd)
@@ -61,29 +62,47 @@ func TestPromisedWasteMustFailMA2(t *testing.T) {
 		"its own wall clock":    fault(40*s, map[string]any{"kind": "jump", "node": "home-1", "amount": 100 * s}),
 		"a rejudge, an arming":  all(fault(40*s, map[string]any{"kind": "command", "node": "arbiter-1", "point": "rejudge", "arg": "102"}), fault(41*s, map[string]any{"kind": "crash-at", "node": "db", "point": "commit"}), fault(42*s, map[string]any{"kind": "message", "node": "db", "peer": "home-1"})),
 		"a fault a lease early": fault(20*s-60*s-1, map[string]any{"kind": "stall", "node": "db", "peer": "arbiter-1", "for": 0}),
+		"a burst over before":   fault(-50*s, map[string]any{"kind": "stall", "node": "db", "peer": "arbiter-1", "for": 4 * s, "amount": 6*s - 1}),
+		"a database crash well before": all(fault(-50*s, map[string]any{"kind": "crash", "node": "db"}), node(-50*s, "db", "crash"),
+			fault(-41*s, map[string]any{"kind": "restart", "node": "db"}), node(-41*s, "db", "restart")),
+		"a database drift ended before": all(fault(-50*s, map[string]any{"kind": "drift", "node": "db", "rate": 1000}),
+			fault(-41*s, map[string]any{"kind": "drift", "node": "db", "rate": 0})),
+		"a database drift healed before": all(fault(-50*s, map[string]any{"kind": "drift", "node": "db", "rate": 1000}),
+			fault(-41*s, map[string]any{"kind": "heal-all"})),
+		"a partition healed before": all(fault(-50*s, map[string]any{"kind": "partition", "groups": [][]string{{"home-1", "arbiter-1"}, {"db"}}}),
+			fault(-41*s, map[string]any{"kind": "heal"})),
+		"a fault after the fate was sealed": fault(100*s+6*s/10+1, map[string]any{"kind": "crash", "node": "db"}),
+		"an arming of a pause":              fault(40*s, map[string]any{"kind": "pause-yield", "node": "home-1", "count": 3, "for": 5 * s}),
 	} {
 		v := verdictOf(t, thrownAway(mid).run(t), MA2)
 		assert.False(t, v.OK, "%s: %s", name, v)
 		assert.Equal(t, "submission 101: home-1's judging under lease A was thrown away although its worker stayed healthy and only arbiter restarts or clock faults happened around it (A-S2, A-S7 promise none)", v.Message, name)
-		assert.Equal(t, []uint64{3, 5}, v.Events, "%s: the grant and the judging", name)
+		assert.Equal(t, []uint64{3, 5}, v.Events, "%s: the grant (not its heartbeat) and the judging", name)
 	}
 }
 
 func TestUnpromisedWasteMustPassMA2(t *testing.T) {
 	for name, mid := range map[string]func(b *h){
-		"a database crash":                  all(node(40*s, "db", "crash"), node(50*s, "db", "restart")),
-		"a database's clock jump":           fault(40*s, map[string]any{"kind": "jump", "node": "db", "amount": 100 * s}),
-		"its own clock drift":               fault(40*s, map[string]any{"kind": "drift", "node": "home-1", "rate": 1000}),
-		"an arbiter paused":                 all(fault(40*s, map[string]any{"kind": "pause", "node": "arbiter-1"}), fault(60*s, map[string]any{"kind": "resume", "node": "arbiter-1"})),
-		"an arbiter stalled":                fault(40*s, map[string]any{"kind": "command", "node": "arbiter-1", "point": "stall", "arg": "20s"}),
-		"a stall that began early":          fault(-50*s, map[string]any{"kind": "command", "node": "arbiter-1", "point": "stall", "arg": "20s"}),
-		"the arbiter cut from the database": fault(40*s, map[string]any{"kind": "partition", "groups": [][]string{{"home-1", "arbiter-1"}, {"db"}}}),
-		"a cut of an arbiter's link":        fault(40*s, map[string]any{"kind": "cut", "node": "arbiter-1", "peer": "db"}),
-		"a cut on every link":               fault(40*s, map[string]any{"kind": "loss", "for": 5 * s}),
-		"a drift of the database":           fault(-10*s, map[string]any{"kind": "drift", "node": "db", "rate": 1000}),
-		"a fault within a lease before":     fault(20*s-60*s, map[string]any{"kind": "break", "node": "db", "peer": "arbiter-1"}),
-		"a crash the schedule did not name": all(node(40*s, "db", "crash"), node(41*s, "db", "restart")),
-		"a standing cut, healed late":       all(fault(-100*s, map[string]any{"kind": "cut", "node": "db", "peer": "arbiter-1"}), fault(-39*s, map[string]any{"kind": "heal"})),
+		"a database crash":                           all(node(40*s, "db", "crash"), node(50*s, "db", "restart")),
+		"a database's clock jump":                    fault(40*s, map[string]any{"kind": "jump", "node": "db", "amount": 100 * s}),
+		"its own clock drift":                        fault(40*s, map[string]any{"kind": "drift", "node": "home-1", "rate": 1000}),
+		"an arbiter paused":                          all(fault(40*s, map[string]any{"kind": "pause", "node": "arbiter-1"}), fault(60*s, map[string]any{"kind": "resume", "node": "arbiter-1"})),
+		"an arbiter stalled":                         fault(40*s, map[string]any{"kind": "command", "node": "arbiter-1", "point": "stall", "arg": "20s"}),
+		"a stall that began early":                   fault(-50*s, map[string]any{"kind": "command", "node": "arbiter-1", "point": "stall", "arg": "20s"}),
+		"the arbiter cut from the database":          fault(40*s, map[string]any{"kind": "partition", "groups": [][]string{{"home-1", "arbiter-1"}, {"db"}}}),
+		"a cut of an arbiter's link":                 fault(40*s, map[string]any{"kind": "cut", "node": "arbiter-1", "peer": "db"}),
+		"a cut on every link":                        fault(40*s, map[string]any{"kind": "loss", "for": 5 * s}),
+		"a drift of the database":                    fault(-10*s, map[string]any{"kind": "drift", "node": "db", "rate": 1000}),
+		"a fault within a lease before":              fault(20*s-60*s, map[string]any{"kind": "break", "node": "db", "peer": "arbiter-1"}),
+		"a crash the schedule did not name":          all(node(40*s, "db", "crash"), node(41*s, "db", "restart")),
+		"a burst that lasts into the window":         fault(-50*s, map[string]any{"kind": "stall", "node": "db", "peer": "arbiter-1", "for": 10 * s}),
+		"a burst released into the window":           fault(-50*s, map[string]any{"kind": "stall", "node": "db", "peer": "arbiter-1", "for": 4 * s, "amount": 6 * s}),
+		"a database down until the window":           all(node(-50*s, "db", "crash"), node(-40*s, "db", "restart")),
+		"a database down for good":                   node(-50*s, "db", "crash"),
+		"a database drift that goes on":              all(fault(-50*s, map[string]any{"kind": "drift", "node": "db", "rate": 1000}), fault(-45*s, map[string]any{"kind": "drift", "node": "arbiter-1", "rate": 0})),
+		"a partition healed in the window":           all(fault(-50*s, map[string]any{"kind": "partition", "groups": [][]string{{"home-1", "arbiter-1"}, {"db"}}}), fault(-40*s, map[string]any{"kind": "heal"})),
+		"a fault at the instant the fate was sealed": fault(100*s+6*s/10, map[string]any{"kind": "crash", "node": "db"}),
+		"a standing cut, healed late":                all(fault(-100*s, map[string]any{"kind": "cut", "node": "db", "peer": "arbiter-1"}), fault(-39*s, map[string]any{"kind": "heal"})),
 		// The worker's own failure: not a waste at all.
 		"its worker paused":  all(fault(40*s, map[string]any{"kind": "pause", "node": "home-1"}), fault(60*s, map[string]any{"kind": "resume", "node": "home-1"})),
 		"its worker cut off": fault(40*s, map[string]any{"kind": "partition", "groups": [][]string{{"home-1"}, {"arbiter-1", "db"}}}),
@@ -91,6 +110,29 @@ func TestUnpromisedWasteMustPassMA2(t *testing.T) {
 		v := verdictOf(t, thrownAway(mid).run(t), MA2)
 		assert.True(t, v.OK, "%s: %s", name, v)
 	}
+
+	// The window ends with the judging's own result's answer, not
+	// another's (another submission's, token's or worker's, answered
+	// after a database crash).
+	b0 := thrownAway(func(b *h) {
+		for _, o := range []struct {
+			worker string
+			sub    int64
+			token  string
+		}{{"home-2", 101, "A"}, {"home-1", 102, "A"}, {"home-1", 101, "B"}} {
+			b.add(o.worker, hist.KindResult, hist.Result{Worker: o.worker, Sub: o.sub, Token: o.token, Verdict: "AC", Phase: hist.ResultSaved, Durable: true})
+		}
+	})
+	b0.on(120*s).add("db", "crash", nil)
+	b0.on(121*s).add("db", "restart", nil)
+	for _, o := range []struct {
+		worker string
+		sub    int64
+		token  string
+	}{{"home-2", 101, "A"}, {"home-1", 102, "A"}, {"home-1", 101, "B"}} {
+		b0.on(130*s).add(o.worker, hist.KindResult, hist.Result{Worker: o.worker, Sub: o.sub, Token: o.token, Verdict: "AC", Phase: hist.ResultAnswered, Code: 200})
+	}
+	assert.False(t, verdictOf(t, b0.run(t), MA2).OK, "its own result answered before the database crash")
 
 	// A result never answered: the window lasts to the end of the run.
 	b := thrownAway(func(*h) {})
