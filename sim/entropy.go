@@ -120,12 +120,26 @@ func splitmix(x uint64) uint64 {
 // Rapid draws every decision from a *rapid.T, so rapid records, replays and
 // shrinks them all. It also keeps a tape of the values drawn, for the trace.
 type Rapid struct {
-	t    *rapid.T
-	tape []uint64
+	t       *rapid.T
+	tape    []uint64
+	uniform bool
 }
 
 // NewRapid returns an entropy backed by t.
 func NewRapid(t *rapid.T) *Rapid { return &Rapid{t: t} }
+
+// NewRapidUniform is NewRapid whose draws are spread evenly over their
+// range, as a seeded stream's are, and still shrink toward zero: each value
+// is drawn bit by bit, the highest first, as rapid draws a single bit
+// without its lean toward small numbers (rapid.Uint64Range leans hard: a
+// fault's time and length over minutes come out as milliseconds). For the
+// choices that make a world and its faults; a run's own entropy stays
+// NewRapid.
+func NewRapidUniform(t *rapid.T) *Rapid { return &Rapid{t: t, uniform: true} }
+
+// Uniform returns an entropy on the same *rapid.T whose draws are spread
+// evenly (see NewRapidUniform).
+func (r *Rapid) Uniform() *Rapid { return &Rapid{t: r.t, uniform: true} }
 
 // Describe implements Entropy.
 func (r *Rapid) Describe() string { return "rapid" }
@@ -141,7 +155,15 @@ func (r *Rapid) Uint64n(label string, n uint64) uint64 {
 	if n == 0 {
 		panic("sim: Uint64n(0)")
 	}
-	v := rapid.Uint64Range(0, n-1).Draw(r.t, label)
+	var v uint64
+	if r.uniform && n > 2 {
+		for b := bits.Len64(n-1) - 1; b >= 0; b-- {
+			v |= rapid.Uint64Range(0, 1).Draw(r.t, label) << b
+		}
+		v %= n
+	} else {
+		v = rapid.Uint64Range(0, n-1).Draw(r.t, label)
+	}
 	r.tape = append(r.tape, v)
 	return v
 }

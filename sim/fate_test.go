@@ -108,3 +108,54 @@ func TestMessageFaultValidation(t *testing.T) {
 	}
 	assert.NoError(t, sim.Schedule{msgFault("a", "b", sim.FateDelay, 3, time.Second)}.Validate(nodes))
 }
+
+// TestDieRestartsAfterItsDelay: a process that dies of its own doing
+// crashes its node at once (nothing after Die runs), and a supervisor
+// starts it again after the delay; with no delay it stays down.
+func TestDieRestartsAfterItsDelay(t *testing.T) {
+	for _, restart := range []time.Duration{2 * time.Second, 0} {
+		var log []string
+		rec := &textRec{}
+		f := func(string, *sim.Disk) sim.Node {
+			return sim.Program(func(p *sim.Proc) {
+				log = append(log, p.Now().String()+" start")
+				p.Sleep(time.Second, "work")
+				if len(log) < 3 {
+					p.Die("poison", restart)
+				}
+				log = append(log, p.Now().String()+" survived")
+			})
+		}
+		w := sim.New(sim.Config{Entropy: sim.NewPCG(1), Recorder: rec, Limits: sim.Limits{MaxTime: clock.Time(time.Minute), MaxEvents: 1000}})
+		w.Add("n", f)
+		require.NoError(t, w.Run())
+		w.Close()
+		if restart == 0 {
+			assert.Equal(t, []string{"0.000s start"}, log, "no supervisor: the node stays down")
+			assert.False(t, w.Up("n"))
+			continue
+		}
+		assert.Equal(t, []string{"0.000s start", "3.000s start", "6.000s start", "7.000s survived"}, log, "dies at 1 s and 4 s, each time restarted 2 s later; the third life survives")
+		text := strings.Join(rec.lines, "\n")
+		assert.Contains(t, text, "n fault died: poison")
+		assert.Contains(t, text, "restart n")
+	}
+}
+
+// TestPauseYieldFreezesAtTheNthBlockingCall: a pause-yield freezes the node
+// at its N-th blocking call for its duration; its calls time out meanwhile
+// and it goes on after, without a restart.
+func TestPauseYieldFreezesAtTheNthBlockingCall(t *testing.T) {
+	var log []string
+	rec := &textRec{}
+	w := world(t, sim.Schedule{{At: 0, Kind: sim.PauseYield, Node: "server", Count: 2, For: 3 * time.Second, FromStart: true}}, &log, rec)
+	require.NoError(t, w.Run())
+	text := strings.Join(rec.lines, "\n")
+	assert.Contains(t, text, "server fault freeze at blocking call 2 for 3s")
+	assert.NotContains(t, text, "restart server")
+	require.Len(t, log, 4)
+	assert.Equal(t, "0.012s 1: rep 1", log[0])
+	assert.Contains(t, log[1], "2: timeout", "the frozen server does not answer within the call's second")
+	s := sim.Schedule{{At: 0, Kind: sim.PauseYield, Node: "server", Count: 1}}
+	assert.ErrorContains(t, s.Validate([]string{"server"}), "positive \"for\"")
+}

@@ -23,10 +23,24 @@ type GenSpec struct {
 	Commands   []CmdSpec     // system-specific commands that may be drawn
 	Crashable  []string      // nodes that may crash or pause; nil means Nodes
 	// Yields are the nodes written as processes (Program) that crash-yield
-	// may crash at their N-th blocking call, N drawn in [0, MaxYield]; a
-	// zero draw is no crash, so shrinking removes it.
+	// may crash, and pause-yield freeze, at their N-th blocking call, N
+	// drawn in [0, MaxYield]; a zero draw is no fault, so shrinking removes
+	// it. Both time a fault by the node's own progress through the
+	// protocol rather than by the clock.
 	Yields   []string
 	MaxYield int // 0 means 200
+	// Links are the links (from, to) whose messages message faults may
+	// hit; nil means any two nodes. A system whose clients give up on a
+	// call after a timeout lists those links: a request lost on a
+	// connection whose client waits without one models no real network
+	// (TCP retransmits; the connection breaks instead).
+	Links [][2]string
+	// Landmarks are the protocol's own durations (a request timeout, a
+	// lease, a lease plus its grace): when set, half of the lengths of
+	// pauses, downtimes, stalls and delays are one of them plus a second or
+	// two, so that a fault outlasts a deadline by a little as often as it
+	// falls short, however the entropy leans (rapid's draws lean small).
+	Landmarks []time.Duration
 }
 
 // PointSpec names the crash points of one node.
@@ -153,6 +167,13 @@ func (g GenSpec) drawAction(r Rand, prof Profile, crashable []string, maxDown ti
 	dur := func(label string, max time.Duration) time.Duration {
 		return time.Duration(r.Uint64n(label, uint64(max/time.Millisecond)+1)) * time.Millisecond
 	}
+	length := func(label string, max time.Duration) time.Duration {
+		if len(g.Landmarks) == 0 || r.Uint64n(label+"-landmark", 2) == 0 {
+			return dur(label, max)
+		}
+		m := g.Landmarks[r.Uint64n(label+"-which", uint64(len(g.Landmarks)))]
+		return m + dur(label+"-past", 2*time.Second)
+	}
 	signed := func(label string, max int64) int64 {
 		v := int64(r.Uint64n(label, uint64(max)+1))
 		if r.Uint64n(label+"-neg", 2) == 1 {
@@ -165,11 +186,11 @@ func (g GenSpec) drawAction(r Rand, prof Profile, crashable []string, maxDown ti
 	switch k {
 	case Crash:
 		node := pick("node", crashable)
-		down := dur("down", maxDown)
+		down := length("down", maxDown)
 		return append(out, Action{At: at, Kind: Crash, Node: node}, Action{At: at.Add(down), Kind: Restart, Node: node})
 	case Pause:
 		node := pick("node", crashable)
-		d := dur("stuck", maxDown)
+		d := length("stuck", maxDown)
 		return append(out, Action{At: at, Kind: Pause, Node: node}, Action{At: at.Add(d), Kind: Resume, Node: node})
 	case Partition:
 		var a, b []string
@@ -204,7 +225,7 @@ func (g GenSpec) drawAction(r Rand, prof Profile, crashable []string, maxDown ti
 		return append(out, Action{At: at, Kind: Delay, Node: from, Peer: to, Amount: amt, For: d})
 	case Stall:
 		from, to := orAll("from"), orAll("to")
-		d := dur("for", maxDown) + time.Millisecond
+		d := length("for", maxDown) + time.Millisecond
 		late := dur("late", maxDown)
 		return append(out, Action{At: at, Kind: Stall, Node: from, Peer: to, For: d, Amount: late})
 	case Break:
@@ -245,6 +266,39 @@ func (g GenSpec) drawAction(r Rand, prof Profile, crashable []string, maxDown ti
 		down := dur("down", maxDown)
 		return append(out, Action{At: at, Kind: CrashYield, Node: node, Count: n},
 			Action{At: at.Add(down + time.Millisecond), Kind: Restart, Node: node})
+	case PauseYield:
+		if len(g.Yields) == 0 {
+			return nil
+		}
+		node := pick("yield-node", g.Yields)
+		max := g.MaxYield
+		if max <= 0 {
+			max = 200
+		}
+		n := int(r.Uint64n("yield", uint64(max)+1))
+		if n == 0 {
+			return nil // zero is no freeze
+		}
+		return append(out, Action{At: at, Kind: PauseYield, Node: node, Count: n, For: length("stuck", maxDown) + time.Millisecond})
+	case Message:
+		var from, to string
+		if len(g.Links) > 0 {
+			l := g.Links[r.Uint64n("link", uint64(len(g.Links)))]
+			from, to = l[0], l[1]
+		} else {
+			from, to = pick("from", g.Nodes), pick("to", g.Nodes)
+		}
+		if from == to {
+			return nil
+		}
+		n := int(r.Uint64n("message", 50)) + 1
+		switch r.Uint64n("fate", 3) {
+		case 0:
+			return append(out, Action{At: at, Kind: Message, Node: from, Peer: to, Arg: FateDrop, Count: n})
+		case 1:
+			return append(out, Action{At: at, Kind: Message, Node: from, Peer: to, Arg: FateDup, Count: n})
+		}
+		return append(out, Action{At: at, Kind: Message, Node: from, Peer: to, Arg: FateDelay, Count: n, Amount: length("late", maxDown) + time.Millisecond})
 	case Do:
 		c := g.Commands[r.Uint64n("command", uint64(len(g.Commands)))]
 		arg := ""

@@ -604,6 +604,21 @@ func (p *Proc) Point(label string) {
 	}
 }
 
+// Die crashes the node here, of its own doing (a process that dies on its
+// input: a sandbox that takes the worker down with it): the process is
+// unwound as at a crash point, and when restart is positive a supervisor
+// starts the node again that long after (the restart is an action of the
+// schedule from then on). Stepped alone (no kernel), the node just ends.
+func (p *Proc) Die(label string, restart time.Duration) {
+	e := p.h.env
+	if e.world != nil {
+		e.world.die(e.slot, label, restart)
+	}
+	p.h.crashed = true
+	p.h.env = discardEnv()
+	panic(unwind{})
+}
+
 // wait blocks the process until something wakes it, or the timeout (0: none)
 // passes.
 func (p *Proc) wait(timeout time.Duration, label string) {

@@ -205,8 +205,9 @@ type slot struct {
 // yieldArm is an armed crash-yield: left blocking calls to the crash, and
 // the downtime after which the node restarts (0: it stays down).
 type yieldArm struct {
-	left int
-	down time.Duration
+	left  int
+	down  time.Duration
+	pause bool // a pause-yield: the node freezes for down instead of crashing
 }
 
 // fateArm is an armed message fault: the left-th message from -> to gets
@@ -857,16 +858,20 @@ func (w *World) yieldPoint(s *slot, label string) bool {
 	if len(s.yields) == 0 {
 		return false
 	}
-	fire := false
+	fire, freeze := false, time.Duration(0)
 	var down time.Duration
 	for i := range s.yields {
 		s.yields[i].left--
 		if s.yields[i].left == 0 {
+			if s.yields[i].pause {
+				freeze = max(freeze, s.yields[i].down)
+				continue
+			}
 			fire = true
 			down = max(down, s.yields[i].down)
 		}
 	}
-	if !fire {
+	if !fire && freeze == 0 {
 		return false
 	}
 	keep := s.yields[:0]
@@ -876,6 +881,17 @@ func (w *World) yieldPoint(s *slot, label string) bool {
 		}
 	}
 	s.yields = keep
+	if !fire {
+		// A pause-yield: the node freezes once this step is over, and
+		// thaws freeze later (actions of the schedule from now on).
+		if w.want.has(kFault) {
+			w.emit(s.name, kFault, fmt.Sprintf("freeze at blocking call %d for %v: %s", s.passed, freeze, label))
+		}
+		w.sched = append(w.sched, Action{At: w.now, Kind: Pause, Node: s.name}, Action{At: w.now.Add(freeze), Kind: Resume, Node: s.name})
+		w.push(event{at: w.now, kind: evFault, id: uint64(len(w.sched) - 2)})
+		w.push(event{at: w.now.Add(freeze), kind: evFault, id: uint64(len(w.sched) - 1)})
+		return false
+	}
 	if w.want.has(kFault) {
 		w.emit(s.name, kFault, fmt.Sprintf("crash at blocking call %d: %s", s.passed, label))
 	}
@@ -886,6 +902,17 @@ func (w *World) yieldPoint(s *slot, label string) bool {
 		w.push(event{at: w.now.Add(down), kind: evFault, id: uint64(len(w.sched) - 1)})
 	}
 	return true
+}
+
+// die records a node's own crash (Proc.Die) and schedules its restart.
+func (w *World) die(s *slot, label string, restart time.Duration) {
+	if w.want.has(kFault) {
+		w.emit(s.name, kFault, "died: "+label)
+	}
+	if restart > 0 {
+		w.sched = append(w.sched, Action{At: w.now.Add(restart), Kind: Restart, Node: s.name})
+		w.push(event{at: w.now.Add(restart), kind: evFault, id: uint64(len(w.sched) - 1)})
+	}
 }
 
 // Yields returns how many blocking calls (for a plain state machine: inputs
@@ -1025,6 +1052,8 @@ func (w *World) fault(a Action) {
 		w.slots[idx].armed = append(w.slots[idx].armed, a)
 	case CrashYield:
 		w.slots[idx].yields = append(w.slots[idx].yields, yieldArm{left: a.Count, down: a.For})
+	case PauseYield:
+		w.slots[idx].yields = append(w.slots[idx].yields, yieldArm{left: a.Count, down: a.For, pause: true})
 	case Message:
 		w.fates = append(w.fates, fateArm{from: network.Addr(a.Node), to: network.Addr(a.Peer), left: a.Count, a: a})
 	case Do:

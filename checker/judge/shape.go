@@ -51,6 +51,7 @@ var Supports = map[string]hist.Support{
 	PA9:       anyShape(PA9),
 	MA2:       noZombies(MA2),
 	MA3:       noZombies(MA3),
+	MA1:       anyShape(MA1), // reads grants by submission on the commit log
 	Porcupine: anyShape(Porcupine),
 }
 

@@ -307,3 +307,23 @@ func TestProbesRelayCrashBetween(t *testing.T) {
 	assert.True(t, p[ProbeRelayBetween])
 	assert.False(t, p[ProbeGaveUp])
 }
+
+// TestProbesRelayCrashPerInstance: with two relays, the probe follows each
+// relay on its own: a crash of one relay while the other has a published,
+// unmarked message is not a crash between publish and mark; a crash of
+// the second relay with its own unmarked message is.
+func TestProbesRelayCrashPerInstance(t *testing.T) {
+	x := good(t)
+	x.add(290, "relay", KindRelay, map[string]any{"msg": "msg-h1.1.1", "what": "published"})
+	x.events = append(x.events, traces.Event{Seq: 99, T: 295e6, Node: "relay-2", Kind: "crash"})
+	x.add(300, "relay", KindRelay, map[string]any{"msg": "msg-h1.1.1", "what": "marked"})
+	hs, err := Decode(x.events)
+	require.NoError(t, err)
+	assert.False(t, Probes(hs)[ProbeRelayBetween], "relay-2 had nothing unmarked")
+
+	x.add(400, "relay-2", KindRelay, map[string]any{"msg": "msg-h1.1.2", "what": "published"})
+	x.events = append(x.events, traces.Event{Seq: 100, T: 450e6, Node: "relay-2", Kind: "crash"})
+	hs, err = Decode(x.events)
+	require.NoError(t, err)
+	assert.True(t, Probes(hs)[ProbeRelayBetween], "relay-2 crashed with msg-h1.1.2 published, not marked")
+}

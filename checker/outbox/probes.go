@@ -95,34 +95,20 @@ func Probes(h *History) map[string]bool {
 			p[ProbeRedelivery] = true
 		}
 	}
-	// The relay crashed with a published, unmarked message.
-	pending := map[string]bool{}
-	ci := 0
-	relayCrashes := []int64{}
-	for _, c := range h.Crashes {
-		if c.Node == "relay" {
-			relayCrashes = append(relayCrashes, c.T)
-		}
-	}
+	// A relay crashed with a published, unmarked message (each relay
+	// instance on its own: the nodes that wrote relay notes).
+	var relays []string
+	steps := map[string][]Step{}
 	for _, s := range h.Relay {
-		for ci < len(relayCrashes) && relayCrashes[ci] < s.T {
-			if len(pending) > 0 {
-				p[ProbeRelayBetween] = true
-			}
-			pending = map[string]bool{}
-			ci++
+		if _, ok := steps[s.Node]; !ok {
+			relays = append(relays, s.Node)
 		}
-		if s.What == hist.RelayPublished {
-			pending[s.Msg] = true
-		} else {
-			delete(pending, s.Msg)
-		}
+		steps[s.Node] = append(steps[s.Node], s)
 	}
-	for ; ci < len(relayCrashes); ci++ {
-		if len(pending) > 0 {
+	for _, relay := range relays {
+		if relayCrashedUnmarked(relay, steps[relay], h.Crashes) {
 			p[ProbeRelayBetween] = true
 		}
-		pending = map[string]bool{}
 	}
 	pubs := map[string]int{}
 	for _, x := range h.Publishes {
@@ -155,4 +141,32 @@ func Probes(h *History) map[string]bool {
 		}
 	}
 	return p
+}
+
+// relayCrashedUnmarked reports whether a relay crashed while a message it
+// had published was not marked yet.
+func relayCrashedUnmarked(relay string, steps []Step, crashes []Crash) bool {
+	var at []int64
+	for _, c := range crashes {
+		if c.Node == relay {
+			at = append(at, c.T)
+		}
+	}
+	pending := map[string]bool{}
+	ci := 0
+	for _, s := range steps {
+		for ci < len(at) && at[ci] < s.T {
+			if len(pending) > 0 {
+				return true
+			}
+			pending = map[string]bool{}
+			ci++
+		}
+		if s.What == hist.RelayPublished {
+			pending[s.Msg] = true
+		} else {
+			delete(pending, s.Msg)
+		}
+	}
+	return ci < len(at) && len(pending) > 0
 }

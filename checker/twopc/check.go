@@ -273,7 +273,10 @@ func DecisionDurability(h *History) checker.Verdict {
 // NoUnilateralDecision (PC3): a prepared transaction is committed only after
 // a coordinator decided (or its log or recovery said) COMMIT, and rolled back
 // only after a coordinator decided ABORT or a participant that never voted
-// refused the transaction (cooperative termination).
+// refused the transaction (cooperative termination). A refusal is its note,
+// or the tombstone itself: a committed txlog row in state "refused" (an
+// agent that crashed after committing it never noted it, yet the refusal
+// holds and its peers hear it).
 func NoUnilateralDecision(h *History) checker.Verdict {
 	word := map[string]map[string]bool{}
 	say := func(gid, outcome string) {
@@ -294,6 +297,16 @@ func NoUnilateralDecision(h *History) checker.Verdict {
 			case hist.TxnRefuse:
 				say(n.GID, hist.OutcomeAbort)
 			}
+		case "commit":
+			c, err := checker.Decode[hist.CommitRecord](e)
+			if err != nil {
+				return checker.Fail(PC3, []uint64{e.Seq}, "%v", err)
+			}
+			for _, ch := range c.Changes {
+				if gid, ok := refusal(ch); ok {
+					say(gid, hist.OutcomeAbort)
+				}
+			}
 		case "prepared":
 			p, _ := checker.Decode[Prepared](e)
 			out := map[string]string{"commit": hist.OutcomeCommit, "rollback": hist.OutcomeAbort}[p.Event]
@@ -304,6 +317,17 @@ func NoUnilateralDecision(h *History) checker.Verdict {
 		}
 	}
 	return checker.Pass(PC3)
+}
+
+// refusal reports whether a committed change is a participant's refusal of
+// a gid: a txlog row inserted in state "refused" (model/twopc's tombstone).
+func refusal(ch hist.Change) (string, bool) {
+	if ch.Table != TableTxlog || ch.Op != "insert" {
+		return "", false
+	}
+	gid, _ := ch.After["gid"].(string)
+	state, _ := ch.After["state"].(string)
+	return gid, state == StateRefused && gid != ""
 }
 
 // RecoveryCompletes (PC4): when the run ends quiesced (faults healed, the

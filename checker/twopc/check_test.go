@@ -263,3 +263,33 @@ func TestMessagesSayWhatIsLeft(t *testing.T) {
 	assert.False(t, v.OK)
 	assert.Contains(t, v.Message, "no vote received")
 }
+
+func (tr *trace) commit(t int64, node string, changes ...hist.Change) *trace {
+	return tr.add(t, node, "commit", hist.CommitRecord{Seq: uint64(len(tr.evs) + 1), At: 0, Changes: changes})
+}
+
+func txlogRow(gid, state string) hist.Change {
+	return hist.Change{Table: TableTxlog, Op: "insert", Key: []any{gid}, After: map[string]any{"gid": gid, "state": state}}
+}
+
+// TestPC3RefusalByTombstone: a peer's refusal counts when only its
+// tombstone says so (the agent crashed after committing it, before its
+// note): a rollback on that word passes; a txlog row of the gid's own work,
+// another gid's tombstone, or another table's row is no refusal.
+func TestPC3RefusalByTombstone(t *testing.T) {
+	base := func() *trace {
+		return (&trace{}).begin(100, "x1").prep(101, "orders", "x1", "prepare").vote(102, "x1", "orders", hist.VoteYes)
+	}
+	ok := base().commit(3000, "inventory", txlogRow("x1", StateRefused)).prep(3001, "orders", "x1", "rollback").end(9000, true)
+	assert.Empty(t, failed(t, ok), "a committed tombstone is the peer's refusal")
+	for name, ch := range map[string]hist.Change{
+		"the gid's own work":   txlogRow("x1", "committed"),
+		"another gid refused":  txlogRow("x2", StateRefused),
+		"another table":        {Table: "stock", Op: "insert", After: map[string]any{"gid": "x1", "state": StateRefused}},
+		"a deleted tombstone":  {Table: TableTxlog, Op: "delete", Before: map[string]any{"gid": "x1", "state": StateRefused}},
+		"a tombstone, no gid?": txlogRow("", StateRefused),
+	} {
+		bad := base().commit(3000, "inventory", ch).prep(3001, "orders", "x1", "rollback").end(9000, true)
+		assert.Contains(t, failed(t, bad), "PC3", name)
+	}
+}

@@ -5,6 +5,13 @@ package twopc
 // model/db's documented "prepared" and "db" events; these are the parts of
 // their data it needs.
 
+// The participants' txlog table, as model/twopc writes it: one row per
+// global transaction a participant committed, or refused (a tombstone).
+const (
+	TableTxlog   = "txlog"
+	StateRefused = "refused"
+)
+
 // Prepared is model/db's "prepared" event data: a prepared transaction was
 // prepared, committed or rolled back at a database node.
 type Prepared struct {

@@ -86,6 +86,7 @@ type selection struct {
 	sets   multi
 	design string
 	unsafe bool
+	world  string
 	// warning is set by designOf when --unsafe waived a rule: the one line
 	// the command prints before it runs.
 	warning string
@@ -97,6 +98,7 @@ func (s *selection) register(fs *flag.FlagSet, def string) {
 	fs.Var(&s.knobs, "knob", "turn a design knob on (repeatable); see fencesim mutants for the registry")
 	fs.Var(&s.sets, "set", "set a design parameter, `name=value` (repeatable), e.g. --set lease=90s")
 	fs.StringVar(&s.design, "design", "", "a design `FILE` (JSON, as in a trace header); --knob and --set apply on top")
+	fs.StringVar(&s.world, "world", "drawn", "system A: how much of each run's world is drawn: fixed (the design's fleet, 12 submissions), drawn (fleet, sandboxes per worker_id, a zombie, request ids, poison, rejudges, arbiters, 1-50 submissions) or wide (drawn, and the timing parameters too)")
 	fs.BoolVar(&s.unsafe, "unsafe", false, "run a design whose timing rules refuse it (heartbeat >= lease, unconfirmed_lease > lease, backoff_cap < backoff_base), with a warning: to measure such a configuration (the arbiter's design)")
 }
 
@@ -167,6 +169,12 @@ func (s *selection) designOf(sys systems.System) (systems.Design, error) {
 		if _, strict := sys.NewDesign(s.knobs, s.sets, file); strict != nil {
 			s.warning = fmt.Sprintf("warning: --unsafe: running the %s design although its rules refuse it: %v", sys.Name(), strict)
 		}
+	}
+	if err == nil && sys.Name() == "arbiter" {
+		if werr := systems.CheckWorld(s.world); werr != nil {
+			return systems.Design{}, usagef("--world: %v", werr)
+		}
+		d.World = s.world
 	}
 	if err != nil {
 		msg := err.Error()

@@ -42,7 +42,8 @@ type Summary struct {
 type SystemSummary struct {
 	System     string          `json:"system"`
 	Title      string          `json:"title"`
-	Design     string          `json:"design"` // in words: default, or the knobs and parameters set
+	Design     string          `json:"design"`          // in words: default, or the knobs and parameters set
+	World      string          `json:"world,omitempty"` // system A: how much of each run's world was drawn
 	DesignJSON json.RawMessage `json:"design_json"`
 	Runs       int             `json:"runs"`
 	FailedRuns int             `json:"failed_runs"`
@@ -139,7 +140,7 @@ type aggregate struct {
 
 func newAggregate(sys systems.System, d systems.Design, design string) *aggregate {
 	return &aggregate{
-		s:       SystemSummary{System: sys.Name(), Title: sys.Title(), Design: design, DesignJSON: d.JSON},
+		s:       SystemSummary{System: sys.Name(), Title: sys.Title(), Design: design, World: d.World, DesignJSON: d.JSON},
 		props:   map[string]int{},
 		probes:  map[string]int{},
 		metrics: map[string]*MetricSamples{},
@@ -327,7 +328,11 @@ func (s *Summary) writeInterrupted(w io.Writer) {
 
 func (x *SystemSummary) writeText(w io.Writer, s *Summary) {
 	fmt.Fprintf(w, "== %s (%s) ==\n", x.System, x.Title)
-	fmt.Fprintf(w, "design: %s; faults: %s; seeds: %s\n", x.Design, s.Faults, s.Seeds)
+	world := ""
+	if x.World != "" {
+		world = "; world: " + x.World
+	}
+	fmt.Fprintf(w, "design: %s%s; faults: %s; seeds: %s\n", x.Design, world, s.Faults, s.Seeds)
 	fmt.Fprintf(w, "runs: %d, failed: %d (%s)\n\n", x.Runs, x.FailedRuns, pct(x.FailedRuns, x.Runs))
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "property\tfailed runs\n")

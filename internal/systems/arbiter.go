@@ -23,6 +23,13 @@ type Arbiter struct{}
 
 var _ System = Arbiter{}
 
+// CheckWorld reports a world mode system A does not know (fixed, drawn,
+// wide).
+func CheckWorld(mode string) error {
+	_, err := harness.ParseWorld(mode)
+	return err
+}
+
 // Name implements System.
 func (Arbiter) Name() string { return judge.System }
 
@@ -73,7 +80,11 @@ func (a Arbiter) Run(dd Design, seed uint64, f Faults, o Options) *Result {
 	if err != nil {
 		panic(err) // the command line parses intensities first
 	}
-	opts, prof := harness.SeedOptions(d, judge.DefaultWorkload(), hf, seed)
+	mode, err := harness.ParseWorld(dd.World)
+	if err != nil {
+		panic(err) // the command line parses world modes first
+	}
+	opts, prof := harness.SeedOptionsIn(d, mode, hf, seed)
 	s, profile := opts.Schedule, prof.String()
 	if o.Given {
 		s, profile = o.Schedule, "given"
@@ -84,7 +95,7 @@ func (a Arbiter) Run(dd Design, seed uint64, f Faults, o Options) *Result {
 	}
 	mem := &traces.Memory{}
 	opts.Recorder = mem
-	r := &Result{System: judge.System, Seed: seed, Schedule: s, Profile: profile, Nodes: judge.NamesOf(d).All()}
+	r := &Result{System: judge.System, Seed: seed, Schedule: s, Profile: profile, Nodes: judge.NamesOf(opts.Design).All()}
 	w, err := judge.Simulate(opts)
 	r.Header, r.Events = opts.Header(w), mem.Events
 	if err != nil {
@@ -102,7 +113,11 @@ func (a Arbiter) Run(dd Design, seed uint64, f Faults, o Options) *Result {
 		hashIf(r, o)
 		return r
 	}
-	a.judged(r, jc.Check(run))
+	res := jc.Check(run)
+	if mode != harness.WorldFixed {
+		harness.JudgeGeneric(&res, opts.Design)
+	}
+	a.judged(r, res)
 	dropValues(r, o)
 	hashIf(r, o)
 	r.Timings = []Timing{{"decode", t1.Sub(t0)}, {"invariants, porcupine, metrics", time.Since(t1)}}

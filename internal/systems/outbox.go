@@ -3,6 +3,8 @@ package systems
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
+	"sort"
 	"strings"
 	"time"
 
@@ -51,7 +53,9 @@ func (Outbox) wrap(d outbox.Design) Design {
 // Default implements System.
 func (b Outbox) Default() Design { return b.wrap(outbox.Default()) }
 
-// NewDesign implements System.
+// NewDesign implements System. The parameters set pin themselves: the
+// world drawn per run keeps them (a design file pins what its "pinned"
+// says).
 func (b Outbox) NewDesign(knobs, sets []string, file []byte) (Design, error) {
 	d := outbox.Default()
 	err := buildDesign(file, knobs, sets,
@@ -61,38 +65,49 @@ func (b Outbox) NewDesign(knobs, sets []string, file []byte) (Design, error) {
 	if err != nil {
 		return Design{}, err
 	}
+	d.Pinned = pin(d.Pinned, sets)
 	return b.wrap(d), nil
 }
 
-// spec is the fault generator's spec for an intensity: moderate is the
-// model's FaultSpec; heavy draws twice as many actions; none draws nothing
-// (the schedule is only the heal-all).
-func (Outbox) spec(d outbox.Design, f Faults) sim.GenSpec {
-	g := outbox.FaultSpec(d)
+// intensity is the fault intensity's bounds: moderate is the model's
+// eight timed faults and three placed on the world's reference run; heavy
+// twice as many; none draws nothing (the schedule is only the heal-all).
+func (Outbox) intensity(f Faults) outbox.Intensity {
 	switch f {
 	case Heavy:
-		g.MaxActions *= 2
+		return outbox.Heavy
 	case None:
-		g.MaxActions = 0
+		return outbox.None
 	}
-	return g
+	return outbox.Moderate
 }
 
-// Run implements System: what outbox.RunSeed plays (the model records
-// every event), with the fault schedule of the intensity or the one given.
+// Run implements System: what the harness's RunSeed plays (the model
+// records every event): the world drawn from the seed (the parameters the
+// user set kept), then the faults of the intensity placed on its
+// reference run, or the ones given.
 func (b Outbox) Run(dd Design, seed uint64, f Faults, o Options) *Result {
 	d := dd.v.(outbox.Design)
-	wl := outbox.DefaultWorkload()
-	ent := sim.NewPCG(seed)
-	events := wl.Draw(ent.Stream("workload"))
-	s, prof := outbox.Faults(ent.Stream("faults"), b.spec(d, f))
-	profile := prof.String()
+	var x outbox.Seeded
+	var err error
 	if o.Given {
-		s, profile = o.Schedule, "given"
+		x.Design, x.Workload = outbox.DrawWorld(sim.NewPCG(seed).Stream("world"), d)
+		x.Schedule = o.Schedule
+	} else {
+		x, err = outbox.DrawSeed(d, seed, b.intensity(f))
 	}
-	out := outbox.Simulate(d, wl, events, s, ent)
+	profile := x.Profile.String()
+	if o.Given {
+		profile = "given"
+	}
+	var out *outbox.Outcome
+	if err != nil {
+		out = &outbox.Outcome{Seed: seed, Design: x.Design, Err: err}
+	} else {
+		out = outbox.Simulate(x.Design, x.Workload, x.Workload.Plan, x.Schedule, sim.NewPCG(seed))
+	}
 	out.Seed = seed
-	r := b.result(d, wl, events, out)
+	r := b.result(x.Design, x.Workload, x.Workload.Plan, out)
 	r.Profile = profile
 	dropValues(r, o)
 	hashIf(r, o)
@@ -184,3 +199,19 @@ func (Outbox) Scenarios() (string, bool, error) {
 
 // KnobScenario implements System: not supported.
 func (Outbox) KnobScenario(string) (bool, string, bool, error) { return false, "", false, nil }
+
+// pin adds the parameters of "name=value" settings (knobs aside) to a
+// design's pinned ones: sorted, without repeats.
+func pin(pinned, sets []string) []string {
+	out := append([]string(nil), pinned...)
+	for _, s := range sets {
+		if name, _, err := splitSet(s); err == nil && name != "knob" && name != "knobs" && !slices.Contains(out, name) {
+			out = append(out, name)
+		}
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	sort.Strings(out)
+	return out
+}

@@ -58,9 +58,12 @@ type Knob struct {
 // Design is a system's design (parameters and knobs) behind one type.
 type Design struct {
 	System string
-	Knobs  []string        // the knobs that are on, sorted
-	JSON   json.RawMessage // the design as trace headers hold it
-	v      any             // the model's own Design value
+	// World says how much of each run's world is drawn (system A: fixed,
+	// drawn or wide; see harness.WorldMode); empty is the system's default.
+	World string
+	Knobs []string        // the knobs that are on, sorted
+	JSON  json.RawMessage // the design as trace headers hold it
+	v     any             // the model's own Design value
 }
 
 // Faults is a fault intensity.

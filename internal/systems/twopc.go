@@ -48,7 +48,9 @@ func (TwoPC) wrap(d twopc.Design) Design {
 // Default implements System.
 func (c TwoPC) Default() Design { return c.wrap(twopc.Default()) }
 
-// NewDesign implements System.
+// NewDesign implements System. The parameters set pin themselves: the
+// world drawn per run keeps them (a design file pins what its "pinned"
+// says).
 func (c TwoPC) NewDesign(knobs, sets []string, file []byte) (Design, error) {
 	d := twopc.Default()
 	err := buildDesign(file, knobs, sets,
@@ -58,47 +60,46 @@ func (c TwoPC) NewDesign(knobs, sets []string, file []byte) (Design, error) {
 	if err != nil {
 		return Design{}, err
 	}
+	d.Pinned = pin(d.Pinned, sets)
 	return c.wrap(d), nil
 }
 
-// draw draws the faults of an intensity. The harness's RunSeed draws them
-// within DefaultHarness's 3 s horizon, after the default design's single
-// transaction (at 100 ms, done within milliseconds) in most seeds; here,
-// as in the harness's knob test, they start before the last transaction
-// plus 50 ms, so that they hit the protocol. Moderate allows the spec's 3
-// actions, heavy twice as many; none draws nothing.
-func (TwoPC) draw(h twopcharness.Harness, d twopc.Design, f Faults, r sim.Rand) (sim.Schedule, string) {
-	if f == None {
-		return nil, "no faults"
+// intensity is the fault intensity's bounds: moderate is the model's three
+// timed faults and three placed on the world's reference run; heavy twice
+// as many; none draws nothing.
+func (TwoPC) intensity(f Faults) twopcharness.Intensity {
+	switch f {
+	case Heavy:
+		return twopcharness.Heavy
+	case None:
+		return twopcharness.None
 	}
-	var last time.Duration
-	for _, t := range d.Plan() {
-		last = max(last, t.At)
-	}
-	g := twopc.Spec(d, last+FaultWindow, h.MaxDown)
-	if f == Heavy {
-		g.MaxActions *= 2
-	}
-	s, p := sim.Generate(r, g)
-	return s, p.String()
+	return twopcharness.Moderate
 }
 
-// FaultWindow is how long after system C's last transaction starts faults
-// may still start.
-const FaultWindow = 50 * time.Millisecond
-
 // Run implements System: what twopcharness.RunSeed plays (the model records
-// every event), with the faults of the intensity (see draw) or the ones given.
+// every event): the world drawn from the seed (the parameters the user set
+// kept), then the faults of the intensity placed on its reference run, or
+// the ones given.
 func (c TwoPC) Run(dd Design, seed uint64, f Faults, o Options) *Result {
 	d := dd.v.(twopc.Design)
 	h := twopcharness.DefaultHarness()
-	ent := sim.NewPCG(seed)
-	s, profile := c.draw(h, d, f, ent.Stream("faults"))
+	var x twopcharness.Seeded
+	var err error
 	if o.Given {
-		s, profile = o.Schedule, "given"
+		x.Design, x.Schedule = twopc.DrawWorld(sim.NewPCG(seed).Stream("world"), d), o.Schedule
+	} else {
+		x, err = h.DrawSeed(d, seed, c.intensity(f))
 	}
-	out := h.Run(d, s, ent)
-	r := c.result(d, h, seed, out)
+	profile := x.Profile.String()
+	if o.Given {
+		profile = "given"
+	}
+	out := &twopcharness.Outcome{Err: err}
+	if err == nil {
+		out = h.Run(x.Design, x.Schedule, sim.NewPCG(seed))
+	}
+	r := c.result(x.Design, h, seed, out)
 	r.Profile = profile
 	dropValues(r, o)
 	hashIf(r, o)

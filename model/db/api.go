@@ -73,6 +73,7 @@ const (
 	EAdd                          // Args[0] + Args[1] (ints), or timestamp + interval (Args[1] an EInterval)
 	EInterval                     // Dur, an interval
 	EGreatest                     // greatest(Args...)
+	EStmtNow                      // statement_timestamp(): the current statement's start on the database's clock
 )
 
 // Expr is a scalar expression. Build it with Const, Col, Now, Plus, Greatest.
@@ -95,6 +96,13 @@ func Now() Expr { return Expr{Kind: ENow} }
 
 // NowPlus is now() + interval d.
 func NowPlus(d time.Duration) Expr { return Plus(Now(), Interval(d)) }
+
+// StatementNow is statement_timestamp(): when the current statement began,
+// later than now() in a transaction that has run for a while.
+func StatementNow() Expr { return Expr{Kind: EStmtNow} }
+
+// StatementNowPlus is statement_timestamp() + interval d.
+func StatementNowPlus(d time.Duration) Expr { return Plus(StatementNow(), Interval(d)) }
 
 // Interval is an interval literal.
 func Interval(d time.Duration) Expr { return Expr{Kind: EInterval, Dur: d} }

@@ -352,6 +352,7 @@ func (n *Node) newOp(s *session, st *Stmt) (*op, *Error) {
 	me := s.tx
 	now := me.start
 	o.x.now = now
+	o.x.stmt = n.env.Now()
 	if st.Kind == SInsert {
 		t, err := n.table(st.Table)
 		if err != nil {

@@ -170,6 +170,8 @@ func (e Expr) SQL() string {
 		return ident(e.Col)
 	case ENow:
 		return "now()"
+	case EStmtNow:
+		return "statement_timestamp()"
 	case EInterval:
 		return intervalLit(e.Dur)
 	case EAdd:

@@ -197,6 +197,8 @@ func (c *compiler) compileExpr(e Expr) (cexpr, *Error) {
 		return cexpr{kind: ECol, col: i, typ: t.def.Columns[i].Type}, nil
 	case ENow:
 		return cexpr{kind: ENow, typ: Timestamp}, nil
+	case EStmtNow:
+		return cexpr{kind: EStmtNow, typ: Timestamp}, nil
 	case EInterval:
 		return cexpr{kind: EInterval, dur: e.Dur, typ: tInterval}, nil
 	case EAdd:
@@ -253,6 +255,7 @@ func (c *compiler) compileExpr(e Expr) (cexpr, *Error) {
 type evalCtx struct {
 	params []Value
 	now    clock.Time
+	stmt   clock.Time // statement_timestamp()
 }
 
 // eval computes the expression on a row.
@@ -264,6 +267,8 @@ func (e *cexpr) eval(row []Value, x *evalCtx) Value {
 		return row[e.col]
 	case ENow:
 		return x.now
+	case EStmtNow:
+		return x.stmt
 	case EInterval:
 		return e.dur
 	case EAdd:

@@ -28,6 +28,7 @@ const (
 // it with work or its hold expires (A.4).
 type waitClaim struct {
 	worker    string
+	proc      string // the process of the worker_id that claims (empty: the worker_id's own)
 	requestID string
 	home      bool
 	deadline  clock.Time // when the hold expires (monotonic): answered 204 if still unpaired
@@ -48,9 +49,10 @@ type claimAnswer struct {
 
 // Arbiter is one arbiter process: the central dispatcher of A.1.
 type Arbiter struct {
-	d    Design
-	name string
-	inc  int64
+	rejudged map[string]bool // the rejudge operations' ids so far (they must be unique in a history)
+	d        Design
+	name     string
+	inc      int64
 
 	lock     *db.Conn // the leader lock's session
 	leader   bool
@@ -379,7 +381,7 @@ func (a *Arbiter) holdClaim(p *sim.Proc, r Request, reply func(Reply)) {
 func (a *Arbiter) hang(p *sim.Proc, r Request) *waitClaim {
 	hold := p.Mono().Add(a.d.ClaimHold)
 	for _, w := range a.waiting {
-		if w.worker == r.Worker && w.requestID == r.RequestID {
+		if w.worker == r.Worker && w.proc == r.Proc && w.requestID == r.RequestID {
 			w.answer.Put(claimAnswer{superseded: true})
 			w.answer = &sim.Queue[claimAnswer]{}
 			w.deadline = hold
@@ -388,13 +390,13 @@ func (a *Arbiter) hang(p *sim.Proc, r Request) *waitClaim {
 		}
 	}
 	for i, w := range a.waiting {
-		if w.worker == r.Worker && !w.busy {
+		if w.worker == r.Worker && w.proc == r.Proc && !w.busy {
 			w.answer.Put(claimAnswer{superseded: true})
 			a.waiting = append(a.waiting[:i], a.waiting[i+1:]...)
 			break
 		}
 	}
-	w := &waitClaim{worker: r.Worker, requestID: r.RequestID, home: r.Home, deadline: hold, answer: &sim.Queue[claimAnswer]{}}
+	w := &waitClaim{worker: r.Worker, proc: r.Proc, requestID: r.RequestID, home: r.Home, deadline: hold, answer: &sim.Queue[claimAnswer]{}}
 	a.waiting = append(a.waiting, w)
 	a.dispatch()
 	return w
@@ -481,7 +483,7 @@ func (a *Arbiter) claim(p *sim.Proc, w *waitClaim) (paired, again bool) {
 	tx, _ := c.Begin(p)
 	// 1. The same request_id again: the same leases again (idempotent claim).
 	if !d.Has(NoRequestID) {
-		found, err := tx.Exec(FindClaim(w.worker, w.requestID).Named("find-claim"))
+		found, err := tx.Exec(d.FindClaim(w.worker, w.requestID).Named("find-claim"))
 		if err != nil {
 			a.abort(p, tx, err)
 			return false, false
@@ -528,8 +530,8 @@ func (a *Arbiter) claim(p *sim.Proc, w *waitClaim) (paired, again bool) {
 	}
 	// 4. Remember the request_id's leases, and commit.
 	if !d.Has(NoRequestID) {
-		for _, l := range ls {
-			tx.Queue(RecordClaim(w.worker, w.requestID, l).Named("record-claim"))
+		for i, l := range ls {
+			tx.Queue(RecordClaim(w.worker, w.requestID, l, i).Named("record-claim"))
 		}
 	}
 	if d.LegacyRules {
@@ -679,6 +681,15 @@ func (a *Arbiter) command(p *sim.Proc, cmd sim.Cmd) {
 // goes back to pending with a new generation.
 func (a *Arbiter) rejudge(p *sim.Proc, id int64) {
 	callID := fmt.Sprintf("%s#rejudge.%d.%d", a.name, id, p.Now())
+	if a.rejudged[callID] {
+		// Two rejudges of one submission at one instant: the second
+		// operation gets an id of its own.
+		callID = fmt.Sprintf("%s.%d", callID, len(a.rejudged))
+	}
+	if a.rejudged == nil {
+		a.rejudged = map[string]bool{}
+	}
+	a.rejudged[callID] = true
 	if p.Recording() {
 		p.Note(hist.KindCall, fmt.Sprintf("rejudge %d", id), hist.Call{ID: callID, Client: "operator", Op: "rejudge", Sub: id})
 	}

@@ -273,7 +273,7 @@ func TestClaim(t *testing.T) {
 	assert.Truef(t, exp >= first.start.Add(d.UnconfirmedLease) && exp <= first.end.Add(d.UnconfirmedLease),
 		"the unconfirmed lease: now() + %v, now() within [%s, %s]; got %s", d.UnconfirmedLease, first.start, first.end, exp)
 	assert.Equal(t, StatusPending, r.sub(102).Text("status"), "the younger submission still waits")
-	assert.Equal(t, []db.Row{{"worker_id": "home-1", "request_id": "r1", "submission_id": int64(101), "lease_token": lease.Token,
+	assert.Equal(t, []db.Row{{"worker_id": "home-1", "request_id": "r1", "submission_id": int64(101), "slot": int64(0), "lease_token": lease.Token,
 		"lease_gen": int64(1), "user_id": int64(1), "problem_id": int64(1)}}, r.rows(TClaims), "the request_id is recorded with its lease")
 
 	// The same (worker, request_id) again: an answer that was lost.

@@ -28,6 +28,10 @@ const (
 	WorkerNoDisk            Knob = "worker-no-disk"
 	NoBackoffCap            Knob = "no-backoff-cap"
 	NoLeaderLock            Knob = "no-leader-lock"
+	HeartbeatByWorkerID     Knob = "heartbeat-by-worker-id"
+	ClaimByRequestIDOnly    Knob = "claim-by-request-id-only"
+	GrantAtTransactionStart Knob = "grant-at-transaction-start"
+	ClaimLookupOnly         Knob = "claim-lookup-only"
 )
 
 // KnobInfo describes a knob for the registry, the CLI and the knob tests.
@@ -40,7 +44,7 @@ var Knobs = design.Registry[Knob]{
 	{Knob: NoRequestID, Removes: "claim retries are not idempotent", Harmful: true, CaughtBy: []string{"PA4", "MA1"}, Scenarios: []string{"A-S1"}},
 	{Knob: LongFirstLease, Removes: "new leases start at the full lease, no unconfirmed phase", Harmful: true, CaughtBy: []string{"MA1"}, Scenarios: []string{"A-S1"}},
 	{Knob: NoGrace, Removes: "no start-up grace", Harmful: true, CaughtBy: []string{"MA2", "MA3"}, Scenarios: []string{"A-S2"}},
-	{Knob: ArbiterClock, Removes: "lease expiry judged by the arbiter's clock", Harmful: true, CaughtBy: []string{"MA2", "MA3"}, Scenarios: []string{"A-S7"}},
+	{Knob: ArbiterClock, Removes: "lease expiry judged by the arbiter's clock", Harmful: true, CaughtBy: []string{"MA1", "MA2", "MA3"}, Scenarios: []string{"A-S7"}},
 	{Knob: DuplicateIsError, Removes: "a duplicate submit gets a failure answer", Harmful: true, CaughtBy: []string{"PA5", "PA7"}, Scenarios: []string{"A-S4"}},
 	{Knob: NoUniqueHistory, Removes: "no UNIQUE (submission_id, lease_token)", Harmful: true, CaughtBy: []string{"PA5"}, Scenarios: []string{"A-S4"}},
 	{Knob: CreditWithoutOnConflict, Removes: "first-AC/XP inserted without ON CONFLICT DO NOTHING", Harmful: true, CaughtBy: []string{"PA6"}, Scenarios: []string{"A-S4"}},
@@ -49,6 +53,10 @@ var Knobs = design.Registry[Knob]{
 	{Knob: WorkerNoDisk, Removes: "worker keeps results only in memory", Harmful: true, CaughtBy: []string{"PA7", "MA2"}, Scenarios: []string{"A-S2"}},
 	{Knob: NoBackoffCap, Removes: "retries without backoff (every base interval)", Harmful: true, CaughtBy: []string{"MA5"}, Scenarios: []string{"A-S7"}},
 	{Knob: NoLeaderLock, Removes: "no advisory lock, every arbiter dispatches", Harmful: false, CaughtBy: nil, Scenarios: []string{"A-S6"}},
+	{Knob: HeartbeatByWorkerID, Removes: "heartbeat renews on status and worker_id, without lease_token", Harmful: true, CaughtBy: []string{"PA1"}, Scenarios: []string{"A-S5"}},
+	{Knob: ClaimLookupOnly, Removes: "the idempotent claim is a look-up only, without UNIQUE (worker_id, request_id, slot)", Harmful: true, CaughtBy: []string{"PA4"}, Scenarios: []string{"A-S6"}},
+	{Knob: GrantAtTransactionStart, Removes: "a new lease's expiry counts from now(), the claim transaction's start, not from the grant's own statement", Harmful: true, CaughtBy: []string{"MA3"}, Scenarios: []string{"A-S1"}},
+	{Knob: ClaimByRequestIDOnly, Removes: "claim idempotency keyed by request_id alone; request ids can collide between workers", Harmful: true, CaughtBy: []string{"PA1"}, Scenarios: []string{"A-S1"}},
 }
 
 // KnobNames lists the knob names, sorted.
@@ -86,6 +94,22 @@ type Params struct {
 	Arbiters         int           `json:"arbiters"`         // arbiter processes started at 0
 	StandbyArbiters  int           `json:"standby_arbiters"` // arbiter processes added down, started by a fault (rolling deploy)
 	LegacyRules      bool          `json:"legacy_rules"`     // the arbiter also takes the old global lock and advances judge_dispatch_state (A-S9 step 2)
+	// The deployment beyond the fleet's size ([search]: the world a run
+	// draws). Sandboxes is how many worker processes run under one
+	// worker_id on one machine, each judging its own job with its own
+	// request ids (0 or 1: one); the second and later of machine home-1
+	// are the nodes home-1.2, home-1.3, ... Zombies is how many worker_ids
+	// (the first machines of the fleet, home first) have a replacement
+	// process ready, the node <id>.z, down at the start: a schedule that
+	// freezes the old process and starts the replacement makes a zombie,
+	// an old process that comes back and goes on sending after its
+	// replacement started. LocalRequestIDs makes request ids counters local
+	// to a machine (sandbox, incarnation, claim number), unique within a
+	// worker_id but the same across worker_ids, as a worker written without
+	// UUIDs would send them.
+	Sandboxes       int  `json:"sandboxes,omitempty"`
+	Zombies         int  `json:"zombies,omitempty"`
+	LocalRequestIDs bool `json:"local_request_ids,omitempty"`
 	// ConfirmAwareGrace is a fix the simulation suggests (not in the source):
 	// the start-up grace gives an unconfirmed lease only the unconfirmed
 	// lease again, not the full one, so that an arbiter restart does not turn
@@ -176,6 +200,9 @@ func (d *Design) params() []design.Param {
 		design.Int("arbiters", &p.Arbiters, 1),
 		design.Int("standby_arbiters", &p.StandbyArbiters, 0),
 		design.Flag("legacy_rules", &p.LegacyRules),
+		design.Int("sandboxes", &p.Sandboxes, 0),
+		design.Int("zombies", &p.Zombies, 0),
+		design.Flag("local_request_ids", &p.LocalRequestIDs),
 		design.Flag("confirm_aware_grace", &p.ConfirmAwareGrace),
 		design.Flag("allow_unsafe", &d.AllowUnsafe),
 	}
@@ -205,6 +232,10 @@ func rules(d Design) error {
 		return fmt.Errorf("the fleet is empty: set home_workers or prod_workers above 0")
 	case d.LegacyWorkers > d.HomeWorkers+d.ProdWorkers:
 		return fmt.Errorf("parameter legacy_workers = %d exceeds the fleet (%d workers)", d.LegacyWorkers, d.HomeWorkers+d.ProdWorkers)
+	case d.Zombies > d.HomeWorkers+d.ProdWorkers:
+		return fmt.Errorf("parameter zombies = %d exceeds the fleet (%d workers): at most one replacement per worker_id", d.Zombies, d.HomeWorkers+d.ProdWorkers)
+	case (d.Sandboxes > 1 || d.Zombies > 0) && d.LegacyWorkers > 0:
+		return fmt.Errorf("parameters sandboxes and zombies need legacy_workers = 0: the old scheme fences by worker_id, one process per id")
 	}
 	if d.AllowUnsafe {
 		return nil

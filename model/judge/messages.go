@@ -45,7 +45,8 @@ const (
 type Request struct {
 	No        uint64
 	Op        Op
-	Worker    string
+	Worker    string // the worker_id
+	Proc      string // the sending process (a sandbox, a replacement): its host name; empty when it is the worker_id
 	Home      bool   // the worker is a home machine (dispatch prefers them)
 	RequestID string // claim
 	Sub       int64  // heartbeat, submit
@@ -55,13 +56,17 @@ type Request struct {
 }
 
 func (r Request) String() string {
+	worker := r.Worker
+	if r.Proc != "" {
+		worker += " proc=" + r.Proc
+	}
 	switch r.Op {
 	case OpClaim:
-		return fmt.Sprintf("POST /claim no=%d worker=%s request_id=%s", r.No, r.Worker, r.RequestID)
+		return fmt.Sprintf("POST /claim no=%d worker=%s request_id=%s", r.No, worker, r.RequestID)
 	case OpHeartbeat:
-		return fmt.Sprintf("POST /heartbeat no=%d worker=%s sub=%d token=%s", r.No, r.Worker, r.Sub, r.Token)
+		return fmt.Sprintf("POST /heartbeat no=%d worker=%s sub=%d token=%s", r.No, worker, r.Sub, r.Token)
 	case OpSubmit:
-		return fmt.Sprintf("POST /submit no=%d worker=%s sub=%d token=%s gen=%d verdict=%s", r.No, r.Worker, r.Sub, r.Token, r.Gen, r.Verdict)
+		return fmt.Sprintf("POST /submit no=%d worker=%s sub=%d token=%s gen=%d verdict=%s", r.No, worker, r.Sub, r.Token, r.Gen, r.Verdict)
 	}
 	return fmt.Sprintf("GET /%s no=%d", r.Op, r.No)
 }

@@ -18,10 +18,20 @@ const LeaderLockKey int64 = 0x4a554447 // "JUDG"
 // XPPerFirstAC is the experience credited for a user's first pass of a problem.
 const XPPerFirstAC = 10
 
-// Schema returns the database schema of system A under a design. Two knobs
+// claimUnique is the claims table's UNIQUE (worker_id, request_id, slot),
+// which claim-lookup-only drops.
+func claimUnique(d Design) [][]string {
+	if d.Has(ClaimLookupOnly) {
+		return nil
+	}
+	return [][]string{{"worker_id", "request_id", "slot"}}
+}
+
+// Schema returns the database schema of system A under a design. Three knobs
 // change it, at this one place: no-unique-history drops UNIQUE
-// (submission_id, lease_token) and credit-without-on-conflict drops UNIQUE
-// (user_id, problem_id) on first_ac.
+// (submission_id, lease_token), credit-without-on-conflict drops UNIQUE
+// (user_id, problem_id) on first_ac, and claim-lookup-only drops UNIQUE
+// (worker_id, request_id, slot) on claims.
 func Schema(d Design) db.Schema {
 	judgings := db.Table{
 		Name: TJudgings,
@@ -94,8 +104,15 @@ func Schema(d Design) db.Schema {
 				{Name: "lease_gen", Type: db.Int, NotNull: true},
 				{Name: "user_id", Type: db.Int, NotNull: true},
 				{Name: "problem_id", Type: db.Int, NotNull: true},
+				{Name: "slot", Type: db.Int, NotNull: true, Default: int64(0)}, // the lease's place in its claim's answer (0 .. claim_batch-1)
 			},
 			PrimaryKey: []string{"worker_id", "request_id", "submission_id"}, // a claim may lease several (claim_batch)
+			// One answer per claim: a second transaction that grants the
+			// same (worker_id, request_id) (the claim retried at another
+			// arbiter while the first one's transaction still runs) fails
+			// on it and rolls its grants back. Under claim-lookup-only the
+			// look-up alone stands guard.
+			Unique: claimUnique(d),
 			// find-claim looks a claim up by (worker_id, request_id): the
 			// primary key's prefix, which PostgreSQL's btree serves.
 			Indexes: [][]string{{"worker_id", "request_id"}},

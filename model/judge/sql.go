@@ -22,8 +22,14 @@ func (d Design) nowPlus(arbiterNow clock.Time, dur time.Duration) db.Expr {
 }
 
 // FindClaim looks up an earlier claim of (worker, request_id): the idempotent
-// claim (A.2); one row per lease it granted. Under no-request-id the claim is never looked up.
-func FindClaim(worker, requestID string) db.Stmt {
+// claim (A.2); one row per lease it granted. Under no-request-id the claim
+// is never looked up; under claim-by-request-id-only it is looked up by
+// request_id alone, so a request id another worker used finds that
+// worker's lease.
+func (d Design) FindClaim(worker, requestID string) db.Stmt {
+	if d.Has(ClaimByRequestIDOnly) {
+		return db.Select(TClaims, db.W("request_id", db.Eq, requestID)).OrderedBy(db.Order{Col: "submission_id"})
+	}
 	return db.Select(TClaims, db.W("worker_id", db.Eq, worker), db.W("request_id", db.Eq, requestID)).OrderedBy(db.Order{Col: "submission_id"})
 }
 
@@ -74,16 +80,34 @@ func (d Design) Grant(arbiterNow clock.Time, id int64, worker, token string) db.
 		db.Set("lease_token", token),
 		db.Set("lease_gen", db.Plus(db.Col("lease_gen"), db.Const(int64(1)))),
 		db.Set("judge_attempts", db.Plus(db.Col("judge_attempts"), db.Const(int64(1)))),
-		db.Set("lease_expires_at", d.nowPlus(arbiterNow, first)),
+		db.Set("lease_expires_at", d.grantExpiry(arbiterNow, first)),
 		db.Set("lease_confirmed", false),
 	}, db.W("id", db.Eq, id), db.W("status", db.Eq, StatusPending)).WithReturning()
 }
 
+// grantExpiry is a new lease's expiry: statement_timestamp() + d, the
+// grant's own statement's time. The claim transaction can be held up
+// between its BEGIN and the grant (its pick waits on a lock, the arbiter
+// stalls, the network holds its statements); PostgreSQL's now() is the
+// transaction's start, so "now() + 10 s" would grant a lease already
+// expired, reclaimed at once, an attempt spent with nobody judging: under
+// grant-at-transaction-start it is now(), as the source's other
+// statements read.
+func (d Design) grantExpiry(arbiterNow clock.Time, dur time.Duration) db.Expr {
+	switch {
+	case d.Has(ArbiterClock):
+		return db.Const(arbiterNow.Add(dur))
+	case d.Has(GrantAtTransactionStart):
+		return db.NowPlus(dur)
+	}
+	return db.StatementNowPlus(dur)
+}
+
 // RecordClaim records (worker, request_id) -> lease, so a retried claim gets
 // the same lease.
-func RecordClaim(worker, requestID string, l Lease) db.Stmt {
+func RecordClaim(worker, requestID string, l Lease, slot int) db.Stmt {
 	return db.Insert(TClaims, db.Row{"worker_id": worker, "request_id": requestID, "submission_id": l.Sub, "lease_token": l.Token,
-		"lease_gen": l.Gen, "user_id": l.User, "problem_id": l.Problem})
+		"lease_gen": l.Gen, "user_id": l.User, "problem_id": l.Problem, "slot": int64(slot)})
 }
 
 // leaseHolder is the condition that a write comes from the lease's current
@@ -101,10 +125,16 @@ func (d Design) leaseHolder(id int64, token, worker string) db.Where {
 }
 
 // Extend is the heartbeat: it extends a lease to the full lease: the first heartbeat confirms an
-// unconfirmed lease. 0 rows: the lease is gone (410).
+// unconfirmed lease. 0 rows: the lease is gone (410). Under
+// heartbeat-by-worker-id it renews whatever lease the worker_id holds, so
+// an old process of that id keeps its stale lease alive (and another
+// process's).
 func (d Design) Extend(arbiterNow clock.Time, id int64, token, worker string) db.Stmt {
 	s := db.Update(TSubmissions, []db.Assign{db.Set("lease_expires_at", d.nowPlus(arbiterNow, d.Lease)), db.Set("lease_confirmed", true)})
 	s.Where = d.leaseHolder(id, token, worker)
+	if d.Has(HeartbeatByWorkerID) {
+		s.Where = db.Where{db.W("id", db.Eq, id), db.W("status", db.Eq, StatusJudging), db.W("worker_id", db.Eq, worker)}
+	}
 	return s
 }
 

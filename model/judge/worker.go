@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/fencesim/fencesim/clock"
@@ -15,7 +16,10 @@ import (
 
 // WorkerConfig configures one worker.
 type WorkerConfig struct {
-	Design   Design
+	Design Design
+	// ID is the worker_id the process acts under (empty: its own name):
+	// several processes share one (sandboxes, a replacement).
+	ID       string
 	Home     bool           // a home machine (dispatch prefers them)
 	Arbiters []network.Addr // arbiters to talk to, tried in turn
 	// Direct makes the worker claim and submit directly from the database,
@@ -24,7 +28,15 @@ type WorkerConfig struct {
 	// mode is kept on disk.
 	Direct bool
 	DB     network.Addr
+	// Poison are the submissions whose judging takes the worker down (a
+	// sandbox escape, a kernel bug): the worker dies part way through the
+	// judging and its supervisor restarts it PoisonRestart later.
+	Poison map[int64]bool
 }
+
+// PoisonRestart is how long a worker's supervisor waits before it starts a
+// worker that died judging a poison submission again.
+const PoisonRestart = 5 * time.Second
 
 // client is one HTTP client: the arbiter it talks to and its keep-alive
 // connection.
@@ -52,7 +64,8 @@ type pending struct {
 // Worker is one judge worker (A.3).
 type Worker struct {
 	cfg  WorkerConfig
-	name string
+	name string // the process
+	id   string // the worker_id it acts under
 	inc  int64
 	no   uint64 // last request number
 
@@ -86,7 +99,11 @@ func (w *Worker) Holding() bool { return len(w.results) > 0 || len(w.memory) > 0
 // NewWorker returns the worker's factory.
 func NewWorker(cfg WorkerConfig) sim.Factory {
 	return func(name string, disk *sim.Disk) sim.Node {
-		w := &Worker{cfg: cfg, name: name, results: map[string]*pending{}, memory: map[string]hist.Result{},
+		id := cfg.ID
+		if id == "" {
+			id = name
+		}
+		w := &Worker{cfg: cfg, name: name, id: id, results: map[string]*pending{}, memory: map[string]hist.Result{},
 			claimSQL: &db.Conn{DB: cfg.DB}, resultSQL: &db.Conn{DB: cfg.DB}}
 		if v, ok := disk.Get("incarnation"); ok {
 			w.inc = v.(int64)
@@ -130,10 +147,16 @@ func (w *Worker) main(p *sim.Proc) {
 func (w *Worker) call(p *sim.Proc, c *client, r Request, timeout time.Duration) (Reply, error) {
 	w.no++
 	no := w.no
-	r.No, r.Worker, r.Home = no, w.name, w.cfg.Home
+	r.No, r.Worker, r.Home = no, w.id, w.cfg.Home
+	if w.id != w.name {
+		r.Proc = w.name
+	}
 	id := fmt.Sprintf("%s#%d.%d", w.name, w.inc, no)
 	if p.Recording() {
 		call := hist.Call{ID: id, Client: w.name, Op: string(r.Op), Sub: r.Sub, Token: r.Token, Gen: r.Gen, RequestID: r.RequestID, Verdict: r.Verdict}
+		if w.id != w.name {
+			call.WorkerID = w.id
+		}
 		if r.Op == OpClaim {
 			call.Episode = w.claimID
 		}
@@ -224,7 +247,7 @@ func (w *Worker) claimArbiter(p *sim.Proc) ([]Lease, bool) {
 	for !w.direct {
 		if w.claimID == "" {
 			w.claimSeq++
-			w.claimID = fmt.Sprintf("%s-%d-%d", w.name, w.inc, w.claimSeq)
+			w.claimID = w.newClaimID()
 			w.claimAttempt = 0
 		}
 		rep, err := w.call(p, &w.jobs, Request{Op: OpClaim, RequestID: w.requestID()}, d.ClaimHold+d.RequestTimeout)
@@ -249,6 +272,22 @@ func (w *Worker) claimArbiter(p *sim.Proc) ([]Lease, bool) {
 	}
 	w.claimID = ""
 	return nil, false
+}
+
+// newClaimID names a new claim: by default the process's name, its
+// incarnation and the claim's number, unique in the world. With
+// local_request_ids the machine's name is left out: a sandbox number in
+// its place keeps the ids of one worker_id apart, and two worker_ids send
+// the same ids.
+func (w *Worker) newClaimID() string {
+	if !w.cfg.Design.LocalRequestIDs {
+		return fmt.Sprintf("%s-%d-%d", w.name, w.inc, w.claimSeq)
+	}
+	box := "1"
+	if i := strings.IndexByte(w.name, '.'); i >= 0 {
+		box = w.name[i+1:]
+	}
+	return fmt.Sprintf("%s-%d-%d", box, w.inc, w.claimSeq)
 }
 
 // requestID is the request_id a claim attempt carries: the claim's own id,
@@ -293,7 +332,14 @@ func (w *Worker) judge(p *sim.Proc, j *job) {
 	d := w.cfg.Design
 	took := max(time.Duration(sim.Between(p.Rand(), "judge-time", int64(d.JudgeMin), int64(d.JudgeMax))), time.Nanosecond)
 	w.note(p, hist.Judge{Worker: w.name, Sub: l.Sub, Token: l.Token, Gen: l.Gen, Phase: hist.JudgeStart})
+	if w.cfg.Poison[l.Sub] {
+		// The judging takes the worker down part way through.
+		took /= 2
+	}
 	_, err := j.gone.Get(p, took, "judging")
+	if err != nil && w.cfg.Poison[l.Sub] {
+		p.Die(fmt.Sprintf("judging poison submission %d", l.Sub), PoisonRestart)
+	}
 	j.ended = true
 	j.over.Put(struct{}{})
 	if err == nil {
@@ -433,8 +479,14 @@ func (w *Worker) note(p *sim.Proc, data any) {
 	}
 	switch d := data.(type) {
 	case hist.Judge:
+		if w.id != w.name {
+			d.WorkerID = w.id
+		}
 		p.Note(hist.KindJudge, fmt.Sprintf("%s sub=%d token=%s gen=%d %s", d.Phase, d.Sub, d.Token, d.Gen, d.Verdict), d)
 	case hist.Result:
+		if w.id != w.name {
+			d.WorkerID = w.id
+		}
 		p.Note(hist.KindResult, fmt.Sprintf("%s sub=%d token=%s verdict=%s code=%d", d.Phase, d.Sub, d.Token, d.Verdict, d.Code), d)
 	}
 }
@@ -521,7 +573,7 @@ func (w *Worker) claimDirectOnce(p *sim.Proc, retryAt *clock.Time) (Lease, bool)
 		return Lease{}, false
 	}
 	id := row.Int("id")
-	rs, err := tx.CommitBatch(LegacyClaim(id, w.name).Named("legacy-claim"), AdvanceRound(w.name).Named("advance-round"))
+	rs, err := tx.CommitBatch(LegacyClaim(id, w.id).Named("legacy-claim"), AdvanceRound(w.id).Named("advance-round"))
 	*retryAt = p.Mono().Add(w.cfg.Design.DispatchEvery)
 	if err != nil || rs[0].Affected != 1 {
 		return Lease{}, false
@@ -534,7 +586,7 @@ func (w *Worker) claimDirectOnce(p *sim.Proc, retryAt *clock.Time) (Lease, bool)
 // being judging and ours.
 func (w *Worker) submitDirect(p *sim.Proc, r hist.Result) (code int, done bool) {
 	tx, _ := w.resultSQL.Begin(p)
-	row, err := tx.QueryRow(LegacyDecide(r.Sub, w.name, r.Verdict).Named("legacy-decide"))
+	row, err := tx.QueryRow(LegacyDecide(r.Sub, w.id, r.Verdict).Named("legacy-decide"))
 	if err != nil {
 		tx.Rollback()
 		return 0, false
@@ -545,7 +597,7 @@ func (w *Worker) submitDirect(p *sim.Proc, r hist.Result) (code int, done bool) 
 	}
 	now := p.Now()
 	user := row.Int("user_id")
-	write := []db.Stmt{RecordJudging(r.Sub, "", r.Gen, w.name, r.Verdict, now).Named("record-judging")}
+	write := []db.Stmt{RecordJudging(r.Sub, "", r.Gen, w.id, r.Verdict, now).Named("record-judging")}
 	if r.Verdict == "AC" {
 		write = append(write, w.cfg.Design.CreditFirstAC(user, row.Int("problem_id"), r.Sub, now).Named("credit-first-ac"))
 	}

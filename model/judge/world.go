@@ -3,11 +3,14 @@ package judge
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/fencesim/fencesim/model/db"
 	"github.com/fencesim/fencesim/network"
 	"github.com/fencesim/fencesim/sim"
+	"github.com/fencesim/fencesim/traces/hist"
 )
 
 // Workload is what users do: submissions of several users over several
@@ -19,6 +22,14 @@ type Workload struct {
 	Problems    int           `json:"problems"`
 	Window      time.Duration `json:"window"`
 	Arrivals    []Arrival     `json:"arrivals,omitempty"`
+	// Poison are submissions whose judging takes the worker that judges it
+	// down (see WorkerConfig.Poison): each lease of one ends in a crash,
+	// until the attempt cap makes it system_error.
+	Poison []int64 `json:"poison,omitempty"`
+	// Shape is the world's shape as the checkers read it: written into a
+	// trace header by WorkloadJSON (derived from the design, never read
+	// back by the model).
+	Shape *hist.Shape `json:"shape,omitempty"`
 }
 
 // DefaultWorkload is a small busy judge: 12 submissions of 4 users over 3
@@ -78,11 +89,27 @@ type Names struct {
 	DB       string
 	Arbiters []string // started at 0
 	Standby  []string // added down (a rolling deploy starts them)
-	Home     []string
+	Home     []string // every home worker process: machines home-1, ..., then their further sandboxes home-1.2, ...
 	Prod     []string
-	Monitor  string
-	Web      string
+	// Replacements are the worker processes added down, each ready to
+	// replace the process of its worker_id (<id>.z): a zombie's schedule
+	// starts one while the old process is frozen.
+	Replacements []string
+	Monitor      string
+	Web          string
 }
+
+// WorkerID returns the worker_id a worker process acts under: its machine's
+// name (home-1 for home-1, home-1.2 and home-1.z).
+func WorkerID(process string) string {
+	if i := strings.IndexByte(process, '.'); i >= 0 {
+		return process[:i]
+	}
+	return process
+}
+
+// Replacement returns the name of the process that replaces a worker_id's.
+func Replacement(workerID string) string { return workerID + ".z" }
 
 // NamesOf returns the node names of a design.
 func NamesOf(d Design) Names {
@@ -101,18 +128,38 @@ func NamesOf(d Design) Names {
 	for i := 1; i <= d.ProdWorkers; i++ {
 		n.Prod = append(n.Prod, fmt.Sprintf("prod-%d", i))
 	}
+	machines := append(append([]string(nil), n.Home...), n.Prod...)
+	for k := 2; k <= d.Sandboxes; k++ {
+		for i, m := range machines {
+			if i < d.HomeWorkers {
+				n.Home = append(n.Home, fmt.Sprintf("%s.%d", m, k))
+			} else {
+				n.Prod = append(n.Prod, fmt.Sprintf("%s.%d", m, k))
+			}
+		}
+	}
+	for i := 0; i < d.Zombies && i < len(machines); i++ {
+		n.Replacements = append(n.Replacements, Replacement(machines[i]))
+	}
 	return n
 }
 
 // All returns every node name.
 func (n Names) All() []string {
 	out := append([]string{n.DB}, n.AllArbiters()...)
-	out = append(out, n.Workers()...)
+	out = append(out, n.AllWorkers()...)
 	return append(out, n.Monitor, n.Web)
 }
 
-// Workers returns every worker name.
+// Workers returns every worker process that starts at 0 (home, then
+// production).
 func (n Names) Workers() []string { return append(append([]string(nil), n.Home...), n.Prod...) }
+
+// AllWorkers returns every worker process, replacements included.
+func (n Names) AllWorkers() []string { return append(n.Workers(), n.Replacements...) }
+
+// Home reports whether a worker process runs on a home machine.
+func (n Names) IsHome(process string) bool { return slices.Contains(n.Home, WorkerID(process)) }
 
 // AllArbiters returns started and standby arbiters.
 func (n Names) AllArbiters() []string {
@@ -170,20 +217,51 @@ func Build(d Design, wl Workload, cfg sim.Config) (*World, error) {
 		w.Add(a, NewArbiter(ArbiterConfig{Design: d, DB: network.Addr(names.DB)}), sim.Down())
 	}
 	all := names.Workers()
-	for i, name := range all {
-		w.Add(name, NewWorker(WorkerConfig{Design: d, Home: i < len(names.Home), Arbiters: arbs,
-			Direct: i >= len(all)-d.LegacyWorkers, DB: network.Addr(names.DB)}))
+	poison := map[int64]bool{}
+	for _, id := range wl.Poison {
+		poison[id] = true
+	}
+	for i, name := range names.AllWorkers() {
+		cfg := WorkerConfig{Design: d, ID: WorkerID(name), Home: names.IsHome(name), Arbiters: arbs,
+			Direct: i < len(all) && i >= len(all)-d.LegacyWorkers, DB: network.Addr(names.DB), Poison: poison}
+		if i < len(all) {
+			w.Add(name, NewWorker(cfg))
+		} else {
+			w.Add(name, NewWorker(cfg), sim.Down())
+		}
 	}
 	w.Add(names.Monitor, NewMonitor(d, arbs))
 	w.Add(names.Web, NewWeb(network.Addr(names.DB), arrivals))
 	return &World{World: w, Design: d, Workload: wl, Arrivals: arrivals, Names: names}, nil
 }
 
+// ShapeOf returns the shape of a design's worlds, as the checkers read it:
+// zero in each dimension where the world is the smallest.
+func ShapeOf(d Design) hist.Shape {
+	var s hist.Shape
+	if d.Sandboxes > 1 {
+		s.ProcessesPerWorker = d.Sandboxes
+	}
+	s.Zombies = d.Zombies
+	if d.ClaimBatch > 1 {
+		s.LeasesPerClaim = d.ClaimBatch
+	}
+	s.SharedRequestIDs = d.LocalRequestIDs && d.HomeWorkers+d.ProdWorkers > 1
+	if n := d.Arbiters + d.StandbyArbiters; n > 1 {
+		s.Arbiters = n
+	}
+	return s
+}
+
 // WorkloadJSON encodes the workload with its planned arrivals, for a trace
-// header.
+// header, and the world's shape when it is not the smallest.
 func (w *World) WorkloadJSON() json.RawMessage {
 	wl := w.Workload
 	wl.Arrivals = w.Arrivals
+	wl.Shape = nil
+	if s := ShapeOf(w.Design); s != (hist.Shape{}) {
+		wl.Shape = &s
+	}
 	b, err := json.Marshal(wl)
 	if err != nil {
 		panic(err)
@@ -218,7 +296,7 @@ func (w *World) Idle() bool {
 			}
 		}
 	}
-	for _, n := range w.Names.Standby {
+	for _, n := range append(append([]string(nil), w.Names.Standby...), w.Names.Replacements...) {
 		if w.Paused(n) {
 			return false
 		}
@@ -230,12 +308,13 @@ func (w *World) Idle() bool {
 			}
 		}
 	}
-	for _, names := range [...][]string{w.Names.Home, w.Names.Prod} {
-		for _, n := range names {
-			wk, ok := sim.State(w.Node(n)).(*Worker)
-			if !ok || wk.Holding() || len(w.Disk(n).Keys("result/")) > 0 {
-				return false
-			}
+	for _, n := range w.Names.AllWorkers() {
+		if !w.Up(n) && slices.Contains(w.Names.Replacements, n) {
+			continue // a replacement never started
+		}
+		wk, ok := sim.State(w.Node(n)).(*Worker)
+		if !ok || wk.Holding() || len(w.Disk(n).Keys("result/")) > 0 {
+			return false
 		}
 	}
 	return dbn.CountCommitted(TSubmissions) >= len(w.Arrivals)

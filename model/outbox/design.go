@@ -49,7 +49,9 @@ func Info(k Knob) (KnobInfo, bool) { return Knobs.Info(k) }
 // Params are the design's numbers. The source gives none; every value is
 // chosen (SYSTEMS.md B is silent on timings) and documented here.
 type Params struct {
-	Handlers int `json:"handlers"` // handler instances behind the sender (it picks one per delivery)
+	Handlers int `json:"handlers"` // handler instances behind the senders (a sender picks one per delivery)
+	Senders  int `json:"senders"`  // sender nodes (providers, browsers), each with its own retry loops
+	Relays   int `json:"relays"`   // relay instances polling the one outbox (two publish a message twice, at least once)
 
 	// The sender's policy (a payment provider's retry schedule).
 	RequestTimeout time.Duration `json:"request_timeout"` // how long the sender waits for an answer before it redelivers
@@ -71,15 +73,21 @@ type Params struct {
 }
 
 // Design is a complete description of system B: parameters and knobs.
+// Pinned names the parameters a world drawn per run (DrawWorld) keeps as
+// the design has them: the ones a user set (fencesim --set pins them); the
+// others are drawn.
 type Design struct {
 	Params
-	Knobs []Knob `json:"knobs,omitempty"`
+	Knobs  []Knob   `json:"knobs,omitempty"`
+	Pinned []string `json:"pinned,omitempty"`
 }
 
 // Default returns the correct design with the chosen parameters.
 func Default() Design {
 	return Design{Params: Params{
 		Handlers:       3,
+		Senders:        1,
+		Relays:         1,
 		RequestTimeout: time.Second,
 		RetryBase:      500 * time.Millisecond,
 		RetryCap:       8 * time.Second,
@@ -106,6 +114,8 @@ func (d *Design) params() []design.Param {
 	p := &d.Params
 	return []design.Param{
 		design.Int("handlers", &p.Handlers, 1),
+		design.Int("senders", &p.Senders, 1),
+		design.Int("relays", &p.Relays, 1),
 		design.Dur("request_timeout", &p.RequestTimeout, time.Millisecond),
 		design.Dur("retry_base", &p.RetryBase, time.Millisecond),
 		design.Dur("retry_cap", &p.RetryCap, time.Millisecond),
@@ -152,6 +162,9 @@ func (d Design) Validate() error { return spec.Validate(d) }
 
 // rules are the design's rules across parameters.
 func rules(d Design) error {
+	if err := checkPinned(d.Pinned, design.Names(d.params())); err != nil {
+		return err
+	}
 	if d.RetryCap < d.RetryBase {
 		return fmt.Errorf("parameter retry_cap = %v is below retry_base = %v", d.RetryCap, d.RetryBase)
 	}
@@ -179,4 +192,24 @@ func (d Design) RetrySpan() time.Duration {
 		s += d.RequestTimeout + d.Backoff(i)
 	}
 	return s
+}
+
+// GiveUpAfter is the shortest time the sender keeps an event alive: every
+// backoff, when every answer is an immediate 5xx (a database that is down).
+func (d Design) GiveUpAfter() time.Duration {
+	var s time.Duration
+	for i := 0; i < d.MaxAttempts-1; i++ {
+		s += d.Backoff(i)
+	}
+	return s
+}
+
+// checkPinned reports a pinned name that is not a parameter.
+func checkPinned(pinned, params []string) error {
+	for _, p := range pinned {
+		if !slices.Contains(params, p) {
+			return fmt.Errorf("pinned %q is not a parameter (parameters: %s)", p, strings.Join(params, ", "))
+		}
+	}
+	return nil
 }

@@ -26,6 +26,8 @@ func TestDesignErrors(t *testing.T) {
 	d := Default()
 	for _, tc := range []struct{ name, value, want string }{
 		{"handlers", "0", "handlers = 0 is below its minimum 1"},
+		{"senders", "0", "senders = 0 is below its minimum 1"},
+		{"relays", "0", "relays = 0 is below its minimum 1"},
 		{"retry_cap", "soon", `"soon" is not a duration`},
 		{"max_attempts", "x", `"x" is not an integer`},
 		{"retry_cap", "1ms", "retry_cap = 1ms is below retry_base"},
@@ -78,4 +80,8 @@ func TestRetryPolicy(t *testing.T) {
 	// The sender outlives the faults: its last attempt falls after heal-all,
 	// so "the sender stopped on a success" (PB5) is decidable.
 	assert.Greater(t, d.RetrySpan(), time.Duration(HealAt(FaultSpec(d))))
+	// Even when every answer is an immediate 503 (the database is down),
+	// the sender outlives the faults and the stuck sessions they leave.
+	assert.Equal(t, 47500*time.Millisecond, d.GiveUpAfter())
+	assert.GreaterOrEqual(t, d.GiveUpAfter(), Patience(d))
 }

@@ -8,8 +8,8 @@
 // answered in time closes the connection and fails with 08006, outcome
 // unknown) and their own queues.
 //
-//   - Sender: the payment provider, queue or browser; a process per event
-//     (Sender.send). It delivers events with a stable event id (or a client's
+//   - Sender (one or several: Params.Senders): the payment provider, queue
+//     or browser; a process per event (Sender.send). It delivers events with a stable event id (or a client's
 //     Idempotency-Key, or none), waits for an answer, and redelivers the same
 //     id with a new delivery timestamp after a 5xx or a timeout, with
 //     backoff, until MaxAttempts (its policy). It can send an event several
@@ -21,9 +21,10 @@
 //     means another arrival did the work: roll back, read the stored answer,
 //     answer it (B.2, B.6). No key: 400, nothing touched (B.5). A refund is a
 //     compensating ledger entry (B.4).
-//   - Relay: a loop (Relay.poll) that reads unsent outbox rows, publishes
-//     each to the broker until it is acknowledged, then marks it sent (B.3).
-//     A crash between the two publishes it again: at least once.
+//   - Relay (one or several: Params.Relays, all polling the one outbox): a
+//     loop (Relay.poll) that reads unsent outbox rows, publishes each to
+//     the broker until it is acknowledged, then marks it sent (B.3). A
+//     crash between the two publishes it again: at least once.
 //   - Broker: a durable queue; a process per message pushes it to the
 //     consumer until acknowledged.
 //   - Consumer: a loop that applies each message once, recording its id with
@@ -59,7 +60,14 @@
 // Default, ParseDesign, Design.Set/With/JSON, Knobs (the registry), Build
 // (a world), FaultSpec/Faults (generated schedules ending in heal-all) and
 // Simulate (one run for given events and schedule: its trace and metrics;
-// the world is closed when it returns). The trace notes are traces/hist's
+// the world is closed when it returns; SimulateUntil stops it early). The generic search (swarm.go,
+// search.go): DrawWorld (the world drawn per run, before its faults:
+// handlers, senders, relays, timings, events with key reuse; zero draws
+// are the smallest world; Design.Pinned keeps parameters as set), NewReference (the world's fault-free run:
+// blocking calls and protocol events per node, messages per link),
+// SearchFaults (faults placed on the reference, and timed ones over the
+// workload's span) and DrawSeed (all three for a seed: what fencesim
+// explore plays). The trace notes are traces/hist's
 // (hist.BEvent and the rest). Judging is not done here: model/outbox/harness
 // runs checker/outbox on the trace (RunSeed, Simulate, Judge); this package
 // imports no checker.

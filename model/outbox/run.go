@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/fencesim/fencesim/clock"
 	"github.com/fencesim/fencesim/model/db"
 	"github.com/fencesim/fencesim/sim"
 	"github.com/fencesim/fencesim/traces"
@@ -63,6 +64,17 @@ func Draw(r sim.Rand, d Design, wl Workload) ([]Event, sim.Schedule, sim.Profile
 // then until it settles (or MaxTime). It records every event, measures the
 // run, and closes the world.
 func Simulate(d Design, wl Workload, events []Event, schedule sim.Schedule, ent sim.Entropy) *Outcome {
+	return simulate(d, wl, events, schedule, ent, 0)
+}
+
+// SimulateUntil runs a world as Simulate does but stops at time stop: a
+// failing run replayed only up to its violation (what it records is what
+// Simulate records up to then).
+func SimulateUntil(d Design, wl Workload, events []Event, schedule sim.Schedule, ent sim.Entropy, stop clock.Time) *Outcome {
+	return simulate(d, wl, events, schedule, ent, stop)
+}
+
+func simulate(d Design, wl Workload, events []Event, schedule sim.Schedule, ent sim.Entropy, stop clock.Time) *Outcome {
 	o := &Outcome{Design: d, Schedule: schedule, Events: events}
 	mem := &traces.Memory{}
 	g := FaultSpec(d)
@@ -86,7 +98,7 @@ func Simulate(d Design, wl Workload, events []Event, schedule sim.Schedule, ent 
 	}
 	// Run past the faults, then in steps until the world settles.
 	t := heal
-	for {
+	for stop == 0 {
 		if err := w.RunUntil(t); err != nil {
 			o.Err = err
 			break
@@ -105,6 +117,11 @@ func Simulate(d Design, wl Workload, events []Event, schedule sim.Schedule, ent 
 		t = t.Add(time.Second)
 		if t > end {
 			t = end
+		}
+	}
+	if stop > 0 {
+		if err := w.RunUntil(min(stop, end)); err != nil {
+			o.Err = err
 		}
 	}
 	o.Trace, o.World = mem.Events, w

@@ -14,7 +14,9 @@ import (
 // one (Event ""). Copies > 1 sends that many first deliveries Gap apart to
 // different handlers (a provider delivering twice, a double click). With
 // Refund, a successful charge is followed by its refund, an event of its
-// own.
+// own. Sender is the index of the sender node that sends it (0: the first,
+// "sender"): an event whose key an earlier event already used is the same
+// key sent again, by the same sender or by another.
 type Event struct {
 	At      time.Duration `json:"at"`
 	Event   string        `json:"event"`
@@ -25,13 +27,18 @@ type Event struct {
 	Refund  bool          `json:"refund,omitempty"`
 	Op      string        `json:"op,omitempty"` // "" is OpCharge
 	Ref     string        `json:"ref,omitempty"`
+	Sender  int           `json:"sender,omitempty"`
 }
 
-// SenderConfig configures the sender.
+// SenderConfig configures a sender.
 type SenderConfig struct {
 	Design   Design
 	Handlers []network.Addr
-	Events   []Event
+	Events   []Event // this sender's events
+	// Calls prefixes the ids of its deliveries, so that they stay unique
+	// among several senders ("" for the first: d1, d2, ...; "s2." for the
+	// second: s2.d1, ...).
+	Calls string
 }
 
 // Sender is the payment provider, queue or browser in front of the
@@ -184,7 +191,7 @@ func (s *Sender) stop(p *sim.Proc, e *event, code int) {
 
 func (s *Sender) deliver(p *sim.Proc, e *event, attempt, h int) {
 	s.no++
-	id := fmt.Sprintf("d%d", s.no)
+	id := fmt.Sprintf("%sd%d", s.cfg.Calls, s.no)
 	s.calls[s.no] = call{e: e, id: id}
 	to := s.cfg.Handlers[h]
 	dl := Delivery{No: s.no, Op: e.ev.Op, Event: e.ev.Event, Ref: e.ev.Ref, Payload: e.ev.Payload, Amount: e.ev.Amount, DeliveredAt: p.Now()}

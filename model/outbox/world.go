@@ -85,10 +85,10 @@ func (wl Workload) Draw(r sim.Rand) []Event {
 
 // Names of a world's nodes.
 type Names struct {
-	Sender     string
+	Senders    []string // sender, sender-2, ...
 	Handlers   []string
 	DB         string
-	Relay      string
+	Relays     []string // relay, relay-2, ...
 	Broker     string
 	Consumer   string
 	ConsumerDB string
@@ -96,18 +96,42 @@ type Names struct {
 
 // NamesOf returns the node names of a design.
 func NamesOf(d Design) Names {
-	n := Names{Sender: "sender", DB: "db", Relay: "relay", Broker: "broker", Consumer: "consumer", ConsumerDB: "consumer-db"}
+	n := Names{DB: "db", Broker: "broker", Consumer: "consumer", ConsumerDB: "consumer-db"}
+	n.Senders = numbered("sender", d.Senders)
+	n.Relays = numbered("relay", d.Relays)
 	for i := 1; i <= d.Handlers; i++ {
 		n.Handlers = append(n.Handlers, fmt.Sprintf("handler-%d", i))
 	}
 	return n
 }
 
+// numbered names n instances: base, base-2, base-3, ...
+func numbered(base string, n int) []string {
+	var out []string
+	for i := 1; i <= n; i++ {
+		if i == 1 {
+			out = append(out, base)
+		} else {
+			out = append(out, fmt.Sprintf("%s-%d", base, i))
+		}
+	}
+	return out
+}
+
 // All returns every node name, in the order they are added.
 func (n Names) All() []string {
 	out := []string{n.DB, n.ConsumerDB}
 	out = append(out, n.Handlers...)
-	return append(out, n.Relay, n.Broker, n.Consumer, n.Sender)
+	out = append(out, n.Relays...)
+	out = append(out, n.Broker, n.Consumer)
+	return append(out, n.Senders...)
+}
+
+// Crashable returns the nodes a fault may crash or pause: every node but
+// the senders (the outside world).
+func (n Names) Crashable() []string {
+	all := n.All()
+	return all[:len(all)-len(n.Senders)]
 }
 
 // World is a built world of system B with what it was built from.
@@ -139,6 +163,13 @@ func BuildWith(d Design, wl Workload, events []Event, cfg sim.Config) (*World, e
 		return nil, err
 	}
 	names := NamesOf(d)
+	bySender := make([][]Event, d.Senders)
+	for _, e := range events {
+		if e.Sender < 0 || e.Sender >= d.Senders {
+			return nil, fmt.Errorf("workload: event %s is sent by sender %d, the design has %d sender(s)", e.Payload, e.Sender, d.Senders)
+		}
+		bySender[e.Sender] = append(bySender[e.Sender], e)
+	}
 	w := &World{World: sim.New(cfg), Design: d, Workload: wl, Plan: events, Names: names}
 	w.Add(names.DB, db.New(Schema(d), db.Config{LockTimeout: d.LockTimeout}))
 	w.Add(names.ConsumerDB, db.New(ConsumerSchema(), db.Config{}))
@@ -147,10 +178,18 @@ func BuildWith(d Design, wl Workload, events []Event, cfg sim.Config) (*World, e
 		w.Add(h, NewHandler(HandlerConfig{Design: d, DB: network.Addr(names.DB), Broker: network.Addr(names.Broker)}))
 		hs = append(hs, network.Addr(h))
 	}
-	w.Add(names.Relay, NewRelay(RelayConfig{Design: d, DB: network.Addr(names.DB), Broker: network.Addr(names.Broker)}))
+	for _, r := range names.Relays {
+		w.Add(r, NewRelay(RelayConfig{Design: d, DB: network.Addr(names.DB), Broker: network.Addr(names.Broker)}))
+	}
 	w.Add(names.Broker, NewBroker(BrokerConfig{Design: d, Consumer: network.Addr(names.Consumer)}))
 	w.Add(names.Consumer, NewConsumer(ConsumerConfig{Design: d, DB: network.Addr(names.ConsumerDB), Broker: network.Addr(names.Broker)}))
-	w.Add(names.Sender, NewSender(SenderConfig{Design: d, Handlers: hs, Events: events}))
+	for i, sn := range names.Senders {
+		calls := ""
+		if i > 0 {
+			calls = fmt.Sprintf("s%d.", i+1)
+		}
+		w.Add(sn, NewSender(SenderConfig{Design: d, Handlers: hs, Events: bySender[i], Calls: calls}))
+	}
 	return w, nil
 }
 
@@ -165,7 +204,7 @@ func (w *World) WorkloadJSON() json.RawMessage {
 	return b
 }
 
-// Settled reports whether the run has nothing left to do: the sender has
+// Settled reports whether the run has nothing left to do: every sender has
 // stopped on every event, every outbox row is marked sent, the broker holds
 // nothing unacknowledged, and every node is up.
 func (w *World) Settled() bool {
@@ -174,8 +213,10 @@ func (w *World) Settled() bool {
 			return false
 		}
 	}
-	if s, ok := sim.State(w.Node(w.Names.Sender)).(*Sender); !ok || !s.Finished() {
-		return false
+	for _, sn := range w.Names.Senders {
+		if s, ok := sim.State(w.Node(sn)).(*Sender); !ok || !s.Finished() {
+			return false
+		}
 	}
 	if b, ok := sim.State(w.Node(w.Names.Broker)).(*Broker); !ok || !b.Empty() {
 		return false
@@ -193,29 +234,27 @@ func (w *World) Settled() bool {
 }
 
 // FaultSpec is the fault generator's spec for a design: every node but the
-// sender may crash; handlers, relay and consumer have crash points at every
+// senders may crash; handlers, relay and consumer have crash points at every
 // step; links may lose, duplicate, delay and stall messages; partitions and
 // connection breaks. Clock faults are left out (no mechanism of B reads a
 // clock for a decision).
 func FaultSpec(d Design) sim.GenSpec {
 	n := NamesOf(d)
-	var crashable []string
-	for _, x := range n.All() {
-		if x != n.Sender {
-			crashable = append(crashable, x)
-		}
-	}
+	crashable := n.Crashable()
 	var points []sim.PointSpec
 	for _, h := range n.Handlers {
 		points = append(points, sim.PointSpec{Node: h, Points: HandlerPoints})
 	}
-	// The generator picks a node's entry uniformly: the relay's points are
+	// The generator picks a node's entry uniformly: the relays' points are
 	// listed three times and the consumer's twice, so that a crash between
 	// publish and mark is drawn about as often as a handler crash.
-	relay := sim.PointSpec{Node: n.Relay, Points: RelayPoints}
+	for range 3 {
+		for _, r := range n.Relays {
+			points = append(points, sim.PointSpec{Node: r, Points: RelayPoints})
+		}
+	}
 	consumer := sim.PointSpec{Node: n.Consumer, Points: ConsumerPoints}
-	points = append(points, relay, relay, relay, consumer, consumer,
-		sim.PointSpec{Node: n.DB, Points: []string{db.PointCommit}})
+	points = append(points, consumer, consumer, sim.PointSpec{Node: n.DB, Points: []string{db.PointCommit}})
 	return sim.GenSpec{
 		Nodes:      n.All(),
 		Crashable:  crashable,

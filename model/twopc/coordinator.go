@@ -125,10 +125,11 @@ func (c *Coordinator) Commit(p *sim.Proc, gid string) string {
 	// Phase one: the work and PREPARE TRANSACTION at each participant. Once
 	// it voted YES a participant holds the transaction prepared, whatever
 	// happens to it or to us, until told how to end it.
-	var voters []int // the participants that may hold it prepared: YES, or no answer
+	var voters []int                   // the participants that may hold it prepared: YES, or no answer
+	late := make([]bool, len(c.parts)) // no answer within vote_timeout: the PREPARE may still be on its way
 	outcome, why := hist.OutcomeCommit, "every participant voted yes"
 	for i, part := range c.parts {
-		vote := c.prepare(p, conns[i], i, gid)
+		vote := c.prepare(p, conns[i], i, gid, &late[i])
 		if vote != hist.VoteNo {
 			voters = append(voters, i)
 		}
@@ -149,7 +150,7 @@ func (c *Coordinator) Commit(p *sim.Proc, gid string) string {
 	// is written (C.6's wrong order).
 	tell := voters
 	if c.d.Has(CommitBeforeLog) && outcome == hist.OutcomeCommit {
-		c.tell(p, conns, gid, outcome, tell[:1])
+		c.tell(p, conns, gid, outcome, tell[:1], late)
 		tell = tell[1:]
 	}
 	if logged := c.log(p, gid, outcome); logged != outcome {
@@ -160,7 +161,7 @@ func (c *Coordinator) Commit(p *sim.Proc, gid string) string {
 		tell = voters
 	}
 	p.Point(PointLogged)
-	c.tell(p, conns, gid, outcome, tell)
+	c.tell(p, conns, gid, outcome, tell, late)
 
 	c.note(p, hist.Txn{What: hist.TxnDone, GID: gid, Outcome: outcome})
 	closeAll(p, conns)
@@ -171,10 +172,15 @@ func (c *Coordinator) Commit(p *sim.Proc, gid string) string {
 // one atomic round trip. It notes and returns the vote: YES (prepared), NO
 // (the participant refused: an error, nothing is left prepared) or unknown
 // (no answer within vote_timeout, or the connection broke: it may or may not
-// have prepared).
-func (c *Coordinator) prepare(p *sim.Proc, conn *db.Conn, i int, gid string) string {
+// have prepared). *late says the answer did not come within vote_timeout:
+// the connection is closed then, but gracefully, so the request, if it is
+// still on its way, arrives and may prepare later (a broken connection
+// loses it).
+func (c *Coordinator) prepare(p *sim.Proc, conn *db.Conn, i int, gid string, late *bool) string {
 	conn.Timeout = c.d.VoteTimeout
+	start := p.Mono()
 	res, err := conn.Atomic(p, PrepareBatch(i, gid)...)
+	*late = db.Unknown(err) && p.Mono().Sub(start) >= c.d.VoteTimeout
 	p.Point(PointStep) // the answer (or the timeout, or the break) is in: a crash here loses it
 	n := hist.Txn{What: hist.TxnVote, GID: gid, Participant: string(c.parts[i]), Vote: hist.VoteYes}
 	switch {
@@ -218,16 +224,54 @@ func (c *Coordinator) logged(gid string) string {
 }
 
 // tell finishes gid at the given participants, one after another, as the
-// outcome says.
-func (c *Coordinator) tell(p *sim.Proc, conns []*db.Conn, gid, outcome string, parts []int) {
+// outcome says. A participant whose vote was late (late[i]) and that has
+// nothing to roll back is made to refuse gid (refuse): its PREPARE may
+// still come.
+func (c *Coordinator) tell(p *sim.Proc, conns []*db.Conn, gid, outcome string, parts []int, late []bool) {
 	point := PointCommitted
 	if outcome == hist.OutcomeAbort {
 		point = PointAborted
 	}
 	for _, i := range parts {
 		tries := 0
-		c.finish(p, conns[i], i, gid, outcome, &tries)
+		if none := c.finish(p, conns[i], i, gid, outcome, &tries); none && late[i] && outcome == hist.OutcomeAbort {
+			c.refuse(p, conns[i], i, gid, &tries)
+		}
 		p.Point(point + string(c.parts[i]))
+	}
+}
+
+// refuse makes participant i refuse gid forever (chosen: SYSTEMS.md is
+// silent on a late PREPARE): its vote did not come within vote_timeout,
+// gid is aborted, and ROLLBACK PREPARED found nothing there, yet the
+// PREPARE may still arrive and prepare a transaction nobody would ever
+// finish (it would hold its rows and the VACUUM horizon until a
+// coordinator restarts; found by the generic search). The tombstone is the
+// agents' (Refuse): a txlog row that the gid's own work conflicts with, so
+// a late PREPARE fails. When the late PREPARE holds that row already (the
+// insert waits out lock_timeout), it is prepared or about to be: it is
+// rolled back, and the refusal tried again until one of the two sticks.
+func (c *Coordinator) refuse(p *sim.Proc, conn *db.Conn, i int, gid string, tries *int) {
+	conn.Timeout = c.d.ReqTimeout
+	for {
+		rs, err := conn.Atomic(p, Refuse(gid)...)
+		p.Point(PointStep)
+		switch {
+		case err == nil:
+			if rs[0].Inserted {
+				c.note(p, hist.Txn{What: hist.TxnRefuse, GID: gid, Participant: string(c.parts[i]), Reason: "its vote did not come within vote_timeout: a late PREPARE must fail"})
+			}
+			return
+		case db.Code(err) == db.CodeLockNotAvailable:
+			if !c.finish(p, conn, i, gid, hist.OutcomeAbort, tries) {
+				return // the late PREPARE had prepared: rolled back now
+			}
+			conn.Timeout = c.d.ReqTimeout
+		default:
+			p.Sleep(c.d.Backoff(*tries), "backoff "+string(c.parts[i]))
+			p.Point(PointStep)
+			*tries++
+		}
 	}
 }
 
@@ -237,14 +281,15 @@ func (c *Coordinator) tell(p *sim.Proc, conns []*db.Conn, gid, outcome string, p
 // dropped and the request sent again after a backoff, as is a refused one.
 // "No such prepared transaction" (42704) means it is finished already (the
 // retry of one that did run, or a participant that never prepared it).
-// tries counts the failed requests so far: the backoff grows with it.
-func (c *Coordinator) finish(p *sim.Proc, conn *db.Conn, i int, gid, outcome string, tries *int) {
+// tries counts the failed requests so far: the backoff grows with it. It
+// reports whether the participant had no such prepared transaction.
+func (c *Coordinator) finish(p *sim.Proc, conn *db.Conn, i int, gid, outcome string, tries *int) bool {
 	conn.Timeout = c.d.ReqTimeout
 	for {
 		_, err := conn.Exec(p, Finish(gid, outcome))
 		p.Point(PointStep)
 		if err == nil || db.Code(err) == db.CodeUndefinedObject {
-			return
+			return err != nil
 		}
 		p.Sleep(c.d.Backoff(*tries), "backoff "+string(c.parts[i]))
 		p.Point(PointStep)

@@ -80,9 +80,13 @@ type TxnAt struct {
 }
 
 // Design is a complete description of system C: parameters and knobs.
+// Pinned names the parameters a world drawn per run (DrawWorld) keeps as
+// the design has them: the ones a user set (fencesim --set pins them); the
+// others are drawn.
 type Design struct {
 	Params
-	Knobs []Knob `json:"knobs,omitempty"`
+	Knobs  []Knob   `json:"knobs,omitempty"`
+	Pinned []string `json:"pinned,omitempty"`
 }
 
 // Default returns the source's design.
@@ -157,6 +161,12 @@ func (d Design) Validate() error { return spec.Validate(d) }
 
 // rules are the design's rules across parameters.
 func rules(d Design) error {
+	params := design.Names(d.params())
+	for _, p := range d.Pinned {
+		if !contains(params, p) {
+			return fmt.Errorf("pinned %q is not a parameter (parameters: %s)", p, strings.Join(params, ", "))
+		}
+	}
 	switch {
 	case d.RetryCap < d.RetryBase:
 		return fmt.Errorf("parameter retry_cap = %v is below retry_base = %v", d.RetryCap, d.RetryBase)

@@ -30,7 +30,11 @@
 //
 // Phase one prepares the participants one after another (orders first, as
 // the source does). The decision is written to the log and fsync'd before
-// the first COMMIT PREPARED is sent (commit-before-log swaps them). Every
+// the first COMMIT PREPARED is sent (commit-before-log swaps them). A
+// participant whose vote did not come within vote_timeout, and that has
+// nothing to roll back when told ABORT, is made to refuse the gid (the
+// agents' tombstone), so that its PREPARE, if it is still on its way,
+// fails (chosen: the source is silent on a late PREPARE). Every
 // start of a coordinator first recovers: it asks every participant for its
 // prepared transactions and finishes each as the log says; a gid without a
 // record is logged ABORT, then rolled back. Transactions asked for meanwhile

@@ -2,12 +2,14 @@ package harness
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	jc "github.com/fencesim/fencesim/checker/judge"
 	"github.com/fencesim/fencesim/clock"
 	"github.com/fencesim/fencesim/model/judge"
 	"github.com/fencesim/fencesim/sim"
+	"github.com/fencesim/fencesim/traces"
 )
 
 // A Family is a scenario of SYSTEMS.md A.5 with its parameters drawn: the
@@ -60,6 +62,62 @@ var Families = []Family{
 		Bounds: func(judge.Design) jc.Bounds { return jc.Bounds{} },
 	},
 	{
+		Name: "drawn", About: "the generic search: a drawn world (fleet, sandboxes, a zombie, poison, rejudges, arbiters) and protocol-timed faults (moderate)",
+		Options: func(r sim.Rand, d judge.Design) judge.Options {
+			f := Moderate()
+			if rr, ok := r.(*sim.Rapid); ok {
+				r = rr.Uniform() // as PropertyIn draws them
+			}
+			wd := DrawWorld(r, d, WorldDrawn, f)
+			s, _ := worldSchedule(r, wd, f)
+			return judge.Options{Design: wd.Design, Workload: wd.Workload, Schedule: s, Until: Until(wd.Design, len(wd.Workload.Arrivals), f), Settle: judge.SettleOf(wd.Design)}
+		},
+		Bounds: GenericBounds,
+	},
+	{
+		Name: "slowclaim", About: "A-S1's claim held up inside its transaction: the grant statement reaches the database 11-20 s after the claim's BEGIN (max_attempts 1, so the lost attempt shows at once; a sweep every 100 ms)",
+		Options: func(r sim.Rand, d judge.Design) judge.Options {
+			d = fleet(d, 1, 0)
+			d.MaxAttempts = 1
+			d.JudgeMin, d.JudgeMax = 10*sec, 10*sec
+			// A lease dead on arrival is lost only if a sweep runs between
+			// its commit and its worker's first heartbeat (which would
+			// revive it: the heartbeat checks the token, not the expiry):
+			// a fast sweep makes that likely.
+			d.SweepEvery = 100 * time.Millisecond
+			// The run's entropy is a seed of its own: the fault names a
+			// message by its number, counted on a fault-free run of that
+			// same entropy.
+			seed := 1 + r.Uint64n("seed", 1<<20)
+			o := judge.Options{Design: d, Workload: judge.Workload{Arrivals: subs(1, 0)}, Until: 300 * sec, Seed: seed, Entropy: sim.NewPCG(seed)}
+			if n := nthSend(o, "arbiter-1", "db", "SET status = 'judging'"); n > 0 {
+				late := between(r, "grant-late", 11*sec, 20*sec)
+				o.Schedule = sim.Schedule{{At: 0, Kind: sim.Message, Node: "arbiter-1", Peer: "db", Arg: sim.FateDelay, Count: n, Amount: late, FromStart: true}}
+			}
+			return o
+		},
+		Bounds: func(judge.Design) jc.Bounds { return jc.Bounds{} },
+	},
+	{
+		Name: "twice", About: "A-S6: two arbiters dispatch at once (as an old leader that has not noticed it lost the lock does); the first one's claim transaction is held up past the worker's timeout, the retry with the same request_id reaches the second",
+		Options: func(r sim.Rand, d judge.Design) judge.Options {
+			d = fleet(d, 1, 0)
+			d.Arbiters = 2
+			if !d.Has(judge.NoLeaderLock) {
+				d = d.MustWith(judge.NoLeaderLock)
+			}
+			d.JudgeMin, d.JudgeMax = 20*sec, 20*sec
+			seed := 1 + r.Uint64n("seed", 1<<20)
+			o := judge.Options{Design: d, Workload: judge.Workload{Arrivals: subs(2, 0)}, Until: 400 * sec, Seed: seed, Entropy: sim.NewPCG(seed)}
+			if n := nthSend(o, "arbiter-1", "db", "SET status = 'judging'"); n > 0 {
+				late := between(r, "grant-late", d.ClaimHold+d.RequestTimeout+sec, d.ClaimHold+d.RequestTimeout+15*sec)
+				o.Schedule = sim.Schedule{{At: 0, Kind: sim.Message, Node: "arbiter-1", Peer: "db", Arg: sim.FateDelay, Count: n, Amount: late, FromStart: true}}
+			}
+			return o
+		},
+		Bounds: func(judge.Design) jc.Bounds { return jc.Bounds{} },
+	},
+	{
 		Name: "stale", About: "A-S5: one worker's link stalls while it judges, its lease is reclaimed, it claims again, the stale result arrives late",
 		Options: func(r sim.Rand, d judge.Design) judge.Options {
 			d = fleet(d, 1, 0)
@@ -74,6 +132,42 @@ var Families = []Family{
 			}
 			return judge.Options{Design: d, Workload: judge.Workload{Arrivals: subs(1, 0)},
 				Schedule: sim.Schedule{stall("home-1", "arbiter-1"), stall("arbiter-1", "home-1")}, Until: 400 * sec}
+		},
+		Bounds: func(judge.Design) jc.Bounds { return jc.Bounds{} },
+	},
+	{
+		Name: "sandbox", About: "A-S5 on a machine running two sandboxes under one worker_id: the first process's link stalls while it judges, its lease is reclaimed and granted to the second process, the first comes back and heartbeats its old token",
+		Options: func(r sim.Rand, d judge.Design) judge.Options {
+			d = fleet(d, 1, 0)
+			d.Sandboxes = 2
+			d.Heartbeat, d.SweepEvery = 10*sec, sec
+			j := between(r, "judging", 90*sec, 150*sec)
+			d.JudgeMin, d.JudgeMax = j, j
+			// The second sandbox comes up once the first holds the lease,
+			// and waits for work.
+			start := between(r, "stall-start", sec, 20*sec)
+			length := between(r, "stall-length", 65*sec, 80*sec)
+			stall := func(from, to string) sim.Action {
+				return sim.Action{At: at(start), Kind: sim.Stall, Node: from, Peer: to, For: length}
+			}
+			return judge.Options{Design: d, Workload: judge.Workload{Arrivals: subs(1, 0)},
+				Schedule: sim.Schedule{{At: 0, Kind: sim.Pause, Node: "home-1.2"}, {At: at(start), Kind: sim.Resume, Node: "home-1.2"},
+					stall("home-1", "arbiter-1"), stall("arbiter-1", "home-1")}.Sorted(), Until: 900 * sec}
+		},
+		Bounds: func(judge.Design) jc.Bounds { return jc.Bounds{} },
+	},
+	{
+		Name: "collide", About: "A-S1's idempotent claim with request ids local to each machine: two workers send the same request_id, with a lost claim reply to retry",
+		Options: func(r sim.Rand, d judge.Design) judge.Options {
+			d = fleet(d, 2, 0)
+			d.LocalRequestIDs = true
+			d.JudgeMin, d.JudgeMax = 20*sec, 40*sec
+			held := between(r, "reply-held", 0, 8*sec)
+			var s sim.Schedule
+			if held > 0 {
+				s = sim.Schedule{{At: at(-sec), Kind: sim.Stall, Node: "arbiter-1", Peer: "home-2", For: held + sec}}
+			}
+			return judge.Options{Design: d, Workload: judge.Workload{Arrivals: subs(3, sec)}, Schedule: s, Until: 600 * sec}
 		},
 		Bounds: func(judge.Design) jc.Bounds { return jc.Bounds{} },
 	},
@@ -183,6 +277,39 @@ var Families = []Family{
 	},
 }
 
+// nthSend plays a run's options without faults and returns the number
+// (from 1) of the first message from -> to whose text contains what, as a
+// message fault counts them from the start (0: none). The timers that pace
+// the messages are fixed, so the number holds for other entropies too.
+func nthSend(o judge.Options, from, to, what string) int {
+	o.Schedule, o.Filter = nil, nil
+	if o.Entropy != nil {
+		o.Entropy = sim.NewPCG(o.Seed)
+	}
+	mem := &traces.Memory{}
+	o.Recorder = mem
+	if _, err := judge.Simulate(o); err != nil {
+		return 0
+	}
+	link := from + "->" + to
+	n := 0
+	for i := range mem.Events {
+		e := &mem.Events[i]
+		if e.Kind != "send" || e.Node != from {
+			continue
+		}
+		d := e.Desc()
+		if !strings.Contains(d, link) {
+			continue
+		}
+		n++
+		if strings.Contains(d, what) {
+			return n
+		}
+	}
+	return 0
+}
+
 // FamilyByName returns a family.
 func FamilyByName(name string) (Family, error) {
 	for _, f := range Families {
@@ -211,13 +338,19 @@ var KnobFamilies = map[judge.Knob][]string{
 	judge.WorkerNoDisk:            {"inflight"},
 	judge.NoBackoffCap:            {"dboutage"},
 	judge.NoLeaderLock:            {"dual", "random"},
+	judge.HeartbeatByWorkerID:     {"sandbox"},
+	judge.ClaimByRequestIDOnly:    {"collide"},
+	judge.GrantAtTransactionStart: {"slowclaim"},
+	judge.ClaimLookupOnly:         {"twice"},
 }
 
 // Judged plays a family's run and judges it: the properties and the
 // family's bounds.
 func (f Family) Judged(r sim.Rand, d judge.Design, ent sim.Entropy) (*Outcome, error) {
 	o := f.Options(r, d)
-	o.Entropy = ent
+	if o.Entropy == nil { // a family may pick its run's entropy itself
+		o.Entropy = ent
+	}
 	o.Filter = CheckerFilter
 	out, err := Play(o)
 	if err != nil {

@@ -27,6 +27,27 @@ type Faults struct {
 	// hit. Nil: none.
 	Yields   []string
 	MaxYield int // largest N (0: 200)
+	// Landmarks are durations that fault lengths cluster around (see
+	// sim.GenSpec.Landmarks); nil: none.
+	Landmarks []time.Duration
+	// ByRole draws the node a crash, a pause or a crash-yield hits by its
+	// role first (the database, an arbiter, a worker process), so that a
+	// fleet of many worker processes does not make the arbiter's crash rare.
+	ByRole bool
+}
+
+// byRole lists the database, the arbiters and the worker processes so
+// that a uniform pick from it picks each role about equally often.
+func byRole(n judge.Names) []string {
+	ws := n.Workers()
+	out := []string{}
+	for i := 0; i < max(len(ws), 1); i++ {
+		out = append(out, n.DB)
+	}
+	for i := 0; i < max(len(ws), 1); i++ {
+		out = append(out, n.Arbiters[i%len(n.Arbiters)])
+	}
+	return append(out, ws...)
 }
 
 // Moderate is the default fault intensity: up to 8 faults in the first
@@ -63,6 +84,9 @@ func Spec(d judge.Design, wl []judge.Arrival, f Faults) sim.GenSpec {
 	nodes := append([]string{n.DB}, n.Arbiters...)
 	nodes = append(nodes, n.Workers()...)
 	crashable := append([]string(nil), nodes...)
+	if f.ByRole {
+		crashable = byRole(n)
+	}
 	var points []sim.PointSpec
 	for _, a := range n.Arbiters {
 		// After COMMIT, before the reply is the moment A-S1 is about:
@@ -81,8 +105,17 @@ func Spec(d judge.Design, wl []judge.Arrival, f Faults) sim.GenSpec {
 	if f.Kinds != nil && !slices.Contains(f.Kinds, sim.Do) {
 		cmds = nil
 	}
+	// Message faults hit the HTTP exchanges (claim, heartbeat, submit),
+	// whose callers time out; the database's connections are TCP, where a
+	// lost segment is sent again (their faults are loss, stall and break).
+	var links [][2]string
+	for _, w := range n.Workers() {
+		for _, a := range n.AllArbiters() {
+			links = append(links, [2]string{w, a}, [2]string{a, w})
+		}
+	}
 	return sim.GenSpec{Nodes: nodes, Crashable: crashable, Horizon: f.Horizon, MaxActions: f.MaxActions, MaxDown: f.MaxDown,
-		MaxJump: 2 * time.Minute, MaxDrift: 200_000, Kinds: f.Kinds, Points: points, Commands: cmds, Yields: f.Yields, MaxYield: f.MaxYield}
+		MaxJump: 2 * time.Minute, MaxDrift: 200_000, Kinds: f.Kinds, Points: points, Commands: cmds, Yields: f.Yields, MaxYield: f.MaxYield, Links: links, Landmarks: f.Landmarks}
 }
 
 // Schedule draws a schedule and ends it with heal-all at the horizon (the
@@ -142,11 +175,38 @@ func RunSeed(d judge.Design, wl judge.Workload, f Faults, seed uint64) (*Outcome
 // else from its other streams, the checker's kinds recorded, and an early
 // end once the world is quiet after healing (judge.SettleOf).
 func SeedOptions(d judge.Design, wl judge.Workload, f Faults, seed uint64) (judge.Options, sim.Profile) {
+	if wl.Submissions == 0 && len(wl.Arrivals) == 0 {
+		return SeedOptionsIn(d, WorldDrawn, f, seed)
+	}
 	ent := sim.NewPCG(seed)
 	arr := wl.Plan(ent.Stream("workload"))
 	s, prof := Schedule(ent.Stream("faults"), d, arr, f)
 	return judge.Options{Design: d, Workload: wl, Schedule: s, Seed: seed, Entropy: ent, Until: Until(d, len(arr), f),
 		Settle: judge.SettleOf(d), Filter: CheckerFilter}, prof
+}
+
+// SeedOptionsIn are the options of a seeded run in a world mode: in the
+// fixed world those of SeedOptions with the default workload (the same
+// runs, bit for bit); otherwise the world is drawn first from the seed's
+// "world" stream (DrawWorld), then the schedule from its "faults" stream
+// with the protocol-timed faults on (Faults.Protocol), and the world's own
+// actions added.
+func SeedOptionsIn(d judge.Design, mode WorldMode, f Faults, seed uint64) (judge.Options, sim.Profile) {
+	if mode == WorldFixed || mode == "" {
+		return SeedOptions(d, judge.DefaultWorkload(), f, seed)
+	}
+	ent := sim.NewPCG(seed)
+	wd := DrawWorld(ent.Stream("world"), d, mode, f)
+	s, prof := worldSchedule(ent.Stream("faults"), wd, f)
+	return judge.Options{Design: wd.Design, Workload: wd.Workload, Schedule: s, Seed: seed, Entropy: ent, Until: Until(wd.Design, len(wd.Workload.Arrivals), f),
+		Settle: judge.SettleOf(wd.Design), Filter: CheckerFilter}, prof
+}
+
+// worldSchedule draws a drawn world's fault schedule (protocol-timed
+// faults on) and adds the world's own actions.
+func worldSchedule(r sim.Rand, wd World, f Faults) (sim.Schedule, sim.Profile) {
+	s, prof := Schedule(r, wd.Design, wd.Workload.Arrivals, f.Protocol(wd.Design))
+	return append(s, wd.Actions...).Sorted(), prof
 }
 
 // Replay re-runs a trace's header: the same design, workload, schedule,
@@ -187,6 +247,9 @@ func Replay(h HeaderInputs) (*Outcome, error) {
 // everything. failed is called with the failing outcome (the last call is
 // rapid's replay of the shrunk case) before the property fails.
 func Property(d judge.Design, wl judge.Workload, f Faults, failed func(*Outcome)) func(*rapid.T) {
+	if wl.Submissions == 0 && len(wl.Arrivals) == 0 {
+		return PropertyIn(d, WorldDrawn, f, failed)
+	}
 	return func(t *rapid.T) {
 		arr := wl.Plan(sim.NewPCG(1).Stream("workload"))
 		wl := wl
@@ -205,4 +268,57 @@ func Property(d judge.Design, wl judge.Workload, f Faults, failed func(*Outcome)
 			t.Fatalf("%s\nprofile: %s\nschedule (%d faults):\n%s", bad[0], prof, s.Faults(), s)
 		}
 	}
+}
+
+// PropertyIn is the rapid property of system A in a world mode: the world
+// is drawn first (DrawWorld, shrinking toward the smallest world), then the
+// fault schedule with the protocol-timed faults on, then the run's own
+// entropy. The fixed world is Property with the default workload.
+func PropertyIn(d judge.Design, mode WorldMode, f Faults, failed func(*Outcome)) func(*rapid.T) {
+	if mode == WorldFixed || mode == "" {
+		return Property(d, judge.DefaultWorkload(), f, failed)
+	}
+	return func(t *rapid.T) {
+		// The world and its faults are drawn evenly over their ranges (a
+		// fault's time over the horizon, its length up to minutes), still
+		// shrinking toward the smallest world and the mildest faults.
+		wd := DrawWorld(sim.NewRapidUniform(t), d, mode, f)
+		s, prof := worldSchedule(sim.NewRapidUniform(t), wd, f)
+		o, err := Play(judge.Options{Design: wd.Design, Workload: wd.Workload, Schedule: s, Entropy: sim.NewRapid(t),
+			Until: Until(wd.Design, len(wd.Workload.Arrivals), f), Settle: judge.SettleOf(wd.Design), Filter: CheckerFilter})
+		if err != nil {
+			t.Fatalf("run: %v (profile %s, schedule:\n%s)", err, prof, s)
+		}
+		o.Profile = prof
+		JudgeGeneric(&o.Result, wd.Design)
+		if bad := o.Failed(); len(bad) > 0 {
+			if failed != nil {
+				failed(o)
+			}
+			t.Fatalf("%s\nworld: %s\nprofile: %s\nschedule (%d faults):\n%s", bad[0], DescribeWorld(wd.Design, wd.Workload), prof, s.Faults(), s)
+		}
+	}
+}
+
+// DescribeWorld is a drawn world in one line: what a counterexample's
+// reader needs first.
+func DescribeWorld(d judge.Design, wl judge.Workload) string {
+	s := fmt.Sprintf("%d submissions, %d home + %d production machines", len(wl.Arrivals), d.HomeWorkers, d.ProdWorkers)
+	if d.Sandboxes > 1 {
+		s += fmt.Sprintf(", %d processes per worker_id", d.Sandboxes)
+	}
+	if d.Zombies > 0 {
+		s += fmt.Sprintf(", %d zombie", d.Zombies)
+	}
+	if d.LocalRequestIDs {
+		s += ", request ids local to each machine"
+	}
+	if len(wl.Poison) > 0 {
+		s += fmt.Sprintf(", poison %v", wl.Poison)
+	}
+	s += fmt.Sprintf(", %d arbiters", d.Arbiters)
+	if d.StandbyArbiters > 0 {
+		s += fmt.Sprintf(" + %d standby", d.StandbyArbiters)
+	}
+	return s
 }

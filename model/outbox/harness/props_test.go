@@ -23,7 +23,7 @@ import (
 // partitions, broker redelivery). A failure prints the shrunk schedule;
 // rapid's fail file replays it (-rapid.failfile).
 func TestProperties(t *testing.T) {
-	rapid.Check(t, property(outbox.Default(), outbox.DefaultWorkload(), nil, nil))
+	rapid.Check(t, Property(outbox.Default(), outbox.Moderate, nil, nil))
 }
 
 // sweep runs the default design over seeds [1, n] and counts failures and
@@ -35,11 +35,11 @@ type sweep struct {
 	took     time.Duration
 }
 
-func runSweep(d outbox.Design, wl outbox.Workload, n int) sweep {
+func runSweep(d outbox.Design, n int) sweep {
 	s := sweep{runs: n, probes: map[string]int{}}
 	start := time.Now()
 	for seed := uint64(1); seed <= uint64(n); seed++ {
-		o := RunSeed(d, wl, seed)
+		o := RunSeed(d, seed)
 		if !o.OK() {
 			s.failures = append(s.failures, fmt.Sprintf("seed %d: %v\n%s", seed, o.Failed(), o.Summary()))
 		}
@@ -81,7 +81,7 @@ var minRates = map[string]float64{
 // TestProbeRates: a sweep of the default design passes and reaches every
 // probe often enough.
 func TestProbeRates(t *testing.T) {
-	s := runSweep(outbox.Default(), outbox.DefaultWorkload(), 300)
+	s := runSweep(outbox.Default(), 300)
 	t.Log("\n" + s.report())
 	for _, f := range s.failures {
 		t.Error(f)
@@ -106,7 +106,7 @@ func TestSoakDefault(t *testing.T) {
 		n, err = strconv.Atoi(v)
 		require.NoError(t, err, "FENCESIM_SOAK_RUNS=%q is not a number", v)
 	}
-	s := runSweep(outbox.Default(), outbox.DefaultWorkload(), n)
+	s := runSweep(outbox.Default(), n)
 	t.Log("\n" + s.report())
 	for i, f := range s.failures {
 		if i == 3 {

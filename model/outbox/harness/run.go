@@ -1,6 +1,10 @@
 package harness
 
 import (
+	"slices"
+
+	"pgregory.net/rapid"
+
 	check "github.com/fencesim/fencesim/checker/outbox"
 	"github.com/fencesim/fencesim/model/outbox"
 	"github.com/fencesim/fencesim/sim"
@@ -35,17 +39,74 @@ func Simulate(d outbox.Design, wl outbox.Workload, events []outbox.Event, schedu
 	return Judge(outbox.Simulate(d, wl, events, schedule, ent))
 }
 
-// RunSeed runs one simulated run of a design for a seed: the workload and
-// the faults are drawn from the seed's streams, the run goes until it
-// settles after the faults heal (or MaxTime), and every property is
-// checked. It is what `fencesim explore` plays per seed.
-func RunSeed(d outbox.Design, wl outbox.Workload, seed uint64) *Outcome {
-	ent := sim.NewPCG(seed)
-	events := wl.Draw(ent.Stream("workload"))
-	s, p := outbox.Faults(ent.Stream("faults"), outbox.FaultSpec(d))
-	o := Simulate(d, wl, events, s, ent)
-	o.Seed, o.Profile = seed, p
+// RunSeed runs one simulated run of a design for a seed, as fencesim
+// explore plays it: the world and the faults drawn from the seed
+// (outbox.DrawSeed: the world first, then its fault-free reference, then
+// faults placed on it and timed over the workload's span), the run going
+// until it settles after the faults heal (or MaxTime), every property
+// checked.
+func RunSeed(d outbox.Design, seed uint64) *Outcome {
+	return RunSeedWith(d, seed, outbox.Moderate)
+}
+
+// RunSeedWith is RunSeed under a fault intensity.
+func RunSeedWith(d outbox.Design, seed uint64, in outbox.Intensity) *Outcome {
+	x, err := outbox.DrawSeed(d, seed, in)
+	if err != nil {
+		return &Outcome{Outcome: &outbox.Outcome{Seed: seed, Design: x.Design, Err: err}}
+	}
+	o := Simulate(x.Design, x.Workload, x.Workload.Plan, x.Schedule, sim.NewPCG(seed))
+	o.Seed, o.Profile = seed, x.Profile
 	return o
+}
+
+// Property is the rapid property of a design, the generic search under
+// rapid: draw the world (outbox.DrawWorld, so that a failure shrinks
+// toward the smallest world), a seed for the network's and the nodes'
+// streams, run the world's reference, draw the faults on it
+// (outbox.SearchFaults, each list a rapid slice so that shrinking deletes
+// whole faults), run, and fail when one of the watched properties fails
+// (every property when watch is empty; a run that fails to run always
+// fails). The last failing outcome (after shrinking: the shrunk one) is
+// left in *last when last is not nil.
+func Property(d outbox.Design, in outbox.Intensity, watch []string, last **Outcome) func(*rapid.T) {
+	return func(t *rapid.T) {
+		r := sim.NewRapid(t)
+		dw, wl := outbox.DrawWorld(r, d)
+		seed := r.Uint64n("seed", 1<<20)
+		ent := sim.NewPCG(seed)
+		ref, err := outbox.NewReference(dw, wl, wl.Plan, ent)
+		if err != nil {
+			t.Fatalf("the reference run: %v", err)
+		}
+		s, p := outbox.SearchFaults(r, Each(t), dw, ref, in.Timed, in.Placed)
+		o := Simulate(dw, wl, wl.Plan, s, ent)
+		o.Seed, o.Profile = seed, p
+		var bad []string
+		for _, f := range o.Failed() {
+			if len(watch) == 0 || f == "run" || slices.Contains(watch, f) {
+				bad = append(bad, f)
+			}
+		}
+		if len(bad) > 0 {
+			if last != nil {
+				*last = o
+			}
+			t.Fatalf("properties %v failed:\n%s", bad, o.Summary())
+		}
+	}
+}
+
+// Each draws the lists of outbox.SearchFaults as rapid slices.
+func Each(t *rapid.T) outbox.Each {
+	return func(label string, max int, one func(sim.Rand) []sim.Action) []sim.Action {
+		gen := rapid.Custom(func(t *rapid.T) []sim.Action { return one(sim.NewRapid(t)) })
+		var out []sim.Action
+		for _, acts := range rapid.SliceOfN(gen, 0, max).Draw(t, label) {
+			out = append(out, acts...)
+		}
+		return out
+	}
 }
 
 // Failed returns the failed properties ("run" when the run itself failed).

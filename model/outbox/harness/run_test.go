@@ -12,8 +12,8 @@ import (
 
 // TestRunSeedIsDeterministic: one seed, one trace, bit for bit.
 func TestRunSeedIsDeterministic(t *testing.T) {
-	a := RunSeed(outbox.Default(), outbox.DefaultWorkload(), 42)
-	b := RunSeed(outbox.Default(), outbox.DefaultWorkload(), 42)
+	a := RunSeed(outbox.Default(), 42)
+	b := RunSeed(outbox.Default(), 42)
 	require.NoError(t, a.Err)
 	require.Equal(t, len(a.Trace), len(b.Trace))
 	for i := range a.Trace {
@@ -29,7 +29,7 @@ func TestRunSeedIsDeterministic(t *testing.T) {
 func TestRunsLeaveNoCoroutines(t *testing.T) {
 	before := runtime.NumGoroutine()
 	for seed := uint64(1); seed <= 50; seed++ {
-		require.NoError(t, RunSeed(outbox.Default(), outbox.DefaultWorkload(), seed).Err)
+		require.NoError(t, RunSeed(outbox.Default(), seed).Err)
 	}
 	runtime.GC()
 	assert.LessOrEqual(t, runtime.NumGoroutine(), before+2, "every process of a finished run is unwound")

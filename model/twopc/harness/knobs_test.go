@@ -2,6 +2,9 @@ package harness
 
 import (
 	"flag"
+	"fmt"
+	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -12,98 +15,84 @@ import (
 
 	"github.com/fencesim/fencesim/internal/hunt"
 	"github.com/fencesim/fencesim/model/twopc"
-	"github.com/fencesim/fencesim/sim"
 )
 
-// property is the rapid property of a design: draw a fault schedule (crashes,
-// crash-at points of the coordinator and the databases, broken
-// connections), run it under the harness, fail when one of the watched
-// properties fails (any when watch is empty). The last failing outcome
-// (after shrinking: the shrunk one) is left in *last.
-func property(d twopc.Design, h Harness, watch []string, last **Outcome) func(*rapid.T) {
-	return func(t *rapid.T) {
-		sched := h.Draw(d, sim.NewRapid(t))
-		o := h.Run(d, sched, sim.NewPCG(1))
-		if o.Err != nil {
-			if last != nil {
-				*last = o
-			}
-			t.Fatalf("the run failed: %v\nschedule:\n%s", o.Err, sched)
-		}
-		var bad []string
-		for _, f := range o.Failed() {
-			if len(watch) == 0 || containsID(watch, f) {
-				bad = append(bad, f)
-			}
-		}
-		if len(bad) > 0 {
-			if last != nil {
-				*last = o
-			}
-			t.Fatalf("properties %v failed under\n%s\n%s\n%s", bad, sched, o.Report.String(), o.Tail(20))
-		}
-	}
-}
+// knobBudget is the number of runs within which the generic search must
+// catch each harmful knob, and which the default design must pass: rapid
+// runs of Property, and seeds of RunSeed (what fencesim explore plays).
+const knobBudget = 200
 
-// containsID reports whether a property name ("PC1 atomicity-...") has one
-// of the ids.
-func containsID(ids []string, name string) bool {
-	for _, id := range ids {
-		if strings.HasPrefix(name, id+" ") {
+// caught reports whether a run failed one of a knob's properties.
+func caught(o *Outcome, by []string) bool {
+	for _, f := range o.Failed() {
+		if slices.Contains(by, ID(f)) {
 			return true
 		}
 	}
 	return false
 }
 
-// knobBudget is the fixed number of rapid runs within which each harmful
-// knob must be caught, and which the default design must pass.
-const knobBudget = 300
-
-// TestDesignKnobs: every harmful knob of PROPERTIES.md "System C" is caught
-// by a property named there within knobBudget runs, with a shrunk
-// counterexample; the default design passes the same budget.
-func TestDesignKnobs(t *testing.T) {
-	defer limitShrinking(t, time.Second)()
+// TestGenericFindsEveryKnob: the generic search alone (the drawn world,
+// faults placed on its reference and timed over the workload's span; no
+// knowledge of the knob, no crash position written for it) catches every
+// harmful knob of PROPERTIES.md "System C" by a property the registry
+// names, within knobBudget rapid runs and within knobBudget explore seeds;
+// the default design passes both budgets. Each failure is shrunk (within a
+// bounded time) and reported with its world.
+func TestGenericFindsEveryKnob(t *testing.T) {
+	defer limitShrinking(t, 500*time.Millisecond)()
 	h := DefaultHarness()
-	h.Horizon = 150 * time.Millisecond // the transaction runs at 100 ms: faults around it
 	t.Run("default", func(t *testing.T) {
 		var last *Outcome
 		start := time.Now()
-		res := hunt.Run("default", knobBudget, 1, property(twopc.Default(), h, nil, &last))
+		res := hunt.Run("default", knobBudget, 1, h.Property(twopc.Default(), Moderate, nil, &last))
 		if res.Found {
 			t.Fatalf("the default design failed after %d runs:\n%s", res.Runs, res.Output)
 		}
-		t.Logf("default: %d runs passed in %v", res.Runs, time.Since(start).Round(time.Millisecond))
+		for seed := uint64(1); seed <= knobBudget; seed++ {
+			if o := RunSeed(twopc.Default(), seed); !o.OK() {
+				t.Fatalf("the default design failed seed %d (%s): %v %v\n%s\n%s", seed, worldOf(o), o.Failed(), o.Err, o.Schedule, o.Tail(20))
+			}
+		}
+		t.Logf("default: %d rapid runs and %d seeds passed in %v", res.Runs, knobBudget, time.Since(start).Round(time.Millisecond))
 	})
 	for _, k := range twopc.Knobs {
-		k := k
 		t.Run(string(k.Knob), func(t *testing.T) {
 			require.True(t, k.Harmful, "system C has no harmless knob")
 			d := twopc.Default().MustWith(k.Knob)
 			var last *Outcome
 			start := time.Now()
-			res := hunt.Run(string(k.Knob), knobBudget, 1, property(d, h, k.CaughtBy, &last))
+			res := hunt.Run(string(k.Knob), knobBudget, 1, h.Property(d, Moderate, k.CaughtBy, &last))
 			took := time.Since(start)
-			require.Truef(t, res.Found, "knob %s was not caught by %v within %d runs", k.Knob, k.CaughtBy, knobBudget)
+			require.Truef(t, res.Found, "knob %s was not caught by %v within %d rapid runs", k.Knob, k.CaughtBy, knobBudget)
 			require.NotNil(t, last)
-			failed := last.Failed()
-			caught := false
-			for _, f := range failed {
-				caught = caught || containsID(k.CaughtBy, f)
-			}
-			assert.Truef(t, caught, "knob %s: expected %v to fail, got %v", k.Knob, k.CaughtBy, failed)
+			assert.Truef(t, caught(last, k.CaughtBy), "knob %s: expected %v to fail, got %v", k.Knob, k.CaughtBy, last.Failed())
 			var why []string
 			for _, v := range last.Verdicts() {
 				if !v.OK {
 					why = append(why, v.String())
 				}
 			}
-			t.Logf("knob %s caught after %d runs (%v); failed %v; shrunk counterexample: %d actions\n  %s\n  schedule:\n    %s",
-				k.Knob, res.Runs, took.Round(time.Millisecond), failed, len(last.Schedule),
+			seed := uint64(0)
+			for s := uint64(1); s <= knobBudget && seed == 0; s++ {
+				if caught(RunSeed(d, s), k.CaughtBy) {
+					seed = s
+				}
+			}
+			assert.NotZerof(t, seed, "knob %s: no seed in 1..%d caught it", k.Knob, knobBudget)
+			t.Logf("knob %s caught by %v after %d rapid runs (%v with shrinking), explore seed %d; shrunk: %s, %d faults\n  %s\n  schedule:\n    %s",
+				k.Knob, k.CaughtBy, res.Runs, took.Round(time.Millisecond), seed, worldOf(last), last.Schedule.Faults(),
 				strings.Join(why, "\n  "), strings.ReplaceAll(last.Schedule.String(), "\n", "\n    "))
 		})
 	}
+}
+
+// worldOf describes an outcome's world (its error when it has none).
+func worldOf(o *Outcome) string {
+	if o.World == nil {
+		return fmt.Sprintf("no world: %v", o.Err)
+	}
+	return WorldOf(o.World.Design)
 }
 
 // limitShrinking bounds rapid's shrinking of each hunt, so the knob table
@@ -116,17 +105,66 @@ func limitShrinking(t *testing.T, d time.Duration) func() {
 	return func() { _ = flag.Set("rapid.shrinktime", old) }
 }
 
-// TestPropertyLarger: larger configurations drawn by rapid (2 to 4
-// participants, 1 to 3 transactions, cooperative termination on or off)
-// under drawn faults; the default mechanisms must keep PC1..PC5.
-func TestPropertyLarger(t *testing.T) {
+// TestProperties: the default mechanisms keep PC1..PC5 in drawn worlds (2
+// to 4 participants, 1 or 2 coordinators and a standby, 1 to 4 possibly
+// concurrent transactions, cooperative termination or not, drawn timings)
+// under the generic search's faults, heavy ones included.
+func TestProperties(t *testing.T) {
 	h := DefaultHarness()
 	rapid.Check(t, func(t *rapid.T) {
-		d := twopc.Default()
-		d.Participants = rapid.IntRange(2, 4).Draw(t, "participants")
-		d.Txns = rapid.IntRange(1, 3).Draw(t, "txns")
-		d.TxnEvery = time.Duration(rapid.IntRange(1, 2000).Draw(t, "txn-every-ms")) * time.Millisecond
-		d.Cooperative = rapid.Bool().Draw(t, "cooperative")
-		property(d, h, nil, nil)(t)
+		in := Moderate
+		if rapid.Bool().Draw(t, "heavy") {
+			in = Heavy
+		}
+		h.Property(twopc.Default(), in, nil, nil)(t)
 	})
+}
+
+// TestRunsToDetect measures the generic search (FENCESIM_MEASURE=1 only):
+// per knob, the rapid runs to the first catch for hunt seeds 1-5 (cap
+// 1000, no shrinking) and the explore seeds of 1..500 that catch it.
+func TestRunsToDetect(t *testing.T) {
+	if os.Getenv("FENCESIM_MEASURE") == "" {
+		t.Skip("set FENCESIM_MEASURE=1 to measure runs to detect")
+	}
+	h := DefaultHarness()
+	for _, k := range append([]twopc.KnobInfo{{Knob: ""}}, twopc.Knobs...) {
+		d := twopc.Default()
+		if k.Knob != "" {
+			d = d.MustWith(k.Knob)
+		}
+		var runs []string
+		for s := uint64(1); s <= 5; s++ {
+			res := hunt.RunShrink(string(k.Knob), 1000, s, time.Millisecond, h.Property(d, Moderate, k.CaughtBy, nil))
+			if res.Found {
+				runs = append(runs, fmt.Sprint(res.Runs))
+			} else {
+				runs = append(runs, ">"+fmt.Sprint(res.Runs))
+			}
+		}
+		first, n := 0, 0
+		for s := uint64(1); s <= 500; s++ {
+			o := RunSeed(d, s)
+			if (k.Knob == "" && !o.OK()) || (k.Knob != "" && caught(o, k.CaughtBy)) {
+				n++
+				if first == 0 {
+					first = int(s)
+				}
+			}
+		}
+		name := string(k.Knob)
+		if name == "" {
+			name = "default"
+		}
+		t.Logf("%-28s rapid runs to detect %v; explore: %d/500 seeds fail, first %d", name, runs, n, first)
+		if k.Knob != "" {
+			// The counterexample shrunk with time to spare: its world.
+			var last *Outcome
+			hunt.RunShrink(name, 1000, 1, 10*time.Second, h.Property(d, Moderate, k.CaughtBy, &last))
+			if last != nil {
+				t.Logf("%-28s shrunk (10 s): %s, %d faults, failed %v:\n    %s", name, worldOf(last), last.Schedule.Faults(), last.Failed(),
+					strings.ReplaceAll(last.Schedule.String(), "\n", "\n    "))
+			}
+		}
+	}
 }

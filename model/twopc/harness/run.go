@@ -2,8 +2,11 @@ package harness
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
+
+	"pgregory.net/rapid"
 
 	"github.com/fencesim/fencesim/checker"
 	ct "github.com/fencesim/fencesim/checker/twopc"
@@ -120,19 +123,90 @@ func (h Harness) Run(d twopc.Design, faults sim.Schedule, ent sim.Entropy) *Outc
 	return o
 }
 
-// Draw draws a fault schedule for a design from r (a PCG stream or rapid).
-func (h Harness) Draw(d twopc.Design, r sim.Rand) sim.Schedule {
-	s, _ := sim.Generate(r, twopc.Spec(d, h.Horizon, h.MaxDown))
-	return s
+// RunSeed runs one simulated run of a design for a seed, as fencesim
+// explore plays it: the world and the faults drawn from the seed
+// (DrawSeed: the world first, then its fault-free reference, then faults
+// placed on it and timed over the workload's span), the default harness,
+// every property checked. The drawn design is the outcome's World.Design.
+func RunSeed(d twopc.Design, seed uint64) *Outcome { return RunSeedWith(d, seed, Moderate) }
+
+// RunSeedWith is RunSeed under a fault intensity.
+func RunSeedWith(d twopc.Design, seed uint64, in Intensity) *Outcome {
+	h := DefaultHarness()
+	x, err := h.DrawSeed(d, seed, in)
+	if err != nil {
+		return &Outcome{Err: err}
+	}
+	return h.Run(x.Design, x.Schedule, sim.NewPCG(seed))
 }
 
-// RunSeed runs one simulated run of a design for a seed: faults drawn from
-// the seed, the default harness, every property checked. It is the unit of
-// the command line's explore.
-func RunSeed(d twopc.Design, seed uint64) *Outcome {
-	h := DefaultHarness()
-	ent := sim.NewPCG(seed)
-	return h.Run(d, h.Draw(d, ent.Stream("faults")), ent)
+// Property is the rapid property of a design, the generic search under
+// rapid: draw the world (twopc.DrawWorld, so that a failure shrinks toward
+// the smallest world), a seed for the network's and the nodes' streams,
+// run the world's reference, draw the faults on it (SearchFaults, each
+// list a rapid slice so that shrinking deletes whole faults), run under
+// the harness, and fail when one of the watched properties fails (any
+// when watch is empty; a run that fails to run always fails). The last
+// failing outcome (after shrinking: the shrunk one) is left in *last when
+// last is not nil.
+func (h Harness) Property(d twopc.Design, in Intensity, watch []string, last **Outcome) func(*rapid.T) {
+	return func(t *rapid.T) {
+		r := sim.NewRapid(t)
+		dw := twopc.DrawWorld(r, d)
+		seed := r.Uint64n("seed", 1<<20)
+		ent := sim.NewPCG(seed)
+		ref, err := h.NewReference(dw, ent)
+		if err != nil {
+			t.Fatalf("the reference run: %v", err)
+		}
+		s, _ := h.SearchFaults(r, RapidEach(t), dw, ref, in)
+		o := h.Run(dw, s, ent)
+		if o.Err != nil {
+			if last != nil {
+				*last = o
+			}
+			t.Fatalf("the run failed: %v\nschedule:\n%s", o.Err, s)
+		}
+		var bad []string
+		for _, f := range o.Failed() {
+			if len(watch) == 0 || slices.Contains(watch, ID(f)) {
+				bad = append(bad, f)
+			}
+		}
+		if len(bad) > 0 {
+			if last != nil {
+				*last = o
+			}
+			t.Fatalf("properties %v failed in %s under\n%s\n%s\n%s", bad, WorldOf(dw), s, o.Report.String(), o.Tail(20))
+		}
+	}
+}
+
+// RapidEach draws the lists of SearchFaults as rapid slices.
+func RapidEach(t *rapid.T) Each {
+	return func(label string, max int, one func(sim.Rand) []sim.Action) []sim.Action {
+		gen := rapid.Custom(func(t *rapid.T) []sim.Action { return one(sim.NewRapid(t)) })
+		var out []sim.Action
+		for _, acts := range rapid.SliceOfN(gen, 0, max).Draw(t, label) {
+			out = append(out, acts...)
+		}
+		return out
+	}
+}
+
+// ID is the id of a property name: "PC1" of "PC1 atomicity-after-recovery".
+func ID(name string) string {
+	id, _, _ := strings.Cut(name, " ")
+	return id
+}
+
+// WorldOf describes a drawn world in a few words.
+func WorldOf(d twopc.Design) string {
+	s := fmt.Sprintf("%d participants, %d coordinator(s) + %d standby, %d transaction(s)", d.Participants, d.Coordinators, d.Standby, len(d.Plan()))
+	if d.Cooperative {
+		s += ", cooperative"
+	}
+	return s
 }
 
 // Verdicts returns a run's property verdicts.

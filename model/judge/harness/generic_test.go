@@ -1,0 +1,126 @@
+package harness
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+
+	"github.com/fencesim/fencesim/internal/hunt"
+	"github.com/fencesim/fencesim/model/judge"
+)
+
+// genericBudget is the number of rapid runs within which the generic
+// generator alone (no family: the drawn world, protocol-timed faults)
+// must catch a harmful knob, and the default design must pass.
+const genericBudget = 200
+
+// notYetGeneric are the harmful knobs the generic route does not catch yet,
+// and why (none today: the costs the source promises everywhere, MA1's
+// fresh lease, MA2 where promised, MA3, MA5's backoff, are judged on every
+// drawn world's run).
+var notYetGeneric = map[judge.Knob]string{}
+
+// genericSeeds is the PCG route's budget: what fencesim explore --runs 500
+// plays.
+const genericSeeds = 500
+
+// firstFailingSeed plays seeds 1..n of the drawn world and returns the
+// first that fails (0: none) and its outcome; with want, the first that
+// fails by one of those properties.
+func firstFailingSeed(t *testing.T, d judge.Design, n int, want ...string) (uint64, *Outcome) {
+	t.Helper()
+	for s := uint64(1); s <= uint64(n); s++ {
+		opts, _ := SeedOptionsIn(d, WorldDrawn, Moderate(), s)
+		o, err := Play(opts)
+		if err != nil {
+			t.Fatalf("seed %d: %v", s, err)
+		}
+		JudgeGeneric(&o.Result, opts.Design)
+		if len(o.Failed()) == 0 {
+			continue
+		}
+		if _, ok := caughtBy(o, want); ok || len(want) == 0 {
+			return s, o
+		}
+	}
+	return 0, nil
+}
+
+func caughtBy(o *Outcome, want []string) ([]string, bool) {
+	var by []string
+	caught := false
+	for _, v := range o.Failed() {
+		p := propertyID(v)
+		by = append(by, p)
+		for _, w := range want {
+			caught = caught || p == w
+		}
+	}
+	return by, caught
+}
+
+// pcgMisses are the harmful knobs the seeded route does not catch within
+// its budget although rapid's does, and why.
+var pcgMisses = map[judge.Knob]string{
+	judge.ClaimLookupOnly:         "PA4 needs a claim retried at a second arbiter while the first one's claim transaction, between its look-up and its commit, is held up past the worker's request timeout",
+	judge.GrantAtTransactionStart: "MA3 needs max_attempts leases lost without a worker failure on one submission: a claim transaction held past the unconfirmed lease (a database stall or an arbiter freeze between its BEGIN and its grant) two or three times, or once with a poison submission",
+}
+
+// TestGenericFindsEveryKnob: the generic generator alone (no family: the
+// drawn world, protocol-timed faults) catches every harmful knob of system
+// A within 200 runs of rapid's route (the world and faults drawn evenly,
+// sim.NewRapidUniform) and within 500 seeds of the PCG route (what
+// fencesim explore plays, but those in pcgMisses), by a property the
+// registry names, but the knobs listed in notYetGeneric; the default design
+// passes both budgets.
+func TestGenericFindsEveryKnob(t *testing.T) {
+	seed, o := firstFailingSeed(t, judge.Default(), genericSeeds)
+	if !assert.Zero(t, seed, "the default design must pass %d generic seeds", genericSeeds) {
+		t.Logf("seed %d: %s", seed, o.Failed()[0])
+	}
+	res := hunt.Run(t.Name(), genericBudget, 1, PropertyIn(judge.Default(), WorldDrawn, Moderate(), nil))
+	assert.False(t, res.Found, "the default design must pass %d rapid runs:\n%s", genericBudget, res.Output)
+	for _, k := range judge.Knobs {
+		k := k
+		t.Run(string(k.Knob), func(t *testing.T) {
+			d := judge.Default().MustWith(k.Knob)
+			seed, o := firstFailingSeed(t, d, genericSeeds, k.CaughtBy...)
+			var last *Outcome
+			rres := hunt.RunShrink(t.Name(), genericBudget, 1, time.Second, PropertyIn(d, WorldDrawn, Moderate(), func(o *Outcome) { last = o }))
+			rapidRuns := "not within 200"
+			if rres.Found {
+				rapidRuns = fmt.Sprintf("%d", rres.Runs)
+			}
+			if !k.Harmful {
+				// PROPERTIES.md calls it harmless; the drawn world shows
+				// otherwise (a finding: see the README's findings).
+				if seed != 0 {
+					by, _ := caughtBy(o, nil)
+					t.Logf("FINDING: harmless by the registry, yet seed %d fails %v: %s", seed, by, o.Failed()[0])
+				}
+				return
+			}
+			if why, gap := notYetGeneric[k.Knob]; gap {
+				t.Logf("not required yet (%s): PCG first failing seed %d, rapid runs %s", why, seed, rapidRuns)
+				return
+			}
+			if assert.True(t, rres.Found, "%s must be caught within %d rapid runs", k.Knob, genericBudget) {
+				by, ok := caughtBy(last, k.CaughtBy)
+				assert.True(t, ok, "rapid: %s must be caught by %v, was caught by %v", k.Knob, k.CaughtBy, by)
+				t.Logf("rapid: %d runs, caught by %v; shrunk world: %s", rres.Runs, by, DescribeWorld(last.Options.Design, last.Options.Workload))
+			}
+			if why, miss := pcgMisses[k.Knob]; miss && seed == 0 {
+				t.Logf("PCG: none in %d seeds (%s)", genericSeeds, why)
+				return
+			}
+			if !assert.NotZero(t, seed, "%s must be caught within %d generic seeds", k.Knob, genericSeeds) {
+				return
+			}
+			by, ok := caughtBy(o, k.CaughtBy)
+			assert.True(t, ok, "%s must be caught by %v, was caught by %v", k.Knob, k.CaughtBy, by)
+			t.Logf("PCG: seed %d, caught by %v [%s]", seed, by, DescribeWorld(o.Options.Design, o.Options.Workload))
+		})
+	}
+}

@@ -1,0 +1,196 @@
+package harness
+
+import (
+	"fmt"
+	"time"
+
+	jc "github.com/fencesim/fencesim/checker/judge"
+	"github.com/fencesim/fencesim/clock"
+	"github.com/fencesim/fencesim/model/judge"
+	"github.com/fencesim/fencesim/sim"
+)
+
+// WorldMode says how much of a run's world is drawn per run.
+type WorldMode string
+
+// The world modes.
+const (
+	// WorldFixed is the design's own fleet and the default workload (12
+	// submissions of 4 users over 3 problems): the world of the first
+	// version, which the golden verdict lists were taken on.
+	WorldFixed WorldMode = "fixed"
+	// WorldDrawn draws the deployment and the workload per run, swarm
+	// style: submissions (1 to 50), users and problems, home and
+	// production machines, sandboxes per worker_id, a zombie, request ids
+	// local to a machine, a poison submission, rejudges, one or two
+	// arbiters (or a standby). The design's parameters are kept.
+	WorldDrawn WorldMode = "drawn"
+	// WorldWide is WorldDrawn with the design's timing parameters drawn
+	// too, each within its valid range (a zero draw keeps the design's).
+	WorldWide WorldMode = "wide"
+)
+
+// ParseWorld reads a world mode.
+func ParseWorld(s string) (WorldMode, error) {
+	switch WorldMode(s) {
+	case WorldFixed, WorldDrawn, WorldWide:
+		return WorldMode(s), nil
+	case "":
+		return WorldDrawn, nil
+	}
+	return "", fmt.Errorf("unknown world %q (fixed, drawn, wide)", s)
+}
+
+// World is a drawn world: the design it runs (fleet and, in the wide mode,
+// parameters drawn), its workload with the arrivals planned, and the
+// actions the world itself brings (a zombie's freeze and its
+// replacement's start, rejudges), which are not faults to be shrunk away
+// by the fault generator but part of the world.
+type World struct {
+	Design   judge.Design
+	Workload judge.Workload
+	Actions  sim.Schedule
+}
+
+// DrawWorld draws a world from r before the fault profile. Every draw is
+// made so that zero is the smallest world (one submission, one home
+// machine, one process per worker_id, no zombie, no poison, one arbiter,
+// the design's parameters), so rapid shrinks toward it. A design that
+// runs the old scheme (legacy workers or rules, A-S9) keeps its fleet: the
+// migration's worlds are its own.
+func DrawWorld(r sim.Rand, d judge.Design, mode WorldMode, f Faults) World {
+	if mode == WorldFixed || mode == "" {
+		wl := judge.DefaultWorkload()
+		wl.Arrivals = wl.Plan(r)
+		return World{Design: d, Workload: wl}
+	}
+	n := func(label string, count int) int { return int(r.Uint64n(label, uint64(count))) }
+	// The workload: mostly small (1-12), one world in eight large (13-50).
+	subs := 1 + n("world/submissions", 12)
+	if n("world/large", 8) == 7 {
+		subs = 13 + n("world/submissions-large", 38)
+	}
+	wl := judge.Workload{Submissions: subs, Users: 1 + n("world/users", min(subs, 5)), Problems: 1 + n("world/problems", 3),
+		Window: time.Duration(n("world/window-s", 121)) * time.Second}
+	wl.Arrivals = wl.Plan(r)
+	if !(d.LegacyWorkers > 0 || d.LegacyRules) {
+		d.HomeWorkers = 1 + n("world/home", 3)
+		d.ProdWorkers = n("world/prod", 2)
+		d.Sandboxes = 1 + n("world/sandboxes", 3)
+		d.Zombies = n("world/zombie", 2)
+		d.LocalRequestIDs = n("world/local-request-ids", 2) == 1
+		switch n("world/arbiters", 3) {
+		case 0:
+			d.Arbiters, d.StandbyArbiters = 1, 0
+		case 1:
+			d.Arbiters, d.StandbyArbiters = 2, 0
+		case 2:
+			d.Arbiters, d.StandbyArbiters = 1, 1
+		}
+	}
+	if n("world/poison", 4) == 3 {
+		wl.Poison = []int64{wl.Arrivals[n("world/poison-sub", len(wl.Arrivals))].ID}
+	}
+	if mode == WorldWide {
+		d = drawParams(r, d)
+	}
+	var acts sim.Schedule
+	ms := func(label string, max time.Duration) clock.Time {
+		return clock.Time(time.Duration(r.Uint64n(label, uint64(max/time.Millisecond)+1)) * time.Millisecond)
+	}
+	names := judge.NamesOf(d)
+	if len(names.Replacements) > 0 {
+		// The zombie: the old process of the first worker_id freezes
+		// (stopped, swapped out, its VM migrated) long enough for its
+		// supervisor to start a replacement, and comes back later still
+		// holding what it held.
+		rep := names.Replacements[0]
+		old := judge.WorkerID(rep)
+		t := ms("world/zombie-at", f.Horizon/2)
+		start := t.Add(time.Duration(ms("world/zombie-replace", 10*time.Second)))
+		back := t.Add(20*time.Second + time.Duration(ms("world/zombie-frozen", 130*time.Second)))
+		acts = append(acts, sim.Action{At: t, Kind: sim.Pause, Node: old}, sim.Action{At: start, Kind: sim.Restart, Node: rep},
+			sim.Action{At: back, Kind: sim.Resume, Node: old})
+	}
+	for i := n("world/rejudges", 3); i > 0; i-- {
+		a := wl.Arrivals[n("world/rejudge-sub", len(wl.Arrivals))]
+		at := min(clock.Time(a.At).Add(time.Duration(ms("world/rejudge-at", f.Horizon))), clock.Time(f.Horizon-time.Second))
+		acts = append(acts, sim.Action{At: at, Kind: sim.Do, Node: names.Arbiters[0], Point: "rejudge", Arg: fmt.Sprint(a.ID)})
+	}
+	return World{Design: d, Workload: wl, Actions: acts.Sorted()}
+}
+
+// drawParams draws the timing parameters within their valid ranges (the
+// rules of judge.Design.Validate hold); a zero draw keeps the design's
+// value, so shrinking returns to it.
+func drawParams(r sim.Rand, d judge.Design) judge.Design {
+	pick := func(label string, keep time.Duration, lo, hi time.Duration) time.Duration {
+		if r.Uint64n("param/"+label, 2) == 0 {
+			return keep
+		}
+		return lo + time.Duration(r.Uint64n("param/"+label+"-ms", uint64((hi-lo)/time.Millisecond)+1))*time.Millisecond
+	}
+	d.Heartbeat = pick("heartbeat", d.Heartbeat, 2*time.Second, 30*time.Second)
+	d.Lease = pick("lease", d.Lease, d.Heartbeat+time.Second, 4*d.Heartbeat+time.Second)
+	if d.Lease <= d.Heartbeat {
+		d.Lease = 3 * d.Heartbeat
+	}
+	d.UnconfirmedLease = min(pick("unconfirmed_lease", d.UnconfirmedLease, time.Second, 20*time.Second), d.Lease)
+	d.Grace = pick("grace", d.Grace, 0, 2*d.Lease)
+	d.SweepEvery = pick("sweep_every", d.SweepEvery, 500*time.Millisecond, 10*time.Second)
+	d.BackoffBase = pick("backoff_base", d.BackoffBase, 100*time.Millisecond, 3*time.Second)
+	d.BackoffCap = max(pick("backoff_cap", d.BackoffCap, 5*time.Second, 60*time.Second), d.BackoffBase)
+	d.JudgeMin = pick("judge_min", d.JudgeMin, 100*time.Millisecond, 20*time.Second)
+	d.JudgeMax = max(pick("judge_max", d.JudgeMax, d.JudgeMin, 300*time.Second), d.JudgeMin)
+	if r.Uint64n("param/max_attempts", 2) == 1 {
+		d.MaxAttempts = 1 + int(r.Uint64n("param/max_attempts-n", 5))
+	}
+	if r.Uint64n("param/claim_batch", 2) == 1 {
+		d.ClaimBatch = 1 + int(r.Uint64n("param/claim_batch-n", 3))
+	}
+	if r.Uint64n("param/pool", 2) == 1 {
+		d.Pool = 1 + int(r.Uint64n("param/pool-n", 4))
+	}
+	return d
+}
+
+// GenericBounds are the promised worst costs that hold on every run of a
+// drawn world, whatever its faults (the families bound the others per
+// scenario): MA5, each worker process retries at most as often as its
+// backoff allows while the arbiter or the database is down (a claim
+// stream and an upload stream, as the dboutage family bounds it).
+func GenericBounds(d judge.Design) jc.Bounds {
+	return jc.Bounds{OutageLoad: 2 * PerMinute(d.Promised())}
+}
+
+// JudgeGeneric adds the generic bounds' verdicts to a drawn world's run.
+func JudgeGeneric(res *jc.Result, d judge.Design) {
+	res.Verdicts = append(res.Verdicts, GenericBounds(d).Check(res.Metrics)...)
+}
+
+// Protocol returns the fault spec of a drawn world: the generic faults,
+// and faults timed by the protocol's own progress rather than by the
+// clock: crash-yield and pause-yield at every arbiter and worker process
+// (a crash between two statements, a pause right after a claim's reply,
+// long enough for a lease to expire), and message faults (the n-th message
+// of a link dropped, duplicated or delivered late).
+func (f Faults) Protocol(d judge.Design) Faults {
+	if f.Kinds == nil {
+		f.Kinds = append(append([]sim.Kind(nil), sim.GenericKinds...), sim.PauseYield, sim.Message, sim.CrashAt, sim.Do)
+	}
+	f.ByRole = true
+	if f.Yields == nil {
+		n := judge.NamesOf(d)
+		ws := n.Workers()
+		for i := 0; i < len(ws); i++ {
+			f.Yields = append(f.Yields, n.Arbiters[i%len(n.Arbiters)])
+		}
+		f.Yields = append(f.Yields, ws...)
+	}
+	if f.Landmarks == nil {
+		// The deadlines a fault can outlast: a request's timeout, the
+		// unconfirmed lease, the lease, the lease with the grace.
+		f.Landmarks = []time.Duration{d.RequestTimeout, d.UnconfirmedLease, d.Lease, d.Lease + d.Grace}
+	}
+	return f
+}

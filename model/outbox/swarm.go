@@ -1,0 +1,152 @@
+package outbox
+
+import (
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/fencesim/fencesim/sim"
+)
+
+// The world a run is played in is drawn per run, before its faults (swarm
+// testing: the world differs from run to run, as the fault profile does).
+// Every count is drawn as an extra above its minimum and every timing as a
+// choice whose zero is the design's own value, so that rapid, which
+// shrinks draws toward zero, shrinks a failure toward the smallest world
+// with the design's own timings: one event, one handler, one sender, one
+// relay.
+
+// World sizes: the largest world DrawWorld draws.
+const (
+	MaxEvents   = 10 // events of the plan (refunds come on top)
+	MaxHandlers = 4
+	MaxSenders  = 3
+	MaxRelays   = 2
+)
+
+// DrawWorld draws a run's world from r: the design with its world's
+// parameters drawn (the ones the design pins keep the design's values: the
+// ones a user set; the same draws are made either way, so that two designs
+// that differ in one pinned setting get the same world otherwise), and a
+// workload whose Plan holds the drawn events.
+//
+//   - 1-4 handlers, 1-3 senders, 1-2 relays;
+//   - the sender's timeout and backoff, the relay's poll period, batch and
+//     publish timeout, the broker's redelivery, the lock and database
+//     timeouts, each the design's value or one of a few others within its
+//     valid range; max_attempts is raised, when needed, until the sender
+//     outlives the faults and what they leave behind (GiveUpAfter, its
+//     backoffs alone, past the heal-all plus db_timeout, lock_timeout and
+//     10 s: PB5 judges a sender that stopped on a success, not one that
+//     gave up while the design was still recovering; see Patience);
+//   - 1-10 events within a window of 10 s, 5 s, 2 s or 500 ms, each a
+//     provider's event, a browser's request with a key, or one without a
+//     key, sent by one of the senders, with 1-3 concurrent copies up to 20
+//     or 200 ms apart, some refunded;
+//   - key reuse: an event may send again the key of an earlier one (a
+//     provider resending an event id, a client reusing its
+//     Idempotency-Key), from the same sender or another, with a payload and
+//     an amount of its own. SYSTEMS.md B is silent on a reused key with a
+//     different payload; PB1 says every delivery of a key gets the same
+//     answer and the key has one effect, so the first payload wins (chosen).
+func DrawWorld(r sim.Rand, base Design) (Design, Workload) {
+	d := base
+	d.Knobs = slices.Clone(base.Knobs)
+	d.Pinned = slices.Clone(base.Pinned)
+	fixed := base.Pinned
+	set := func(name string, p *int, v int) {
+		if !slices.Contains(fixed, name) {
+			*p = v
+		}
+	}
+	dur := func(name string, p *time.Duration, alts ...time.Duration) {
+		i := r.Uint64n(name, uint64(len(alts))+1)
+		if i > 0 && !slices.Contains(fixed, name) {
+			*p = alts[i-1]
+		}
+	}
+	count := func(name string, p *int, alts ...int) {
+		i := r.Uint64n(name, uint64(len(alts))+1)
+		if i > 0 {
+			set(name, p, alts[i-1])
+		}
+	}
+	set("handlers", &d.Handlers, 1+int(r.Uint64n("extra-handlers", MaxHandlers)))
+	set("senders", &d.Senders, 1+int(r.Uint64n("extra-senders", MaxSenders)))
+	set("relays", &d.Relays, 1+int(r.Uint64n("extra-relays", MaxRelays)))
+	dur("request_timeout", &d.RequestTimeout, 250*time.Millisecond, 500*time.Millisecond, 2*time.Second)
+	dur("retry_base", &d.RetryBase, 100*time.Millisecond, 250*time.Millisecond, time.Second)
+	dur("retry_cap", &d.RetryCap, 2*time.Second, 4*time.Second, 16*time.Second)
+	count("max_attempts", &d.MaxAttempts, 4, 6, 20)
+	dur("poll_every", &d.PollEvery, 50*time.Millisecond, 100*time.Millisecond, time.Second)
+	count("batch", &d.Batch, 1, 2, 4)
+	dur("publish_timeout", &d.PublishTimeout, 100*time.Millisecond, 250*time.Millisecond, time.Second)
+	dur("redeliver_after", &d.RedeliverAfter, 200*time.Millisecond, 500*time.Millisecond, 2*time.Second)
+	dur("lock_timeout", &d.LockTimeout, 200*time.Millisecond, time.Second, 10*time.Second)
+	dur("db_timeout", &d.DBTimeout, time.Second, 3*time.Second, 30*time.Second)
+	if d.RetryCap < d.RetryBase && !slices.Contains(fixed, "retry_cap") {
+		d.RetryCap = d.RetryBase
+	}
+	if !slices.Contains(fixed, "max_attempts") {
+		for need := Patience(d); d.GiveUpAfter() < need; {
+			d.MaxAttempts++
+		}
+	}
+	wl := Workload{Events: 1 + int(r.Uint64n("extra-events", MaxEvents)), MaxCopies: 3}
+	wl.Window = []time.Duration{10 * time.Second, 5 * time.Second, 2 * time.Second, 500 * time.Millisecond}[r.Uint64n("window", 4)]
+	wl.MaxGap = []time.Duration{20 * time.Millisecond, 200 * time.Millisecond}[r.Uint64n("gap-range", 2)]
+	wl.Plan = wl.drawEvents(r, d.Senders)
+	return d, wl
+}
+
+// drawEvents draws the events of a drawn world (see DrawWorld); a zero
+// draw is a provider's event sent once by the first sender, not refunded,
+// with a key of its own.
+func (wl Workload) drawEvents(r sim.Rand, senders int) []Event {
+	out := make([]Event, wl.Events)
+	for i := range out {
+		e := Event{
+			At:      time.Duration(r.Uint64n("event-at", uint64(wl.Window/time.Millisecond)+1)) * time.Millisecond,
+			Amount:  int64(100 * (1 + r.Uint64n("amount", 5))),
+			Copies:  1 + int(r.Uint64n("copies", uint64(wl.MaxCopies))),
+			Payload: fmt.Sprintf("order-%d", i+1),
+		}
+		if e.Copies > 1 {
+			e.Gap = time.Duration(r.Uint64n("gap", uint64(wl.MaxGap/time.Millisecond)+1)) * time.Millisecond
+		}
+		switch r.Uint64n("sender-kind", 8) {
+		case 0, 1, 2, 3, 4:
+			e.Event = fmt.Sprintf("evt-%d", i+1) // a provider's event id
+		case 5, 6:
+			e.Event = fmt.Sprintf("key-%d", i+1) // a browser's Idempotency-Key
+		case 7:
+			e.Event = "" // a browser that sends no key
+		}
+		e.Sender = int(r.Uint64n("sender", uint64(senders)))
+		// The key of an earlier event sent again: by its own sender, or by
+		// another one.
+		if i > 0 && r.Uint64n("reuse", 4) == 3 {
+			if orig := out[r.Uint64n("reuse-of", uint64(i))]; orig.Event != "" {
+				e.Event = orig.Event
+				e.Sender = (orig.Sender + int(r.Uint64n("reuse-sender", uint64(senders)))) % senders
+			}
+		}
+		e.Refund = e.Event != "" && r.Uint64n("refund", 4) == 3
+		out[i] = e
+	}
+	return out
+}
+
+// Patience is how long a sender must keep an event alive for PB5's
+// liveness half to hold under the generated faults: they end at the
+// heal-all, but a handler's session whose COMMIT was lost on its
+// connection still holds the key's row lock until the handler's db_timeout
+// closes it, and every redelivery meanwhile waits up to lock_timeout and
+// is answered 503 (the outcome is unknown). A sender that gives up sooner
+// gives up on an event whose work commits later (found by the drawn world:
+// db_timeout 30 s against a sender giving up after about 33 s). The
+// default design's sender (about 47 s of backoff) outlives its 15 s +
+// 10 s + 5 s + 10 s.
+func Patience(d Design) time.Duration {
+	return time.Duration(HealAt(FaultSpec(d))) + d.DBTimeout + d.LockTimeout + 10*time.Second
+}
