@@ -13,7 +13,8 @@ import (
 // A lease is lost to its worker when a process that held it (the claim
 // answered with it, a heartbeat, a submit, a judging or a saved result
 // with its token) crashed, was paused, or had a link faulted between the
-// grant and the reclaim; a poison submission, whose judging crashes its
+// grant and the reclaim, or from its claim on if that claim was still in
+// flight at the grant; a poison submission, whose judging crashes its
 // worker, shows as such a crash. A lease nobody heard of (its claim's
 // reply never arrived) is the worker's loss when a claim in flight for
 // the lease's worker_id at the grant failed that way from its call on. A
@@ -159,7 +160,33 @@ func (r *Run) lostToWorker(l life) bool {
 		}
 		return failed(l.worker, l.grant)
 	}
-	if hd, ok := r.holdings()[subToken{l.sub, l.token}]; ok {
+	hd, held := r.holdings()[subToken{l.sub, l.token}]
+	holds := func(process string) bool {
+		for _, u := range hd.processes() {
+			if u.process == process {
+				return true
+			}
+		}
+		return false
+	}
+	// The claims in flight for its worker_id when it was granted: the
+	// claim it was for is among them. A holder is watched from its claim
+	// on (a link fault that held the claim up lost the lease too); when
+	// nobody heard of the lease, every claimer of its worker_id is.
+	calls := false
+	for i := range r.Ops {
+		op := &r.Ops[i]
+		c := &op.Call
+		if c.Op != "claim" || actsAs(c.Client, c.WorkerID) != l.worker {
+			continue
+		}
+		calls = true
+		inFlight := op.Invoke <= l.grant && (op.Return == nil || op.Response >= l.grant)
+		if inFlight && (!held || holds(c.Client)) && failed(c.Client, op.Invoke) {
+			return true
+		}
+	}
+	if held {
 		for _, u := range hd.processes() {
 			if failed(u.process, l.grant) {
 				return true
@@ -171,21 +198,6 @@ func (r *Run) lostToWorker(l life) bool {
 			}
 		}
 		return false
-	}
-	// Nobody heard of it: the claims in flight for its worker_id when it
-	// was granted.
-	calls := false
-	for i := range r.Ops {
-		op := &r.Ops[i]
-		c := &op.Call
-		if c.Op != "claim" || actsAs(c.Client, c.WorkerID) != l.worker {
-			continue
-		}
-		calls = true
-		inFlight := op.Invoke <= l.grant && (op.Return == nil || op.Response >= l.grant)
-		if inFlight && failed(c.Client, op.Invoke) {
-			return true
-		}
 	}
 	if calls {
 		return false

@@ -99,6 +99,19 @@ func TestFalseSystemErrorsMustFailMA3(t *testing.T) {
 	assert.False(t, ok)
 	assert.Contains(t, msg, "2 of its 3 leases")
 
+	// Another process of the worker_id, its own claim in flight, crashed
+	// while home-1 held the lease: not the lease's failure.
+	sandbox := lost(func(b *h, i int, tok string) {
+		claim(b, i, tok)
+		b.as(fmt.Sprintf("d%d", i), "home-1.2", "home-1", "claim", 0, "", 0, fmt.Sprintf("s%d", i), "")
+	}, func(b *h, i int, tok string) {
+		answered(b, i, tok)
+		b.add("home-1.2", "crash", nil)
+		b.add("home-1.2", "restart", nil)
+	}, 0)
+	ok, _ = ma3Of(t, sandbox)
+	assert.False(t, ok, "a sandbox's crash")
+
 	// Crashes that do not count: the worker's after the reclaim; another
 	// process of its worker_id (a sandbox) while it held the lease; an
 	// arbiter's.
@@ -179,6 +192,15 @@ func TestTrueSystemErrorsMustPassMA3(t *testing.T) {
 		}, func(b *h, i int, tok string) {
 			b.add("home-1.2", hist.KindReturn, hist.Return{ID: fmt.Sprintf("c%d", i), Code: 200, Sub: 101, Token: tok, Gen: int64(i)})
 			b.add("home-1.2", "crash", nil)
+		}, 0),
+		// Each claim held up by a stall of its worker's link that ended
+		// before the grant: the answer came too late for the lease.
+		"claims held up": lost(func(b *h, i int, tok string) {
+			claim(b, i, tok)
+			b.fault(map[string]any{"kind": "stall", "node": "arbiter-1", "peer": "home-1", "for": 3 * s})
+		}, func(b *h, i int, tok string) {
+			b.on(b.t + 15*s)
+			answered(b, i, tok)
 		}, 0),
 		// No calls in the history: the worker_id's node failed.
 		"no calls": lost(nothing, func(b *h, _ int, _ string) { b.add("home-1", "crash", nil) }, 0),

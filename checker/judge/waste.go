@@ -11,14 +11,17 @@ import (
 
 // MA2 (wasted judgings) is a property where the source promises none: a
 // judging thrown away although its worker stayed healthy (Measure's
-// count) fails the run when nothing but arbiter restarts (A-S2: the
-// start-up grace gives every lease in flight a full lease again) and
-// arbiter clock faults (A-S7: expiry is the database's business) happened
-// around its lease: from one lease before the grant until the judging's
-// fate was sealed (its result answered, the judging abandoned, or the end
-// of the run). Anything else in that window (a partition, a stall, a
-// database fault, a paused arbiter, another node's crash) is a fault whose
-// cost the source does not promise away, and the judging is not judged.
+// count) fails the run when its lease lived through an arbiter's restart
+// (A-S2: the start-up grace gives every lease in flight a full lease
+// again) or an arbiter's clock fault (A-S7: expiry is the database's
+// business), from its grant until the judging's fate was sealed (its
+// result answered, the judging abandoned, or the end of the run), and
+// nothing else touched its worker, the arbiters or the database from one
+// lease before the grant until then. Any other fault there (a partition,
+// a stall, a database fault, a paused arbiter) is one whose cost the
+// source does not promise away; a judging wasted with no arbiter trouble
+// at all is not A-S2's nor A-S7's: neither is judged (the metric counts
+// them).
 //
 // The promise needs a design with the one arbiter process of A-S2 and A-S7
 // (with a second one, started or standby, it is A-S6, where the source
@@ -119,6 +122,34 @@ func (r *Run) onlyArbiterRestarts(w string, a, b int64) bool {
 	return true
 }
 
+// arbiterTrouble reports whether an arbiter crashed, restarted or was
+// down, or had its clock jump or drift, during [a, b]: what A-S2 and A-S7
+// are about.
+func (r *Run) arbiterTrouble(a, b int64) bool {
+	for _, f := range r.Faults {
+		if !isArbiter(f.Node) {
+			continue
+		}
+		until := f.T
+		switch {
+		case f.Kind == "crash" || f.Kind == "restart" || f.Kind == "jump":
+		case f.Kind == "drift" && f.Rate != 0:
+			until = r.nextDrift(f)
+		default:
+			continue
+		}
+		if f.T <= b && until >= a {
+			return true
+		}
+	}
+	for node, ivs := range r.Down {
+		if isArbiter(node) && overlaps(ivs, a, b, r.End) {
+			return true
+		}
+	}
+	return false
+}
+
 // together reports whether a partition keeps worker w, every arbiter and
 // every database in one group.
 func (r *Run) together(f FaultAt, w string) bool {
@@ -215,7 +246,7 @@ func NoPromisedWaste(r *Run) checker.Verdict {
 			from, evs = g.T, append(evs, g.Event)
 		}
 		to := r.sealed(j)
-		if !r.onlyArbiterRestarts(j.Worker, from-int64(r.P.Lease), to) {
+		if !r.arbiterTrouble(from, to) || !r.onlyArbiterRestarts(j.Worker, from-int64(r.P.Lease), to) {
 			continue
 		}
 		return checker.Fail(MA2, append(evs, j.StartEv), "submission %d: %s's judging under lease %s was thrown away although its worker stayed healthy and only arbiter restarts or clock faults happened around it (A-S2, A-S7 promise none)",
