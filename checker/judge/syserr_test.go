@@ -487,3 +487,36 @@ func TestPassesSayNothingMA3(t *testing.T) {
 	}, 0).run(t), MA3)
 	assert.Equal(t, checker.Pass(MA3), v)
 }
+
+// TestFalseSystemErrorsPromisedByTheDesignMA3: with a grace shorter than
+// a worker's longest silence (max(heartbeat 20 s, backoff cap 30 s) +
+// request timeout 5 s = 35 s), or a lease no longer than a heartbeat
+// interval and a request timeout (25 s), the design itself loses healthy
+// workers' leases: nothing is judged.
+func TestFalseSystemErrorsPromisedByTheDesignMA3(t *testing.T) {
+	doa := lost(claim, answered, 0)
+	v := verdictOf(t, doa.runWith(t, `"grace":34999999999`), MA3)
+	assert.True(t, v.OK)
+	assert.Equal(t, "not promised by this design: grace 34.999999999s is shorter than a worker's longest silence, 35s", v.Message)
+	assert.False(t, verdictOf(t, doa.runWith(t, `"grace":35000000000`), MA3).OK)
+	v = verdictOf(t, doa.runWith(t, `"lease":25000000000`), MA3)
+	assert.Equal(t, "not promised by this design: lease 25s is not longer than a heartbeat interval and a request timeout, 25s", v.Message)
+	assert.False(t, verdictOf(t, doa.runWith(t, `"lease":25000000001`), MA3).OK)
+}
+
+// TestCutOffFromTheDatabase: a partition that leaves a worker with an
+// arbiter but not the database cuts it off as surely as one that leaves it
+// with no arbiter (found in the wide world, seed 78: home-1.2's heartbeats
+// reached only arbiter-2, which could not reach the database); one that
+// leaves it with an arbiter and the database does not.
+func TestCutOffFromTheDatabase(t *testing.T) {
+	b := &h{}
+	b.commit(ins("submissions", sub(101, "pending", "", 0, ""))) // db is the database
+	b.on(10 * s).fault(map[string]any{"kind": "partition", "groups": [][]string{{"arbiter-2", "home-1.2"}, {"db", "arbiter-1", "home-1"}}})
+	b.on(20 * s).fault(map[string]any{"kind": "heal"})
+	r := b.run(t)
+	assert.True(t, r.netFaulted("home-1.2", 15*s, 16*s), "with an arbiter, without the database")
+	assert.False(t, r.netFaulted("home-1", 15*s, 16*s), "with an arbiter and the database")
+	assert.True(t, r.netFaulted("arbiter-2", 15*s, 16*s))
+	assert.False(t, r.netFaulted("prod-1", 15*s, 16*s), "in no group")
+}

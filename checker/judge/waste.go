@@ -44,6 +44,20 @@ func (r *Run) wastePromised() (bool, string) {
 	if p.ConfirmAwareGrace {
 		return false, "confirm-aware grace gives an unconfirmed lease only the unconfirmed lease again"
 	}
+	return r.keepsLeases()
+}
+
+// keepsLeases reports whether the design's numbers let a healthy worker
+// keep its lease, or why not: the lease must outlast a heartbeat interval
+// plus a request's timeout (one slow heartbeat), and the grace the longest
+// a healthy worker goes without calling (its heartbeat interval or its
+// backoff cap, plus a request's timeout), else an outage costs healthy
+// workers their leases by the design's own numbers.
+func (r *Run) keepsLeases() (bool, string) {
+	p := r.P
+	if need := p.Heartbeat + p.RequestTimeout; p.Lease <= need {
+		return false, fmt.Sprintf("lease %v is not longer than a heartbeat interval and a request timeout, %v", p.Lease, need)
+	}
 	if need := max(p.Heartbeat, p.BackoffCap) + p.RequestTimeout; p.Grace < need {
 		return false, fmt.Sprintf("grace %v is shorter than a worker's longest silence, %v", p.Grace, need)
 	}

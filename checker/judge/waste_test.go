@@ -197,6 +197,7 @@ func TestWastePromisedByTheDesignMA2(t *testing.T) {
 		`"grace":34999999999`:        "not promised by this design: grace 34.999999999s is shorter than a worker's longest silence, 35s",
 		`"standby_arbiters":1`:       "not promised by this design: 2 arbiter processes: a second arbiter is A-S6, where the source promises only worse scheduling",
 		`"arbiters":2`:               "not promised by this design: 2 arbiter processes: a second arbiter is A-S6, where the source promises only worse scheduling",
+		`"heartbeat":55000000000`:    "not promised by this design: lease 1m0s is not longer than a heartbeat interval and a request timeout, 1m0s",
 	} {
 		v := verdictOf(t, b.runWith(t, set), MA2)
 		assert.True(t, v.OK, set)
