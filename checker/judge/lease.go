@@ -367,9 +367,13 @@ func (r *Run) History(view View) map[int64][]porcupine.Operation {
 	for _, a := range r.Accepted {
 		decidedAt[subToken{a.Sub, a.Token}] = a.T
 	}
+	var rejudged map[int]bool
+	if view == OracleView {
+		rejudged = r.rejudgesApplied()
+	}
 	counts := map[int64]int{}
 	total := 0
-	r.history(view, decidedAt, func(sub int64, _ string, _ LeaseIn, _ LeaseOut, _, _ int64) {
+	r.history(view, decidedAt, rejudged, func(sub int64, _ string, _ LeaseIn, _ LeaseOut, _, _ int64) {
 		counts[sub]++
 		total++
 	})
@@ -383,7 +387,7 @@ func (r *Run) History(view View) map[int64][]porcupine.Operation {
 		clients[name] = len(clients)
 		return clients[name]
 	}
-	r.history(view, decidedAt, func(sub int64, client string, in LeaseIn, lo LeaseOut, call, ret int64) {
+	r.history(view, decidedAt, rejudged, func(sub int64, client string, in LeaseIn, lo LeaseOut, call, ret int64) {
 		ops, ok := out[sub]
 		if !ok {
 			n := counts[sub]
@@ -402,8 +406,9 @@ type subToken struct {
 
 // history calls add with every operation of the view's histories, in
 // order: its submission, its client, input, output and interval. decidedAt
-// is when each accepted result's commit happened.
-func (r *Run) history(view View, decidedAt map[subToken]int64, add func(sub int64, client string, in LeaseIn, out LeaseOut, call, ret int64)) {
+// is when each accepted result's commit happened; rejudged says which
+// rejudges whose outcome their caller did not learn applied (oracle view).
+func (r *Run) history(view View, decidedAt map[subToken]int64, rejudged map[int]bool, add func(sub int64, client string, in LeaseIn, out LeaseOut, call, ret int64)) {
 	// An attempt whose outcome the client did not learn (no reply, or a 503)
 	// applied its result only if the commit that recorded it happened
 	// within the attempt's own interval; otherwise a later attempt did.
@@ -450,7 +455,7 @@ func (r *Run) history(view View, decidedAt map[subToken]int64, add func(sub int6
 			switch {
 			case c.Op == "submit" && appliedWithin(sub, c.Token, op.Invoke, ret):
 				code = 200
-			case c.Op == "rejudge" && r.rejudgedWithin(sub, op.Invoke, ret):
+			case c.Op == "rejudge" && rejudged[i]:
 				code = 200
 			default:
 				continue // settled: it had no effect
@@ -488,14 +493,62 @@ func (r *Run) history(view View, decidedAt map[subToken]int64, add func(sub int6
 	}
 }
 
-func (r *Run) rejudgedWithin(sub int64, from, to int64) bool {
-	vs := r.Subs[sub]
-	for i := 1; i < len(vs); i++ {
-		if Terminal(vs[i-1].Status) && vs[i].Status == "pending" && vs[i].T >= from && vs[i].T <= to {
-			return true
+// rejudgesApplied settles the rejudges whose outcome their caller did
+// not learn (no reply, or a 503), by operation index: each commit that
+// took a submission out of a terminal state is one rejudge's, the first
+// whose interval holds it, those answered 200 first (theirs for sure);
+// a rejudge left without a commit had no effect. (Several unanswered
+// rejudges around one commit are not all applied: each raises lease_gen.)
+func (r *Run) rejudgesApplied() map[int]bool {
+	type commit struct {
+		t     int64
+		taken bool
+	}
+	rejudges := map[int64][]commit{} // per submission, in commit order
+	for i := range r.Ops {
+		if c := &r.Ops[i].Call; c.Op == "rejudge" {
+			if _, ok := rejudges[c.Sub]; !ok {
+				var cs []commit
+				vs := r.Subs[c.Sub]
+				for k := 1; k < len(vs); k++ {
+					if Terminal(vs[k-1].Status) && vs[k].Status == "pending" {
+						cs = append(cs, commit{t: vs[k].T})
+					}
+				}
+				rejudges[c.Sub] = cs
+			}
 		}
 	}
-	return false
+	take := func(sub, from, to int64) bool {
+		cs := rejudges[sub]
+		for k := range cs {
+			if !cs[k].taken && cs[k].t >= from && cs[k].t <= to {
+				cs[k].taken = true
+				return true
+			}
+		}
+		return false
+	}
+	applied := map[int]bool{}
+	for _, known := range []bool{true, false} {
+		for i := range r.Ops {
+			op := &r.Ops[i]
+			if op.Call.Op != "rejudge" || (op.Return != nil && op.Return.Code == 200) != known {
+				continue
+			}
+			if !known && op.Return != nil && op.Return.Code != 503 {
+				continue // refused (410): no effect
+			}
+			to := int64(math.MaxInt64)
+			if op.Return != nil {
+				to = op.Response
+			}
+			if take(op.Call.Sub, op.Invoke, to) && !known {
+				applied[i] = true
+			}
+		}
+	}
+	return applied
 }
 
 // Linearizable checks each submission's history against the lease model.

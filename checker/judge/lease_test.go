@@ -1,6 +1,7 @@
 package judge
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -140,4 +141,51 @@ func TestSetsStaySorted(t *testing.T) {
 	assert.True(t, has(set, "c=1"))
 	assert.False(t, has(set, "c=2"))
 	assert.Equal(t, "", add("", ""))
+}
+
+// TestUnansweredRejudgesSettledOnce: found in the drawn world (seed
+// 8094): two rejudges whose replies were lost while the database was
+// down, then a third answered 200, and one commit that left AC. The
+// commit is the third's; the two others had no effect. Each commit
+// settles one rejudge only (each raises lease_gen), and an unanswered
+// rejudge with a commit of its own applied.
+func TestUnansweredRejudgesSettledOnce(t *testing.T) {
+	rejudges := func(lost int, answered bool, commits int) *h {
+		b := happy() // 101 is AC in generation 1
+		for i := 0; i < lost; i++ {
+			b.call(fmt.Sprintf("j%d", i), "operator", "rejudge", 101, "", 0, "")
+		}
+		if answered {
+			b.call("jz", "operator", "rejudge", 101, "", 0, "")
+		}
+		gen := int64(1)
+		for i := 0; i < commits; i++ {
+			b.move(sub(101, "AC", "A", gen, "home-1"), sub(101, "pending", "", gen+1, ""))
+			gen++
+			if i < commits-1 { // decided again (by a legacy worker), to be rejudged again
+				b.move(sub(101, "pending", "", gen, ""), sub(101, "judging", "", gen, "home-2"))
+				b.move(sub(101, "judging", "", gen, "home-2"), sub(101, "AC", "A", gen, "home-1"))
+			}
+		}
+		if answered {
+			b.ret("jz", "operator", 200, 101, "", 0)
+		}
+		b.read("r1", 101, 200, "pending", gen)
+		return b
+	}
+	for _, c := range []struct {
+		lost     int
+		answered bool
+		commits  int
+	}{{2, true, 1}, {1, false, 1}, {2, false, 1}, {2, false, 2}, {1, false, 0}} {
+		b := rejudges(c.lost, c.answered, c.commits)
+		if c.commits == 0 {
+			b.evs = b.evs[:len(b.evs)-2]
+			b.read("r1", 101, 200, "AC", 1)
+		}
+		assert.True(t, linearizable(t, b, OracleView), "%+v", c)
+	}
+	// Two commits, one rejudge: one of them is nobody's.
+	b := rejudges(1, false, 2)
+	assert.False(t, linearizable(t, b, OracleView), "two rejudges' worth of commits for one rejudge")
 }

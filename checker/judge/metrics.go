@@ -149,7 +149,7 @@ func (r *Run) wasted() (judgings int, out []*Judging) {
 }
 
 // netFaulted reports whether a network fault (a partition that cut it off
-// from every arbiter, a cut, stall, loss or break of one of its links, a
+// from every arbiter that reaches the database, a cut, stall, loss or break of one of its links, a
 // message of its own whose fate was forced) touched node during [a, b]. A
 // partition or a cut without a length lasts until the next heal; a break
 // and a message's fate happen at an instant (a delayed message, until it
@@ -170,7 +170,7 @@ func (r *Run) netFaulted(node string, a, b int64) bool {
 		}
 		hits := f.Node == node || f.Peer == node || (f.Kind != "partition" && f.Node == "")
 		if f.Kind == "partition" {
-			hits = f.cutsOff(node)
+			hits = r.cutOff(f, node)
 		}
 		if hits && f.T <= b && until >= a {
 			return true

@@ -202,17 +202,19 @@ type FaultAt struct {
 	Groups [][]string `json:"groups"`
 }
 
-// cutsOff reports whether a partition puts node in a group without any
-// arbiter (the worker cannot reach the arbiter it would use).
-func (f FaultAt) cutsOff(node string) bool {
+// cutOff reports whether a partition puts node in a group without any
+// arbiter, or without the database (when the trace shows which node that
+// is): the worker cannot reach an arbiter that can serve it.
+func (r *Run) cutOff(f FaultAt, node string) bool {
 	for _, g := range f.Groups {
-		in, arb := false, false
+		in, arb, db := false, false, len(r.dbs) == 0
 		for _, n := range g {
 			in = in || n == node
 			arb = arb || strings.HasPrefix(n, "arbiter")
+			db = db || r.isDB(n)
 		}
 		if in {
-			return !arb
+			return !arb || !db
 		}
 	}
 	return false

@@ -20,13 +20,6 @@ func anyShape(name string) hist.Support {
 	return hist.Support{Name: name, ProcessesPerWorker: hist.Any, Zombies: hist.Any, LeasesPerClaim: hist.Any, SharedRequestIDs: true, Arbiters: hist.Any}
 }
 
-// noZombies is a checker that reads every shape but zombie processes.
-func noZombies(name string) hist.Support {
-	s := anyShape(name)
-	s.Zombies = 0
-	return s
-}
-
 // Supports are the shapes of world each check reads correctly (the one
 // place they are declared): every invariant of Invariants by its name, and
 // the porcupine check as Porcupine. A run of another shape gets, from that
@@ -36,10 +29,10 @@ func noZombies(name string) hist.Support {
 // What each reads: PA1-PA9 key everything by (submission, lease token) or
 // by the process (a node name), so processes sharing a worker_id, zombies,
 // batches, shared request ids and several arbiters are theirs to judge.
-// MA2 and MA3 blame a lost lease or judging on its worker only when the
-// trace shows the worker fail (a crash, a pause, a faulted link): how a
-// zombie's freeze shows is not settled, and a freeze the trace does not
-// show would read as the arbiter's doing.
+// MA2 and MA3 blame a lost lease or judging on its worker when the trace
+// shows the worker fail: a zombie's freeze shows as a pause of its old
+// process (a fault of the schedule), a poison submission as its worker's
+// crash.
 var Supports = map[string]hist.Support{
 	PA1:       anyShape(PA1),
 	PA2:       anyShape(PA2),
@@ -49,8 +42,8 @@ var Supports = map[string]hist.Support{
 	PA7:       anyShape(PA7),
 	PA8:       anyShape(PA8),
 	PA9:       anyShape(PA9),
-	MA2:       noZombies(MA2),
-	MA3:       noZombies(MA3),
+	MA2:       anyShape(MA2),
+	MA3:       anyShape(MA3),
 	MA1:       anyShape(MA1), // reads grants by submission on the commit log
 	Porcupine: anyShape(Porcupine),
 }

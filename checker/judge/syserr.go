@@ -13,7 +13,8 @@ import (
 // A lease is lost to its worker when a process that held it (the claim
 // answered with it, a heartbeat, a submit, a judging or a saved result
 // with its token) crashed, was paused, or had a link faulted between the
-// grant and the reclaim; a poison submission, whose judging crashes its
+// grant and the reclaim, or from its claim on if that claim was still in
+// flight at the grant; a poison submission, whose judging crashes its
 // worker, shows as such a crash. A lease nobody heard of (its claim's
 // reply never arrived) is the worker's loss when a claim in flight for
 // the lease's worker_id at the grant failed that way from its call on. A
@@ -22,7 +23,10 @@ import (
 // it started, lost its worker too. Anything else (an arbiter that
 // crashed before answering, stalled, or committed a lease already
 // expired) is not the worker's doing, and three such losses make a false
-// system_error. The one exception is the database's own clock running
+// system_error. The promise needs a design whose numbers let a healthy
+// worker keep its lease (keepsLeases, as MA2's): otherwise a slow
+// heartbeat or an outage costs healthy workers their leases by the
+// design's own numbers, and nothing is judged. The one exception is the database's own clock running
 // ahead (a jump forward, a fast drift) while the leases lived: lease
 // expiry is the database's business (A.2), so no design keeps its leases
 // then, and such a system_error is not judged (it is counted apart).
@@ -70,8 +74,8 @@ func (r *Run) systemErrorVerdicts() (all int, bad []sysErr, excused int) {
 			}
 			all++
 			e := sysErr{sub: id, event: v.Event}
-			first := int64(-1) // the first lease's grant
-			for i := from; i <= k; i++ {
+			var first int64 // the first lease's grant
+			for i := from; i < k; i++ {
 				var prev Version
 				if i > 0 {
 					prev = vs[i-1]
@@ -84,17 +88,17 @@ func (r *Run) systemErrorVerdicts() (all int, bad []sysErr, excused int) {
 					j++
 				}
 				l := life{sub: id, token: vs[i].Token, worker: vs[i].Worker, grant: vs[i].T, end: vs[j].T, grantEv: vs[i].Event}
-				e.grants = append(e.grants, l.grantEv)
-				if first < 0 {
+				if len(e.grants) == 0 {
 					first = l.grant
 				}
+				e.grants = append(e.grants, l.grantEv)
 				if r.lostToWorker(l) {
 					e.genuine++
 				}
 			}
 			switch {
 			case e.genuine >= r.P.MaxAttempts:
-			case first >= 0 && r.dbClockAhead(first, v.T):
+			case len(e.grants) > 0 && r.dbClockAhead(first, v.T):
 				excused++
 			default:
 				bad = append(bad, e)
@@ -159,7 +163,33 @@ func (r *Run) lostToWorker(l life) bool {
 		}
 		return failed(l.worker, l.grant)
 	}
-	if hd, ok := r.holdings()[subToken{l.sub, l.token}]; ok {
+	hd, held := r.holdings()[subToken{l.sub, l.token}]
+	holds := func(process string) bool {
+		for _, u := range hd.processes() {
+			if u.process == process {
+				return true
+			}
+		}
+		return false
+	}
+	// The claims in flight for its worker_id when it was granted: the
+	// claim it was for is among them. A holder is watched from its claim
+	// on (a link fault that held the claim up lost the lease too); when
+	// nobody heard of the lease, every claimer of its worker_id is.
+	calls := false
+	for i := range r.Ops {
+		op := &r.Ops[i]
+		c := &op.Call
+		if c.Op != "claim" || actsAs(c.Client, c.WorkerID) != l.worker {
+			continue
+		}
+		calls = true
+		inFlight := op.Invoke <= l.grant && (op.Return == nil || op.Response >= l.grant)
+		if inFlight && (!held || holds(c.Client)) && failed(c.Client, op.Invoke) {
+			return true
+		}
+	}
+	if held {
 		for _, u := range hd.processes() {
 			if failed(u.process, l.grant) {
 				return true
@@ -172,24 +202,10 @@ func (r *Run) lostToWorker(l life) bool {
 		}
 		return false
 	}
-	// Nobody heard of it: the claims in flight for its worker_id when it
-	// was granted.
-	asked := false
-	for i := range r.Ops {
-		op := &r.Ops[i]
-		c := &op.Call
-		if c.Op != "claim" || actsAs(c.Client, c.WorkerID) != l.worker || op.Invoke > l.grant || (op.Return != nil && op.Response < l.grant) {
-			continue
-		}
-		asked = true
-		if failed(c.Client, op.Invoke) {
-			return true
-		}
-	}
-	if asked {
+	if calls {
 		return false
 	}
-	return failed(l.worker, l.grant) // a history without the calls: the worker_id's node
+	return failed(l.worker, l.grant) // a history without its calls: the worker_id's node
 }
 
 // NoFalseSystemErrors (MA3, a metric the source promises as zero, so a
@@ -197,6 +213,11 @@ func (r *Run) lostToWorker(l life) bool {
 // after max_attempts leases since the last rejudge lost to genuine worker
 // failures.
 func NoFalseSystemErrors(r *Run) checker.Verdict {
+	if ok, why := r.keepsLeases(); !ok {
+		v := checker.Pass(MA3)
+		v.Message = "not promised by this design: " + why
+		return v
+	}
 	_, bad, excused := r.systemErrorVerdicts()
 	if len(bad) == 0 {
 		v := checker.Pass(MA3)

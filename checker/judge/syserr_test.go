@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 
+	"github.com/fencesim/fencesim/checker"
 	"github.com/fencesim/fencesim/traces/hist"
 )
 
@@ -98,6 +99,19 @@ func TestFalseSystemErrorsMustFailMA3(t *testing.T) {
 	assert.False(t, ok)
 	assert.Contains(t, msg, "2 of its 3 leases")
 
+	// Another process of the worker_id, its own claim in flight, crashed
+	// while home-1 held the lease: not the lease's failure.
+	sandbox := lost(func(b *h, i int, tok string) {
+		claim(b, i, tok)
+		b.as(fmt.Sprintf("d%d", i), "home-1.2", "home-1", "claim", 0, "", 0, fmt.Sprintf("s%d", i), "")
+	}, func(b *h, i int, tok string) {
+		answered(b, i, tok)
+		b.add("home-1.2", "crash", nil)
+		b.add("home-1.2", "restart", nil)
+	}, 0)
+	ok, _ = ma3Of(t, sandbox)
+	assert.False(t, ok, "a sandbox's crash")
+
 	// Crashes that do not count: the worker's after the reclaim; another
 	// process of its worker_id (a sandbox) while it held the lease; an
 	// arbiter's.
@@ -178,6 +192,15 @@ func TestTrueSystemErrorsMustPassMA3(t *testing.T) {
 		}, func(b *h, i int, tok string) {
 			b.add("home-1.2", hist.KindReturn, hist.Return{ID: fmt.Sprintf("c%d", i), Code: 200, Sub: 101, Token: tok, Gen: int64(i)})
 			b.add("home-1.2", "crash", nil)
+		}, 0),
+		// Each claim held up by a stall of its worker's link that ended
+		// before the grant: the answer came too late for the lease.
+		"claims held up": lost(func(b *h, i int, tok string) {
+			claim(b, i, tok)
+			b.fault(map[string]any{"kind": "stall", "node": "arbiter-1", "peer": "home-1", "for": 3 * s})
+		}, func(b *h, i int, tok string) {
+			b.on(b.t + 15*s)
+			answered(b, i, tok)
 		}, 0),
 		// No calls in the history: the worker_id's node failed.
 		"no calls": lost(nothing, func(b *h, _ int, _ string) { b.add("home-1", "crash", nil) }, 0),
@@ -311,6 +334,14 @@ func TestDatabaseClockAheadMA3(t *testing.T) {
 			b.on(50 * s).fault(map[string]any{"kind": "drift", "node": "db", "rate": 100000})
 			b.on(99 * s).fault(map[string]any{"kind": "heal-all"})
 		}, false},
+		"db drift healed at the first grant": {func(b *h) {
+			b.on(50 * s).fault(map[string]any{"kind": "drift", "node": "db", "rate": 100000})
+			b.on(100 * s).fault(map[string]any{"kind": "heal-all"})
+		}, true},
+		"db drift, another node's drift between": {func(b *h) {
+			b.on(50 * s).fault(map[string]any{"kind": "drift", "node": "db", "rate": 100000})
+			b.on(60 * s).fault(map[string]any{"kind": "drift", "node": "arbiter-1", "rate": 0})
+		}, true},
 		"db drift ended before": {func(b *h) {
 			b.on(50 * s).fault(map[string]any{"kind": "drift", "node": "db", "rate": 100000})
 			b.on(60 * s).fault(map[string]any{"kind": "drift", "node": "db", "rate": 0})
@@ -325,4 +356,167 @@ func TestDatabaseClockAheadMA3(t *testing.T) {
 			assert.Equal(t, 0, Measure(r).FalseSystemErrors, name)
 		}
 	}
+	// A system_error without a lease at all is no lease lost to the clock.
+	b := &h{}
+	b.on(10 * s).commit(ins("submissions", sub(101, "pending", "", 0, "")))
+	b.on(20 * s).fault(map[string]any{"kind": "jump", "node": "db", "amount": 100 * s})
+	b.on(30*s).move(sub(101, "pending", "", 0, ""), sub(101, "system_error", "", 0, ""))
+	v := verdictOf(t, b.run(t), MA3)
+	assert.Contains(t, v.Message, "0 of its 0 leases")
+}
+
+// TestLeaseLivesMA3: a lease lives from its grant to the commit that takes
+// it out of judging, through its heartbeats' rewrites and up to a lease
+// handed straight to another token: a crash after its last heartbeat but
+// before its reclaim is in it; a lease's own window, not the next one's,
+// is the one looked at.
+func TestLeaseLivesMA3(t *testing.T) {
+	b := &h{}
+	b.on(s).commit(ins("submissions", sub(101, "pending", "", 0, "")))
+	prev := sub(101, "pending", "", 0, "")
+	for i := 1; i <= 3; i++ {
+		at := int64(i) * 100 * s
+		tok := fmt.Sprintf("A%d", i)
+		cur := sub(101, "judging", tok, int64(i), "home-1")
+		b.on(at).move(prev, cur)
+		b.judge("home-1", 101, tok, hist.JudgeStart)
+		b.on(at+10*s).move(cur, cur) // a heartbeat
+		b.on(at+20*s).move(cur, cur)
+		b.on(at+50*s).add("home-1", "crash", nil) // after its last heartbeat
+		b.on(at+51*s).add("home-1", "restart", nil)
+		next := sub(101, "pending", "", int64(i), "")
+		if i == 3 {
+			next = sub(101, "system_error", "", int64(i), "")
+		}
+		b.on(at+60*s).move(cur, next)
+		prev = next
+	}
+	ok, msg := ma3Of(t, b)
+	assert.True(t, ok, msg)
+
+	// A lease handed to another token without going back to pending
+	// (PA2's business) ends the first one there.
+	b = &h{}
+	b.on(s).commit(ins("submissions", sub(101, "pending", "", 0, "")))
+	b.on(100*s).move(sub(101, "pending", "", 0, ""), sub(101, "judging", "A1", 1, "home-1"))
+	b.judge("home-1", 101, "A1", hist.JudgeStart)
+	b.on(110*s).move(sub(101, "judging", "A1", 1, "home-1"), sub(101, "judging", "B1", 2, "home-2"))
+	b.judge("home-2", 101, "B1", hist.JudgeStart)
+	b.on(120*s).add("home-1", "crash", nil) // A1 had ended: not its failure
+	b.on(121*s).add("home-1", "restart", nil)
+	b.on(130*s).add("home-2", "crash", nil)
+	b.on(131*s).add("home-2", "restart", nil)
+	b.on(170*s).move(sub(101, "judging", "B1", 2, "home-2"), sub(101, "system_error", "", 2, ""))
+	v := verdictOf(t, b.run(t), MA3)
+	assert.Contains(t, v.Message, "1 of its 2 leases")
+}
+
+// TestClaimsInFlightMA3: a lease nobody heard of is its worker's loss
+// when a claim of its worker_id was in flight at the grant (invoked by
+// then, answered from then on, or never) and its process failed; a claim
+// of another worker_id, one invoked after the grant, and one answered
+// before it are not the lease's.
+func TestClaimsInFlightMA3(t *testing.T) {
+	orphans := func(claimer, wid string, invoke, ret int64) *h {
+		return lost(nothing, func(b *h, i int, _ string) {
+			at := int64(i) * 100 * s
+			id := fmt.Sprintf("c%d", i)
+			b.on(at+invoke).add(claimer, hist.KindCall, hist.Call{ID: id, Client: claimer, WorkerID: wid, Op: "claim", RequestID: id, Episode: id})
+			if ret != 0 {
+				b.on(at+ret).add(claimer, hist.KindReturn, hist.Return{ID: id, Code: 204})
+			}
+			b.on(at+ret+s).add(claimer, "crash", nil)
+			b.on(at+ret+2*s).add(claimer, "restart", nil)
+		}, 0)
+	}
+	for name, c := range map[string]struct {
+		b    *h
+		lost bool
+	}{
+		"invoked before, never answered":    {orphans("home-1", "", -5*s, 0), true},
+		"invoked at the grant":              {orphans("home-1", "", 0, 0), true},
+		"answered at the grant":             {orphans("home-1", "", -5*s, 0+1), true},
+		"a sandbox of the worker_id":        {orphans("home-1.2", "home-1", -5*s, 0), true},
+		"another worker_id's claim":         {orphans("home-2", "", -5*s, 0), false},
+		"invoked after the grant":           {orphans("home-1", "", 1, 0), false},
+		"answered (204) before the grant":   {orphans("home-1", "", -5*s, -1), false},
+		"another worker_id's sandbox claim": {orphans("home-2.2", "home-2", -5*s, 0), false},
+	} {
+		ok, msg := ma3Of(t, c.b)
+		assert.Equal(t, c.lost, ok, "%s: %s", name, msg)
+	}
+}
+
+// TestLegacyJudgingsInTheirLeaseMA3: a legacy claim's loss is read from
+// the judgings of its own lease, not an earlier one's.
+func TestLegacyJudgingsInTheirLeaseMA3(t *testing.T) {
+	b := &h{}
+	b.on(s).commit(ins("submissions", sub(101, "pending", "", 0, "")))
+	// 1: a legacy claim whose judging died with its crashed worker.
+	b.on(100*s).move(sub(101, "pending", "", 0, ""), sub(101, "judging", "", 0, "home-2"))
+	b.judge("home-2", 101, "", hist.JudgeStart)
+	b.add("home-2", "crash", nil)
+	b.add("home-2", "restart", nil)
+	b.on(160*s).move(sub(101, "judging", "", 0, "home-2"), sub(101, "pending", "", 0, ""))
+	// 2: another legacy claim, judged to the end by a healthy worker.
+	b.on(200*s).move(sub(101, "pending", "", 0, ""), sub(101, "judging", "", 0, "home-2"))
+	b.judge("home-2", 101, "", hist.JudgeStart)
+	b.judge("home-2", 101, "", hist.JudgeEnd)
+	b.on(260*s).move(sub(101, "judging", "", 0, "home-2"), sub(101, "pending", "", 0, ""))
+	// 3: a lease whose worker crashed.
+	b.on(300*s).move(sub(101, "pending", "", 0, ""), sub(101, "judging", "A3", 1, "home-1"))
+	b.judge("home-1", 101, "A3", hist.JudgeStart)
+	b.add("home-1", "crash", nil)
+	b.add("home-1", "restart", nil)
+	b.on(360*s).move(sub(101, "judging", "A3", 1, "home-1"), sub(101, "system_error", "", 1, ""))
+	b.on(1000*s).add("db", "state", hist.State{What: "idle"}) // the first judging died long ago
+	ok, msg := ma3Of(t, b)
+	assert.False(t, ok)
+	assert.Contains(t, msg, "2 of its 3 leases")
+}
+
+// TestPassesSayNothingMA3: a run without a false system_error passes
+// with no message; one with none at all, too.
+func TestPassesSayNothingMA3(t *testing.T) {
+	v := verdictOf(t, happy().run(t), MA3)
+	assert.Equal(t, checker.Pass(MA3), v)
+	v = verdictOf(t, lost(claim, func(b *h, i int, tok string) {
+		answered(b, i, tok)
+		b.add("home-1", "crash", nil)
+		b.add("home-1", "restart", nil)
+	}, 0).run(t), MA3)
+	assert.Equal(t, checker.Pass(MA3), v)
+}
+
+// TestFalseSystemErrorsPromisedByTheDesignMA3: with a grace shorter than
+// a worker's longest silence (max(heartbeat 20 s, backoff cap 30 s) +
+// request timeout 5 s = 35 s), or a lease no longer than a heartbeat
+// interval and a request timeout (25 s), the design itself loses healthy
+// workers' leases: nothing is judged.
+func TestFalseSystemErrorsPromisedByTheDesignMA3(t *testing.T) {
+	doa := lost(claim, answered, 0)
+	v := verdictOf(t, doa.runWith(t, `"grace":34999999999`), MA3)
+	assert.True(t, v.OK)
+	assert.Equal(t, "not promised by this design: grace 34.999999999s is shorter than a worker's longest silence, 35s", v.Message)
+	assert.False(t, verdictOf(t, doa.runWith(t, `"grace":35000000000`), MA3).OK)
+	v = verdictOf(t, doa.runWith(t, `"lease":25000000000`), MA3)
+	assert.Equal(t, "not promised by this design: lease 25s is not longer than a heartbeat interval and a request timeout, 25s", v.Message)
+	assert.False(t, verdictOf(t, doa.runWith(t, `"lease":25000000001`), MA3).OK)
+}
+
+// TestCutOffFromTheDatabase: a partition that leaves a worker with an
+// arbiter but not the database cuts it off as surely as one that leaves it
+// with no arbiter (found in the wide world, seed 78: home-1.2's heartbeats
+// reached only arbiter-2, which could not reach the database); one that
+// leaves it with an arbiter and the database does not.
+func TestCutOffFromTheDatabase(t *testing.T) {
+	b := &h{}
+	b.commit(ins("submissions", sub(101, "pending", "", 0, ""))) // db is the database
+	b.on(10 * s).fault(map[string]any{"kind": "partition", "groups": [][]string{{"arbiter-2", "home-1.2"}, {"db", "arbiter-1", "home-1"}}})
+	b.on(20 * s).fault(map[string]any{"kind": "heal"})
+	r := b.run(t)
+	assert.True(t, r.netFaulted("home-1.2", 15*s, 16*s), "with an arbiter, without the database")
+	assert.False(t, r.netFaulted("home-1", 15*s, 16*s), "with an arbiter and the database")
+	assert.True(t, r.netFaulted("arbiter-2", 15*s, 16*s))
+	assert.False(t, r.netFaulted("prod-1", 15*s, 16*s), "in no group")
 }

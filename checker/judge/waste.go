@@ -11,14 +11,17 @@ import (
 
 // MA2 (wasted judgings) is a property where the source promises none: a
 // judging thrown away although its worker stayed healthy (Measure's
-// count) fails the run when nothing but arbiter restarts (A-S2: the
-// start-up grace gives every lease in flight a full lease again) and
-// arbiter clock faults (A-S7: expiry is the database's business) happened
-// around its lease: from one lease before the grant until the judging's
-// fate was sealed (its result answered, the judging abandoned, or the end
-// of the run). Anything else in that window (a partition, a stall, a
-// database fault, a paused arbiter, another node's crash) is a fault whose
-// cost the source does not promise away, and the judging is not judged.
+// count) fails the run when its lease lived through an arbiter's restart
+// (A-S2: the start-up grace gives every lease in flight a full lease
+// again) or an arbiter's clock fault (A-S7: expiry is the database's
+// business), from its grant until the judging's fate was sealed (its
+// result answered, the judging abandoned, or the end of the run), and
+// nothing else touched its worker, the arbiters or the database from one
+// lease before the grant until then. Any other fault there (a partition,
+// a stall, a database fault, a paused arbiter) is one whose cost the
+// source does not promise away; a judging wasted with no arbiter trouble
+// at all is not A-S2's nor A-S7's: neither is judged (the metric counts
+// them).
 //
 // The promise needs a design with the one arbiter process of A-S2 and A-S7
 // (with a second one, started or standby, it is A-S6, where the source
@@ -40,6 +43,20 @@ func (r *Run) wastePromised() (bool, string) {
 	}
 	if p.ConfirmAwareGrace {
 		return false, "confirm-aware grace gives an unconfirmed lease only the unconfirmed lease again"
+	}
+	return r.keepsLeases()
+}
+
+// keepsLeases reports whether the design's numbers let a healthy worker
+// keep its lease, or why not: the lease must outlast a heartbeat interval
+// plus a request's timeout (one slow heartbeat), and the grace the longest
+// a healthy worker goes without calling (its heartbeat interval or its
+// backoff cap, plus a request's timeout), else an outage costs healthy
+// workers their leases by the design's own numbers.
+func (r *Run) keepsLeases() (bool, string) {
+	p := r.P
+	if need := p.Heartbeat + p.RequestTimeout; p.Lease <= need {
+		return false, fmt.Sprintf("lease %v is not longer than a heartbeat interval and a request timeout, %v", p.Lease, need)
 	}
 	if need := max(p.Heartbeat, p.BackoffCap) + p.RequestTimeout; p.Grace < need {
 		return false, fmt.Sprintf("grace %v is shorter than a worker's longest silence, %v", p.Grace, need)
@@ -67,14 +84,14 @@ func (r *Run) onlyArbiterRestarts(w string, a, b int64) bool {
 		until := f.T + f.For + f.Amount
 		switch f.Kind {
 		case "crash", "restart", "jump", "drift":
-			if isArbiter(f.Node) || !involved(f.Node) || (f.Kind == "jump" && f.Node == w) {
-				continue
+			if isArbiter(f.Node) || !involved(f.Node) || (f.Kind == "jump" && f.Node == w) || (f.Kind == "drift" && f.Rate == 0) {
+				continue // a drift of rate 0 ends a drift
 			}
 			until = f.T // a crash's downtime is in Down
 			if f.Kind == "drift" {
 				until = r.nextDrift(f)
 			}
-		case "heal", "heal-all", "crash-at", "crash-yield", "message":
+		case "heal", "heal-all", "crash-at", "crash-yield", "pause-yield", "message":
 			continue // a heal, or an arming: what it arms shows when it fires
 		case "command":
 			if f.Point == "rejudge" {
@@ -117,6 +134,34 @@ func (r *Run) onlyArbiterRestarts(w string, a, b int64) bool {
 		}
 	}
 	return true
+}
+
+// arbiterTrouble reports whether an arbiter crashed, restarted or was
+// down, or had its clock jump or drift, during [a, b]: what A-S2 and A-S7
+// are about.
+func (r *Run) arbiterTrouble(a, b int64) bool {
+	for _, f := range r.Faults {
+		if !isArbiter(f.Node) {
+			continue
+		}
+		until := f.T
+		switch {
+		case f.Kind == "crash" || f.Kind == "restart" || f.Kind == "jump":
+		case f.Kind == "drift" && f.Rate != 0:
+			until = r.nextDrift(f)
+		default:
+			continue
+		}
+		if f.T <= b && until >= a {
+			return true
+		}
+	}
+	for node, ivs := range r.Down {
+		if isArbiter(node) && overlaps(ivs, a, b, r.End) {
+			return true
+		}
+	}
+	return false
 }
 
 // together reports whether a partition keeps worker w, every arbiter and
@@ -215,7 +260,7 @@ func NoPromisedWaste(r *Run) checker.Verdict {
 			from, evs = g.T, append(evs, g.Event)
 		}
 		to := r.sealed(j)
-		if !r.onlyArbiterRestarts(j.Worker, from-int64(r.P.Lease), to) {
+		if !r.arbiterTrouble(from, to) || !r.onlyArbiterRestarts(j.Worker, from-int64(r.P.Lease), to) {
 			continue
 		}
 		return checker.Fail(MA2, append(evs, j.StartEv), "submission %d: %s's judging under lease %s was thrown away although its worker stayed healthy and only arbiter restarts or clock faults happened around it (A-S2, A-S7 promise none)",

@@ -5,6 +5,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 
+	"github.com/fencesim/fencesim/checker"
 	"github.com/fencesim/fencesim/traces/hist"
 )
 
@@ -22,6 +23,7 @@ func thrownAway(mid func(b *h)) *h {
 	b.on(20*s).move(sub(101, "pending", "", 0, ""), sub(101, "judging", "A", 1, "home-1"))
 	b.ret("c1", "home-1", 200, 101, "A", 1)
 	b.on(21*s).judge("home-1", 101, "A", hist.JudgeStart)
+	b.move(sub(101, "judging", "A", 1, "home-1"), sub(101, "judging", "A", 1, "home-1")) // its heartbeat
 	mid(b)
 	b.on(90*s).move(sub(101, "judging", "A", 1, "home-1"), sub(101, "pending", "", 1, ""))
 	b.on(100*s).judge("home-1", 101, "A", hist.JudgeEnd)
@@ -45,55 +47,129 @@ func all(fs ...func(b *h)) func(b *h) {
 	}
 }
 
+// restarted: arbiter-1 crashes at 40 s and is back at 85 s.
+var restarted = all(fault(40*s, map[string]any{"kind": "crash", "node": "arbiter-1"}), node(40*s, "arbiter-1", "crash"),
+	fault(85*s, map[string]any{"kind": "restart", "node": "arbiter-1"}), node(85*s, "arbiter-1", "restart"))
+
 func TestPromisedWasteMustFailMA2(t *testing.T) {
-	for name, mid := range map[string]func(b *h){
+	// The arbiter trouble A-S2 and A-S7 are about, each alone.
+	cases := map[string]func(b *h){
 		// A-S2 without grace: the arbiter restarts and sweeps at once.
-		"an arbiter restart": all(fault(40*s, map[string]any{"kind": "crash", "node": "arbiter-1"}), node(40*s, "arbiter-1", "crash"),
-			fault(85*s, map[string]any{"kind": "restart", "node": "arbiter-1"}), node(85*s, "arbiter-1", "restart")),
+		"an arbiter restart": restarted,
+		// Crashed at one of its blocking calls: down, with no crash fault.
+		"an arbiter down": all(node(40*s, "arbiter-1", "crash"), node(85*s, "arbiter-1", "restart")),
 		// A-S7 with expiry by the arbiter's clock.
-		"an arbiter's clock jump":  fault(40*s, map[string]any{"kind": "jump", "node": "arbiter-1", "amount": 100 * s}),
-		"an arbiter's clock drift": fault(40*s, map[string]any{"kind": "drift", "node": "arbiter-1", "rate": 100000}),
-		"nothing at all":           func(*h) {},
-		// What leaves the worker, the arbiters and the database alone.
+		"an arbiter's clock jump":                 fault(40*s, map[string]any{"kind": "jump", "node": "arbiter-1", "amount": 100 * s}),
+		"an arbiter's clock drift":                fault(40*s, map[string]any{"kind": "drift", "node": "arbiter-1", "rate": 100000}),
+		"an arbiter's drift from before":          fault(-30*s, map[string]any{"kind": "drift", "node": "arbiter-1", "rate": 100000}),
+		"an arbiter's jump as the fate is sealed": fault(100*s+6*s/10, map[string]any{"kind": "jump", "node": "arbiter-1", "amount": s}),
+		"an arbiter's jump at the grant":          fault(20*s, map[string]any{"kind": "jump", "node": "arbiter-1", "amount": s}),
+	}
+	// An arbiter restart, and what leaves the worker, the arbiters and
+	// the database alone.
+	for name, mid := range map[string]func(b *h){
 		"another worker's faults": all(node(40*s, "home-2", "crash"), fault(41*s, map[string]any{"kind": "cut", "node": "home-2", "peer": "prod-1"}),
 			fault(42*s, map[string]any{"kind": "pause", "node": "prod-1"}), fault(43*s, map[string]any{"kind": "drift", "node": "home-2", "rate": 1000}),
 			fault(44*s, map[string]any{"kind": "partition", "groups": [][]string{{"home-1", "arbiter-1", "db"}, {"home-2", "prod-1"}}})),
 		"its own wall clock":    fault(40*s, map[string]any{"kind": "jump", "node": "home-1", "amount": 100 * s}),
 		"a rejudge, an arming":  all(fault(40*s, map[string]any{"kind": "command", "node": "arbiter-1", "point": "rejudge", "arg": "102"}), fault(41*s, map[string]any{"kind": "crash-at", "node": "db", "point": "commit"}), fault(42*s, map[string]any{"kind": "message", "node": "db", "peer": "home-1"})),
 		"a fault a lease early": fault(20*s-60*s-1, map[string]any{"kind": "stall", "node": "db", "peer": "arbiter-1", "for": 0}),
+		"a burst over before":   fault(-50*s, map[string]any{"kind": "stall", "node": "db", "peer": "arbiter-1", "for": 4 * s, "amount": 6*s - 1}),
+		"a database crash well before": all(fault(-50*s, map[string]any{"kind": "crash", "node": "db"}), node(-50*s, "db", "crash"),
+			fault(-41*s, map[string]any{"kind": "restart", "node": "db"}), node(-41*s, "db", "restart")),
+		"a database drift ended before": all(fault(-50*s, map[string]any{"kind": "drift", "node": "db", "rate": 1000}),
+			fault(-41*s, map[string]any{"kind": "drift", "node": "db", "rate": 0})),
+		"a database drift healed before": all(fault(-50*s, map[string]any{"kind": "drift", "node": "db", "rate": 1000}),
+			fault(-41*s, map[string]any{"kind": "heal-all"})),
+		"a partition healed before": all(fault(-50*s, map[string]any{"kind": "partition", "groups": [][]string{{"home-1", "arbiter-1"}, {"db"}}}),
+			fault(-41*s, map[string]any{"kind": "heal"})),
+		"a fault after the fate was sealed": fault(100*s+6*s/10+1, map[string]any{"kind": "crash", "node": "db"}),
+		"an arming of a pause":              fault(40*s, map[string]any{"kind": "pause-yield", "node": "home-1", "count": 3, "for": 5 * s}),
 	} {
+		cases["an arbiter restart, "+name] = all(restarted, mid)
+	}
+	for name, mid := range cases {
 		v := verdictOf(t, thrownAway(mid).run(t), MA2)
 		assert.False(t, v.OK, "%s: %s", name, v)
 		assert.Equal(t, "submission 101: home-1's judging under lease A was thrown away although its worker stayed healthy and only arbiter restarts or clock faults happened around it (A-S2, A-S7 promise none)", v.Message, name)
-		assert.Equal(t, []uint64{3, 5}, v.Events, "%s: the grant and the judging", name)
+		assert.Equal(t, []uint64{3, 5}, v.Events, "%s: the grant (not its heartbeat) and the judging", name)
 	}
 }
 
 func TestUnpromisedWasteMustPassMA2(t *testing.T) {
+	// No arbiter trouble while the lease lived: neither A-S2 nor A-S7.
 	for name, mid := range map[string]func(b *h){
-		"a database crash":                  all(node(40*s, "db", "crash"), node(50*s, "db", "restart")),
-		"a database's clock jump":           fault(40*s, map[string]any{"kind": "jump", "node": "db", "amount": 100 * s}),
-		"its own clock drift":               fault(40*s, map[string]any{"kind": "drift", "node": "home-1", "rate": 1000}),
-		"an arbiter paused":                 all(fault(40*s, map[string]any{"kind": "pause", "node": "arbiter-1"}), fault(60*s, map[string]any{"kind": "resume", "node": "arbiter-1"})),
-		"an arbiter stalled":                fault(40*s, map[string]any{"kind": "command", "node": "arbiter-1", "point": "stall", "arg": "20s"}),
-		"a stall that began early":          fault(-50*s, map[string]any{"kind": "command", "node": "arbiter-1", "point": "stall", "arg": "20s"}),
-		"the arbiter cut from the database": fault(40*s, map[string]any{"kind": "partition", "groups": [][]string{{"home-1", "arbiter-1"}, {"db"}}}),
-		"a cut of an arbiter's link":        fault(40*s, map[string]any{"kind": "cut", "node": "arbiter-1", "peer": "db"}),
-		"a cut on every link":               fault(40*s, map[string]any{"kind": "loss", "for": 5 * s}),
-		"a drift of the database":           fault(-10*s, map[string]any{"kind": "drift", "node": "db", "rate": 1000}),
-		"a fault within a lease before":     fault(20*s-60*s, map[string]any{"kind": "break", "node": "db", "peer": "arbiter-1"}),
-		"a crash the schedule did not name": all(node(40*s, "db", "crash"), node(41*s, "db", "restart")),
-		"a standing cut, healed late":       all(fault(-100*s, map[string]any{"kind": "cut", "node": "db", "peer": "arbiter-1"}), fault(-39*s, map[string]any{"kind": "heal"})),
+		"nothing at all":          func(*h) {},
+		"another worker's faults": all(node(40*s, "home-2", "crash"), fault(41*s, map[string]any{"kind": "pause", "node": "prod-1"})),
+		"an arbiter's drift ended before the grant": all(fault(-30*s, map[string]any{"kind": "drift", "node": "arbiter-1", "rate": 100000}),
+			fault(20*s-1, map[string]any{"kind": "drift", "node": "arbiter-1", "rate": 0})),
+		"an arbiter back before the grant":   all(node(-30*s, "arbiter-1", "crash"), node(20*s-1, "arbiter-1", "restart")),
+		"an arbiter's jump before the grant": fault(20*s-1, map[string]any{"kind": "jump", "node": "arbiter-1", "amount": s}),
+		"an arbiter's jump after the fate":   fault(100*s+6*s/10+1, map[string]any{"kind": "jump", "node": "arbiter-1", "amount": s}),
+		"an arbiter's drift of rate 0":       fault(40*s, map[string]any{"kind": "drift", "node": "arbiter-1", "rate": 0}),
+		"another node's clock jump":          fault(40*s, map[string]any{"kind": "jump", "node": "home-2", "amount": s}),
+		"an arbiter's rejudge":               fault(40*s, map[string]any{"kind": "command", "node": "arbiter-1", "point": "rejudge", "arg": "102"}),
+		"a database crash":                   all(node(40*s, "db", "crash"), node(41*s, "db", "restart")),
+	} {
+		v := verdictOf(t, thrownAway(mid).run(t), MA2)
+		assert.Equal(t, checker.Pass(MA2), v, name)
+	}
+	// An arbiter restart, and another fault around the lease.
+	for name, mid := range map[string]func(b *h){
+		"a database crash":                           all(node(40*s, "db", "crash"), node(50*s, "db", "restart")),
+		"a database's clock jump":                    fault(40*s, map[string]any{"kind": "jump", "node": "db", "amount": 100 * s}),
+		"its own clock drift":                        fault(40*s, map[string]any{"kind": "drift", "node": "home-1", "rate": 1000}),
+		"an arbiter paused":                          all(fault(40*s, map[string]any{"kind": "pause", "node": "arbiter-1"}), fault(60*s, map[string]any{"kind": "resume", "node": "arbiter-1"})),
+		"an arbiter stalled":                         fault(40*s, map[string]any{"kind": "command", "node": "arbiter-1", "point": "stall", "arg": "20s"}),
+		"a stall that began early":                   fault(-50*s, map[string]any{"kind": "command", "node": "arbiter-1", "point": "stall", "arg": "20s"}),
+		"the arbiter cut from the database":          fault(40*s, map[string]any{"kind": "partition", "groups": [][]string{{"home-1", "arbiter-1"}, {"db"}}}),
+		"a cut of an arbiter's link":                 fault(40*s, map[string]any{"kind": "cut", "node": "arbiter-1", "peer": "db"}),
+		"a cut on every link":                        fault(40*s, map[string]any{"kind": "loss", "for": 5 * s}),
+		"a drift of the database":                    fault(-10*s, map[string]any{"kind": "drift", "node": "db", "rate": 1000}),
+		"a fault within a lease before":              fault(20*s-60*s, map[string]any{"kind": "break", "node": "db", "peer": "arbiter-1"}),
+		"a crash the schedule did not name":          all(node(40*s, "db", "crash"), node(41*s, "db", "restart")),
+		"a burst that lasts into the window":         fault(-50*s, map[string]any{"kind": "stall", "node": "db", "peer": "arbiter-1", "for": 10 * s}),
+		"a burst released into the window":           fault(-50*s, map[string]any{"kind": "stall", "node": "db", "peer": "arbiter-1", "for": 4 * s, "amount": 6 * s}),
+		"a database down until the window":           all(node(-50*s, "db", "crash"), node(-40*s, "db", "restart")),
+		"a database down for good":                   node(-50*s, "db", "crash"),
+		"a database drift that goes on":              all(fault(-50*s, map[string]any{"kind": "drift", "node": "db", "rate": 1000}), fault(-45*s, map[string]any{"kind": "drift", "node": "arbiter-1", "rate": 0})),
+		"a partition healed in the window":           all(fault(-50*s, map[string]any{"kind": "partition", "groups": [][]string{{"home-1", "arbiter-1"}, {"db"}}}), fault(-40*s, map[string]any{"kind": "heal"})),
+		"a fault at the instant the fate was sealed": fault(100*s+6*s/10, map[string]any{"kind": "crash", "node": "db"}),
+		"a standing cut, healed late":                all(fault(-100*s, map[string]any{"kind": "cut", "node": "db", "peer": "arbiter-1"}), fault(-39*s, map[string]any{"kind": "heal"})),
 		// The worker's own failure: not a waste at all.
 		"its worker paused":  all(fault(40*s, map[string]any{"kind": "pause", "node": "home-1"}), fault(60*s, map[string]any{"kind": "resume", "node": "home-1"})),
 		"its worker cut off": fault(40*s, map[string]any{"kind": "partition", "groups": [][]string{{"home-1"}, {"arbiter-1", "db"}}}),
 	} {
-		v := verdictOf(t, thrownAway(mid).run(t), MA2)
+		v := verdictOf(t, thrownAway(all(restarted, mid)).run(t), MA2)
 		assert.True(t, v.OK, "%s: %s", name, v)
 	}
 
+	// The window ends with the judging's own result's answer, not
+	// another's (another submission's, token's or worker's, answered
+	// after a database crash).
+	b0 := thrownAway(func(b *h) {
+		restarted(b)
+		for _, o := range []struct {
+			worker string
+			sub    int64
+			token  string
+		}{{"home-2", 101, "A"}, {"home-1", 102, "A"}, {"home-1", 101, "B"}} {
+			b.add(o.worker, hist.KindResult, hist.Result{Worker: o.worker, Sub: o.sub, Token: o.token, Verdict: "AC", Phase: hist.ResultSaved, Durable: true})
+		}
+	})
+	b0.on(120*s).add("db", "crash", nil)
+	b0.on(121*s).add("db", "restart", nil)
+	for _, o := range []struct {
+		worker string
+		sub    int64
+		token  string
+	}{{"home-2", 101, "A"}, {"home-1", 102, "A"}, {"home-1", 101, "B"}} {
+		b0.on(130*s).add(o.worker, hist.KindResult, hist.Result{Worker: o.worker, Sub: o.sub, Token: o.token, Verdict: "AC", Phase: hist.ResultAnswered, Code: 200})
+	}
+	assert.False(t, verdictOf(t, b0.run(t), MA2).OK, "its own result answered before the database crash")
+
 	// A result never answered: the window lasts to the end of the run.
-	b := thrownAway(func(*h) {})
+	b := thrownAway(restarted)
 	b.evs = b.evs[:len(b.evs)-3]
 	b.on(150*s).add("db", "crash", nil)
 	b.on(200*s).add("db", "state", hist.State{What: "idle"})
@@ -115,12 +191,13 @@ func TestUnpromisedWasteMustPassMA2(t *testing.T) {
 // the source's grace, and a grace longer than a worker's longest silence
 // (max(heartbeat 20 s, backoff cap 30 s) + request timeout 5 s = 35 s).
 func TestWastePromisedByTheDesignMA2(t *testing.T) {
-	b := thrownAway(func(*h) {})
+	b := thrownAway(restarted)
 	for set, why := range map[string]string{
 		`"confirm_aware_grace":true`: "not promised by this design: confirm-aware grace gives an unconfirmed lease only the unconfirmed lease again",
 		`"grace":34999999999`:        "not promised by this design: grace 34.999999999s is shorter than a worker's longest silence, 35s",
 		`"standby_arbiters":1`:       "not promised by this design: 2 arbiter processes: a second arbiter is A-S6, where the source promises only worse scheduling",
 		`"arbiters":2`:               "not promised by this design: 2 arbiter processes: a second arbiter is A-S6, where the source promises only worse scheduling",
+		`"heartbeat":55000000000`:    "not promised by this design: lease 1m0s is not longer than a heartbeat interval and a request timeout, 1m0s",
 	} {
 		v := verdictOf(t, b.runWith(t, set), MA2)
 		assert.True(t, v.OK, set)
