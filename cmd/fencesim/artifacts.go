@@ -185,6 +185,9 @@ func scheduleText(sys systems.System, d systems.Design, seed uint64, f systems.F
 	fmt.Fprintf(&b, "// To play it in a Go test (imports: clock, sim, time, internal/systems):\n")
 	fmt.Fprintf(&b, "//\n//\tsys := systems.%s{}\n", goTypeOf(sys))
 	fmt.Fprintf(&b, "//\td, _ := sys.NewDesign(nil, nil, []byte(`%s`))\n", d.JSON)
+	if d.World != "" {
+		fmt.Fprintf(&b, "//\td.World = %q // the world the seed draws\n", d.World)
+	}
 	fmt.Fprintf(&b, "//\tr := sys.Run(d, %d, systems.Faults(%q), systems.Options{Schedule: schedule, Given: true})\n", seed, f)
 	fmt.Fprintf(&b, "//\t// r.Fails(%q) is true\n\n", m.Property)
 	fmt.Fprintf(&b, "schedule := %s\n", systems.GoLiteral(m.Schedule))

@@ -169,10 +169,11 @@ func drawParams(r sim.Rand, d judge.Design) judge.Design {
 // GenericBounds are the promised worst costs that hold on every run of a
 // drawn world, whatever its faults (the families bound the others per
 // scenario): MA5, each worker process retries at most as often as its
-// backoff allows while the arbiter or the database is down (a claim
-// stream and an upload stream, as the dboutage family bounds it).
+// backoff allows while the arbiter or the database is down: a claim
+// stream and an upload stream per lease of a claim (claim_batch), each
+// backing off as the design says.
 func GenericBounds(d judge.Design) jc.Bounds {
-	return jc.Bounds{OutageLoad: 2 * PerMinute(d.Promised())}
+	return jc.Bounds{OutageLoad: (1 + max(d.ClaimBatch, 1)) * PerMinute(d.Promised())}
 }
 
 // JudgeGeneric adds the generic bounds' verdicts to a drawn world's run.
