@@ -49,3 +49,13 @@ func TestUnconfirmedFirstClockBack(t *testing.T) {
 	r.Faults[0].Node = "arbiter-1"
 	assert.False(t, UnconfirmedFirst(r).OK, "another node's clock is not the database's")
 }
+
+// TestPoisonBound: a poison submission of the header's workload lengthens
+// PA8's bound by its attempts.
+func TestPoisonBound(t *testing.T) {
+	r := freshRun(15 * time.Second)
+	base := r.Bound()
+	r.Poison = []int64{101}
+	assert.Equal(t, base+PoisonBound(r.P), r.Bound())
+	assert.Greater(t, PoisonBound(r.P), 3*r.P.Lease, "three attempts, each a lease at least")
+}

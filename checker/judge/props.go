@@ -484,7 +484,21 @@ func NothingLost(r *Run) checker.Verdict {
 }
 
 // Bound is PA8's bound after healing for this run.
-func (r *Run) Bound() time.Duration { return BoundOf(r.P, len(r.Arrived)) }
+func (r *Run) Bound() time.Duration {
+	return BoundOf(r.P, len(r.Arrived)) + time.Duration(len(r.Poison))*PoisonBound(r.P)
+}
+
+// poisonRestart is the most a worker's supervisor waits to start a worker
+// that died judging a poison submission again (the model's is 5 s).
+const poisonRestart = 10 * time.Second
+
+// PoisonBound is what a poison submission adds to PA8's bound: each of its
+// attempts kills the worker that judges it part way through, and its lease
+// comes back after the lease and a sweep, until max_attempts of them make
+// it system_error.
+func PoisonBound(p Params) time.Duration {
+	return time.Duration(p.MaxAttempts) * (p.JudgeMax + p.Lease + p.SweepEvery + poisonRestart + p.BackoffCap + p.ClaimHold + p.RequestTimeout)
+}
 
 // BoundOf is PA8's bound after healing, computed from the design: a lease
 // held by a node that failed gets the grace and then expires, the sweep

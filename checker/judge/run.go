@@ -152,6 +152,7 @@ type Run struct {
 	Header   traces.Header
 	P        Params
 	Shape    hist.Shape // the world's shape, from the header's workload
+	Poison   []int64    // the submissions whose judging takes its worker down, from the header's workload
 	Events   []traces.Event
 	Commits  []checker.Commit
 	Ops      []checker.Op
@@ -235,6 +236,7 @@ func Decode(h traces.Header, evs []traces.Event) (*Run, error) {
 	}
 	r := &Run{Header: h, P: p, Events: evs, Subs: map[int64][]Version{}, Arrived: map[int64]int64{}, Owner: map[int64][2]int64{}, XP: map[int64]int64{},
 		Down: map[string][]Interval{}, Paused: map[string][]Interval{}}
+	r.Poison = poisonOf(h)
 	if r.Shape, err = ShapeOf(h); err != nil {
 		return nil, err
 	}

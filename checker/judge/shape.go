@@ -52,6 +52,18 @@ var Supports = map[string]hist.Support{
 type headerWorkload struct {
 	// Shape is the world's shape (absent: the smallest world).
 	Shape hist.Shape `json:"shape"`
+	// Poison are the submissions whose judging takes its worker down
+	// (absent: none): PA8's bound gives each its attempts.
+	Poison []int64 `json:"poison"`
+}
+
+// poisonOf decodes the poison submissions of a trace header's workload.
+func poisonOf(h traces.Header) []int64 {
+	var w headerWorkload
+	if len(bytes.TrimSpace(h.Workload)) == 0 || json.Unmarshal(h.Workload, &w) != nil {
+		return nil
+	}
+	return w.Poison
 }
 
 // ShapeOf decodes the world's shape from a trace header's workload (the

@@ -70,7 +70,7 @@ var Families = []Family{
 			}
 			wd := DrawWorld(r, d, WorldDrawn, f)
 			s, _ := worldSchedule(r, wd, f)
-			return judge.Options{Design: wd.Design, Workload: wd.Workload, Schedule: s, Until: Until(wd.Design, len(wd.Workload.Arrivals), f), Settle: judge.SettleOf(wd.Design)}
+			return judge.Options{Design: wd.Design, Workload: wd.Workload, Schedule: s, Until: wd.Until(f), Settle: judge.SettleOf(wd.Design)}
 		},
 		Bounds: GenericBounds,
 	},

@@ -200,7 +200,7 @@ func SeedOptionsIn(d judge.Design, mode WorldMode, f Faults, seed uint64) (judge
 	ent := sim.NewPCG(seed)
 	wd := DrawWorld(ent.Stream("world"), d, mode, f)
 	s, prof := worldSchedule(ent.Stream("faults"), wd, f)
-	return judge.Options{Design: wd.Design, Workload: wd.Workload, Schedule: s, Seed: seed, Entropy: ent, Until: Until(wd.Design, len(wd.Workload.Arrivals), f),
+	return judge.Options{Design: wd.Design, Workload: wd.Workload, Schedule: s, Seed: seed, Entropy: ent, Until: wd.Until(f),
 		Settle: judge.SettleOf(wd.Design), Filter: CheckerFilter}, prof
 }
 
@@ -310,7 +310,7 @@ func PropertyOf(d judge.Design, mode WorldMode, f Faults, props []string, failed
 		wd := DrawWorld(sim.NewRapidUniform(t), d, mode, f)
 		s, prof := worldSchedule(sim.NewRapidUniform(t), wd, f)
 		o, err := Play(judge.Options{Design: wd.Design, Workload: wd.Workload, Schedule: s, Entropy: sim.NewRapid(t),
-			Until: Until(wd.Design, len(wd.Workload.Arrivals), f), Settle: judge.SettleOf(wd.Design), Filter: CheckerFilter})
+			Until: wd.Until(f), Settle: judge.SettleOf(wd.Design), Filter: CheckerFilter})
 		if err != nil {
 			t.Fatalf("run: %v (profile %s, schedule:\n%s)", err, prof, s)
 		}

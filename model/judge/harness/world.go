@@ -132,6 +132,17 @@ func DrawWorld(r sim.Rand, d judge.Design, mode WorldMode, f Faults) World {
 	return World{Design: d, Workload: wl, Actions: acts.Sorted()}
 }
 
+// Until is how long a drawn world's run goes on: Until's, and for each
+// poison submission the attempts it takes to end in system_error (PA8's
+// bound gives them too).
+func (w World) Until(f Faults) time.Duration {
+	p, err := jc.ParseParams(w.Design.JSON())
+	if err != nil {
+		panic(err)
+	}
+	return Until(w.Design, len(w.Workload.Arrivals), f) + time.Duration(len(w.Workload.Poison))*jc.PoisonBound(p)
+}
+
 // drawParams draws the timing parameters within their valid ranges (the
 // rules of judge.Design.Validate hold); a zero draw keeps the design's
 // value, so shrinking returns to it.
