@@ -254,12 +254,7 @@ func (g GenSpec) drawAction(r Rand, prof Profile, crashable []string, maxDown ti
 		return append(out, Action{At: at, Kind: CrashAt, Node: ps.Node, Point: point, Count: count},
 			Action{At: at.Add(down + time.Millisecond), Kind: Restart, Node: ps.Node})
 	case CrashYield:
-		node := pick("yield-node", g.Yields)
-		max := g.MaxYield
-		if max <= 0 {
-			max = 200
-		}
-		n := int(r.Uint64n("yield", uint64(max)+1))
+		node, n := g.yieldAt(r, pick)
 		if n == 0 {
 			return nil // zero is no crash
 		}
@@ -270,12 +265,7 @@ func (g GenSpec) drawAction(r Rand, prof Profile, crashable []string, maxDown ti
 		if len(g.Yields) == 0 {
 			return nil
 		}
-		node := pick("yield-node", g.Yields)
-		max := g.MaxYield
-		if max <= 0 {
-			max = 200
-		}
-		n := int(r.Uint64n("yield", uint64(max)+1))
+		node, n := g.yieldAt(r, pick)
 		if n == 0 {
 			return nil // zero is no freeze
 		}
@@ -308,6 +298,17 @@ func (g GenSpec) drawAction(r Rand, prof Profile, crashable []string, maxDown ti
 		return append(out, Action{At: at, Kind: Do, Node: c.Node, Point: c.Name, Arg: arg})
 	}
 	return out
+}
+
+// yieldAt draws the node and the blocking call a crash-yield or a
+// pause-yield hits (0: none).
+func (g GenSpec) yieldAt(r Rand, pick func(string, []string) string) (string, int) {
+	node := pick("yield-node", g.Yields)
+	max := g.MaxYield
+	if max <= 0 {
+		max = 200
+	}
+	return node, int(r.Uint64n("yield", uint64(max)+1))
 }
 
 func hasKind(ks []Kind, k Kind) bool {

@@ -290,9 +290,9 @@ func orphanOptions(r sim.Rand, d judge.Design) judge.Options {
 		}.Sorted(), Until: 300 * sec}
 }
 
-// grantCommitAt plays a run's options without faults and returns the world
-// time of the first commit that grants a lease.
-func grantCommitAt(o judge.Options) (clock.Time, bool) {
+// faultFree plays a run's options without faults, recording everything,
+// with a fresh copy of its entropy (a seed's), and returns its events.
+func faultFree(o judge.Options) ([]traces.Event, bool) {
 	o.Schedule, o.Filter = nil, nil
 	if o.Entropy != nil {
 		o.Entropy = sim.NewPCG(o.Seed)
@@ -300,35 +300,36 @@ func grantCommitAt(o judge.Options) (clock.Time, bool) {
 	mem := &traces.Memory{}
 	o.Recorder = mem
 	if _, err := judge.Simulate(o); err != nil {
-		return 0, false
+		return nil, false
 	}
-	for i := range mem.Events {
-		e := &mem.Events[i]
-		if e.Kind == "commit" && strings.Contains(e.Desc(), "update submissions") && strings.Contains(e.Desc(), "claims") {
+	return mem.Events, true
+}
+
+// grantCommitAt returns the world time of the first commit that grants a
+// lease in a run's fault-free play.
+func grantCommitAt(o judge.Options) (clock.Time, bool) {
+	evs, ok := faultFree(o)
+	for i := range evs {
+		if e := &evs[i]; ok && e.Kind == "commit" && strings.Contains(e.Desc(), "update submissions") && strings.Contains(e.Desc(), "claims") {
 			return clock.Time(e.T), true
 		}
 	}
 	return 0, false
 }
 
-// nthSend plays a run's options without faults and returns the number
-// (from 1) of the first message from -> to whose text contains what, as a
-// message fault counts them from the start (0: none). The timers that pace
-// the messages are fixed, so the number holds for other entropies too.
+// nthSend returns the number (from 1) of the first message from -> to
+// whose text contains what in a run's fault-free play, as a message fault
+// counts them from the start (0: none). The timers that pace the messages
+// are fixed, so the number holds for other entropies too.
 func nthSend(o judge.Options, from, to, what string) int {
-	o.Schedule, o.Filter = nil, nil
-	if o.Entropy != nil {
-		o.Entropy = sim.NewPCG(o.Seed)
-	}
-	mem := &traces.Memory{}
-	o.Recorder = mem
-	if _, err := judge.Simulate(o); err != nil {
+	evs, ok := faultFree(o)
+	if !ok {
 		return 0
 	}
 	link := from + "->" + to
 	n := 0
-	for i := range mem.Events {
-		e := &mem.Events[i]
+	for i := range evs {
+		e := &evs[i]
 		if e.Kind != "send" || e.Node != from {
 			continue
 		}
