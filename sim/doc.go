@@ -4,8 +4,9 @@
 // entropy (one root seed with named sub-streams, or a *rapid.T so that rapid
 // records and shrinks every decision, or a recorded tape for replay), the
 // node lifecycle (start, crash, restart, pause, resume), the fault Schedule
-// and its rapid generator, run limits, and the recorder hook that sees every
-// event.
+// and its rapid generator, faults placed on a fault-free reference run
+// (placed.go: the systems' generic fault search), run limits, and the
+// recorder hook that sees every event.
 //
 // Nodes are written as processes (proc.go): sim.Program runs a node's logic
 // as ordinary sequential Go, one or more coroutines (iter.Pull) that the

@@ -72,7 +72,7 @@ func (b Outbox) NewDesign(knobs, sets []string, file []byte) (Design, error) {
 // intensity is the fault intensity's bounds: moderate is the model's
 // eight timed faults and three placed on the world's reference run; heavy
 // twice as many; none draws nothing (the schedule is only the heal-all).
-func (Outbox) intensity(f Faults) outbox.Intensity {
+func (Outbox) intensity(f Faults) sim.Intensity {
 	switch f {
 	case Heavy:
 		return outbox.Heavy

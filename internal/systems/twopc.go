@@ -67,7 +67,7 @@ func (c TwoPC) NewDesign(knobs, sets []string, file []byte) (Design, error) {
 // intensity is the fault intensity's bounds: moderate is the model's three
 // timed faults and three placed on the world's reference run; heavy twice
 // as many; none draws nothing.
-func (TwoPC) intensity(f Faults) twopcharness.Intensity {
+func (TwoPC) intensity(f Faults) sim.Intensity {
 	switch f {
 	case Heavy:
 		return twopcharness.Heavy

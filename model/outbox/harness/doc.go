@@ -3,8 +3,8 @@
 // it: the world drawn from the seed, its reference run, the faults placed
 // on it and timed over the workload), Property (the same generic search
 // under rapid: world, seed and faults drawn from rapid's bit stream, so a
-// failure shrinks toward the smallest world and the fewest faults; Each
-// turns the search's lists into rapid slices), Simulate (given events and
+// failure shrinks toward the smallest world and the fewest faults;
+// sim.RapidEach turns the search's lists into rapid slices), Simulate (given events and
 // schedule), Judge (an Outcome of model/outbox, judged) and Stop (a failed
 // run replayed only up to its violation, for the properties a prefix
 // decides: PB1, PB4, PB6). Its tests are

@@ -50,7 +50,7 @@ func RunSeed(d outbox.Design, seed uint64) *Outcome {
 }
 
 // RunSeedWith is RunSeed under a fault intensity.
-func RunSeedWith(d outbox.Design, seed uint64, in outbox.Intensity) *Outcome {
+func RunSeedWith(d outbox.Design, seed uint64, in sim.Intensity) *Outcome {
 	x, err := outbox.DrawSeed(d, seed, in)
 	if err != nil {
 		return &Outcome{Outcome: &outbox.Outcome{Seed: seed, Design: x.Design, Err: err}}
@@ -69,7 +69,7 @@ func RunSeedWith(d outbox.Design, seed uint64, in outbox.Intensity) *Outcome {
 // (every property when watch is empty; a run that fails to run always
 // fails). The last failing outcome (after shrinking: the shrunk one) is
 // left in *last when last is not nil.
-func Property(d outbox.Design, in outbox.Intensity, watch []string, last **Outcome) func(*rapid.T) {
+func Property(d outbox.Design, in sim.Intensity, watch []string, last **Outcome) func(*rapid.T) {
 	return func(t *rapid.T) {
 		r := sim.NewRapid(t)
 		dw, wl := outbox.DrawWorld(r, d)
@@ -79,7 +79,7 @@ func Property(d outbox.Design, in outbox.Intensity, watch []string, last **Outco
 		if err != nil {
 			t.Fatalf("the reference run: %v", err)
 		}
-		s, p := outbox.SearchFaults(r, Each(t), dw, ref, in.Timed, in.Placed)
+		s, p := outbox.SearchFaults(r, sim.RapidEach(t), dw, ref, in.Timed, in.Placed)
 		o := Simulate(dw, wl, wl.Plan, s, ent)
 		o.Seed, o.Profile = seed, p
 		var bad []string
@@ -94,18 +94,6 @@ func Property(d outbox.Design, in outbox.Intensity, watch []string, last **Outco
 			}
 			t.Fatalf("properties %v failed:\n%s", bad, o.Summary())
 		}
-	}
-}
-
-// Each draws the lists of outbox.SearchFaults as rapid slices.
-func Each(t *rapid.T) outbox.Each {
-	return func(label string, max int, one func(sim.Rand) []sim.Action) []sim.Action {
-		gen := rapid.Custom(func(t *rapid.T) []sim.Action { return one(sim.NewRapid(t)) })
-		var out []sim.Action
-		for _, acts := range rapid.SliceOfN(gen, 0, max).Draw(t, label) {
-			out = append(out, acts...)
-		}
-		return out
 	}
 }
 

@@ -131,7 +131,7 @@ func (h Harness) Run(d twopc.Design, faults sim.Schedule, ent sim.Entropy) *Outc
 func RunSeed(d twopc.Design, seed uint64) *Outcome { return RunSeedWith(d, seed, Moderate) }
 
 // RunSeedWith is RunSeed under a fault intensity.
-func RunSeedWith(d twopc.Design, seed uint64, in Intensity) *Outcome {
+func RunSeedWith(d twopc.Design, seed uint64, in sim.Intensity) *Outcome {
 	h := DefaultHarness()
 	x, err := h.DrawSeed(d, seed, in)
 	if err != nil {
@@ -149,7 +149,7 @@ func RunSeedWith(d twopc.Design, seed uint64, in Intensity) *Outcome {
 // when watch is empty; a run that fails to run always fails). The last
 // failing outcome (after shrinking: the shrunk one) is left in *last when
 // last is not nil.
-func (h Harness) Property(d twopc.Design, in Intensity, watch []string, last **Outcome) func(*rapid.T) {
+func (h Harness) Property(d twopc.Design, in sim.Intensity, watch []string, last **Outcome) func(*rapid.T) {
 	return func(t *rapid.T) {
 		r := sim.NewRapid(t)
 		dw := twopc.DrawWorld(r, d)
@@ -159,7 +159,7 @@ func (h Harness) Property(d twopc.Design, in Intensity, watch []string, last **O
 		if err != nil {
 			t.Fatalf("the reference run: %v", err)
 		}
-		s, _ := h.SearchFaults(r, RapidEach(t), dw, ref, in)
+		s, _ := h.SearchFaults(r, sim.RapidEach(t), dw, ref, in)
 		o := h.Run(dw, s, ent)
 		if o.Err != nil {
 			if last != nil {
@@ -179,18 +179,6 @@ func (h Harness) Property(d twopc.Design, in Intensity, watch []string, last **O
 			}
 			t.Fatalf("properties %v failed in %s under\n%s\n%s\n%s", bad, WorldOf(dw), s, o.Report.String(), o.Tail(20))
 		}
-	}
-}
-
-// RapidEach draws the lists of SearchFaults as rapid slices.
-func RapidEach(t *rapid.T) Each {
-	return func(label string, max int, one func(sim.Rand) []sim.Action) []sim.Action {
-		gen := rapid.Custom(func(t *rapid.T) []sim.Action { return one(sim.NewRapid(t)) })
-		var out []sim.Action
-		for _, acts := range rapid.SliceOfN(gen, 0, max).Draw(t, label) {
-			out = append(out, acts...)
-		}
-		return out
 	}
 }
 
