@@ -26,13 +26,13 @@ import (
 // The promise needs a design with the one arbiter process of A-S2 and A-S7
 // (with a second one, started or standby, it is A-S6, where the source
 // promises only worse scheduling: a worker's retry that tries the other,
-// down, arbiter first can find its orphaned lease reclaimed), whose grace
-// outlasts the gaps in which a worker does not call (its heartbeat
-// interval, its backoff cap, plus a request's timeout) and gives an
-// unconfirmed lease the full grace (the source's statement; confirm-aware
-// grace trades this promise for A-S1's shorter orphans). The no-grace
-// knob keeps the parameter and drops the grace: it is held to the
-// promise, and caught.
+// down, arbiter first can find its orphaned lease reclaimed), whose
+// numbers let a healthy worker keep its lease (keepsLeases: the lease
+// outlasts a slow heartbeat, the grace a worker's longest silence), and
+// whose grace gives an unconfirmed lease the full grace (the source's
+// statement; confirm-aware grace trades this promise for A-S1's shorter
+// orphans). The no-grace knob keeps the parameter and drops the grace: it
+// is held to the promise, and caught.
 
 // wastePromised reports whether the design promises no waste across
 // arbiter restarts, or why not.
