@@ -1,7 +1,6 @@
 package outbox
 
 import (
-	"fmt"
 	"slices"
 	"time"
 
@@ -105,23 +104,7 @@ func DrawWorld(r sim.Rand, base Design) (Design, Workload) {
 func (wl Workload) drawEvents(r sim.Rand, senders int) []Event {
 	out := make([]Event, wl.Events)
 	for i := range out {
-		e := Event{
-			At:      time.Duration(r.Uint64n("event-at", uint64(wl.Window/time.Millisecond)+1)) * time.Millisecond,
-			Amount:  int64(100 * (1 + r.Uint64n("amount", 5))),
-			Copies:  1 + int(r.Uint64n("copies", uint64(wl.MaxCopies))),
-			Payload: fmt.Sprintf("order-%d", i+1),
-		}
-		if e.Copies > 1 {
-			e.Gap = time.Duration(r.Uint64n("gap", uint64(wl.MaxGap/time.Millisecond)+1)) * time.Millisecond
-		}
-		switch r.Uint64n("sender-kind", 8) {
-		case 0, 1, 2, 3, 4:
-			e.Event = fmt.Sprintf("evt-%d", i+1) // a provider's event id
-		case 5, 6:
-			e.Event = fmt.Sprintf("key-%d", i+1) // a browser's Idempotency-Key
-		case 7:
-			e.Event = "" // a browser that sends no key
-		}
+		e := wl.drawEvent(r, i)
 		e.Sender = int(r.Uint64n("sender", uint64(senders)))
 		// The key of an earlier event sent again: by its own sender, or by
 		// another one.

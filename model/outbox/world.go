@@ -52,6 +52,29 @@ func (wl Workload) Validate() error {
 	return nil
 }
 
+// drawEvent draws the i-th event's time, amount, copies (and their gap)
+// and who sends it: a provider's event id, a browser's key, or no key.
+func (wl Workload) drawEvent(r sim.Rand, i int) Event {
+	e := Event{
+		At:      time.Duration(r.Uint64n("event-at", uint64(wl.Window/time.Millisecond)+1)) * time.Millisecond,
+		Amount:  int64(100 * (1 + r.Uint64n("amount", 5))),
+		Copies:  1 + int(r.Uint64n("copies", uint64(wl.MaxCopies))),
+		Payload: fmt.Sprintf("order-%d", i+1),
+	}
+	if e.Copies > 1 {
+		e.Gap = time.Duration(r.Uint64n("gap", uint64(wl.MaxGap/time.Millisecond)+1)) * time.Millisecond
+	}
+	switch r.Uint64n("sender-kind", 8) {
+	case 0, 1, 2, 3, 4:
+		e.Event = fmt.Sprintf("evt-%d", i+1) // a provider's event id
+	case 5, 6:
+		e.Event = fmt.Sprintf("key-%d", i+1) // a browser's Idempotency-Key
+	case 7:
+		e.Event = "" // a browser that sends no key
+	}
+	return e
+}
+
 // Draw returns the events, drawn from r unless given. A zero draw is the
 // plain case: a provider event delivered once, no refund.
 func (wl Workload) Draw(r sim.Rand) []Event {
@@ -60,23 +83,7 @@ func (wl Workload) Draw(r sim.Rand) []Event {
 	}
 	out := make([]Event, wl.Events)
 	for i := range out {
-		e := Event{
-			At:      time.Duration(r.Uint64n("event-at", uint64(wl.Window/time.Millisecond)+1)) * time.Millisecond,
-			Amount:  int64(100 * (1 + r.Uint64n("amount", 5))),
-			Copies:  1 + int(r.Uint64n("copies", uint64(wl.MaxCopies))),
-			Payload: fmt.Sprintf("order-%d", i+1),
-		}
-		if e.Copies > 1 {
-			e.Gap = time.Duration(r.Uint64n("gap", uint64(wl.MaxGap/time.Millisecond)+1)) * time.Millisecond
-		}
-		switch r.Uint64n("sender-kind", 8) {
-		case 0, 1, 2, 3, 4:
-			e.Event = fmt.Sprintf("evt-%d", i+1) // a provider's event id
-		case 5, 6:
-			e.Event = fmt.Sprintf("key-%d", i+1) // a browser's Idempotency-Key
-		case 7:
-			e.Event = "" // a browser that sends no key
-		}
+		e := wl.drawEvent(r, i)
 		e.Refund = e.Event != "" && r.Uint64n("refund", 4) == 3
 		out[i] = e
 	}
