@@ -62,6 +62,23 @@ func RunShrink(name string, checks int, seed uint64, shrink time.Duration, prop 
 	return res
 }
 
+// Detect runs prop from each of seeds 1..n, at most checks runs each and
+// hardly shrinking, and returns the runs to the first failure per seed
+// (">N" where none of N runs failed): the runs-to-detect figures of a
+// knob.
+func Detect(name string, checks, n int, prop func(*rapid.T)) []string {
+	var out []string
+	for s := uint64(1); s <= uint64(n); s++ {
+		res := RunShrink(name, checks, s, time.Millisecond, prop)
+		if res.Found {
+			out = append(out, strconv.Itoa(res.Runs))
+		} else {
+			out = append(out, ">"+strconv.Itoa(res.Runs))
+		}
+	}
+	return out
+}
+
 var (
 	afterRe  = regexp.MustCompile(`(?:failed|panic) after (\d+) tests`)
 	passedRe = regexp.MustCompile(`passed (\d+) tests`)

@@ -133,15 +133,7 @@ func TestRunsToDetect(t *testing.T) {
 		if k.Knob != "" {
 			d = d.MustWith(k.Knob)
 		}
-		var runs []string
-		for s := uint64(1); s <= 5; s++ {
-			res := hunt.RunShrink(string(k.Knob), 1000, s, time.Millisecond, h.Property(d, Moderate, k.CaughtBy, nil))
-			if res.Found {
-				runs = append(runs, fmt.Sprint(res.Runs))
-			} else {
-				runs = append(runs, ">"+fmt.Sprint(res.Runs))
-			}
-		}
+		runs := hunt.Detect(string(k.Knob), 1000, 5, h.Property(d, Moderate, k.CaughtBy, nil))
 		first, n := 0, 0
 		for s := uint64(1); s <= 500; s++ {
 			o := RunSeed(d, s)
