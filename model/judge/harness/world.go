@@ -153,16 +153,20 @@ func drawParams(r sim.Rand, d judge.Design) judge.Design {
 		}
 		return lo + time.Duration(r.Uint64n("param/"+label+"-ms", uint64((hi-lo)/time.Millisecond)+1))*time.Millisecond
 	}
+	// Within the numbers that let a healthy worker keep its lease (the
+	// checkers' keepsLeases): a lease longer than a heartbeat and a
+	// request timeout, a grace at least a worker's longest silence. A wide
+	// world explores designs that claim the source's promises; a design
+	// outside them is the user's to measure (--set, --unsafe).
 	d.Heartbeat = pick("heartbeat", d.Heartbeat, 2*time.Second, 30*time.Second)
-	d.Lease = pick("lease", d.Lease, d.Heartbeat+time.Second, 4*d.Heartbeat+time.Second)
-	if d.Lease <= d.Heartbeat {
-		d.Lease = 3 * d.Heartbeat
-	}
+	least := d.Heartbeat + d.RequestTimeout + time.Second
+	d.Lease = max(pick("lease", d.Lease, least, 4*d.Heartbeat+least), least)
 	d.UnconfirmedLease = min(pick("unconfirmed_lease", d.UnconfirmedLease, time.Second, 20*time.Second), d.Lease)
-	d.Grace = pick("grace", d.Grace, 0, 2*d.Lease)
-	d.SweepEvery = pick("sweep_every", d.SweepEvery, 500*time.Millisecond, 10*time.Second)
 	d.BackoffBase = pick("backoff_base", d.BackoffBase, 100*time.Millisecond, 3*time.Second)
 	d.BackoffCap = max(pick("backoff_cap", d.BackoffCap, 5*time.Second, 60*time.Second), d.BackoffBase)
+	silence := max(d.Heartbeat, d.BackoffCap) + d.RequestTimeout
+	d.Grace = max(pick("grace", d.Grace, silence, 2*d.Lease+silence), silence)
+	d.SweepEvery = pick("sweep_every", d.SweepEvery, 500*time.Millisecond, 10*time.Second)
 	d.JudgeMin = pick("judge_min", d.JudgeMin, 100*time.Millisecond, 20*time.Second)
 	d.JudgeMax = max(pick("judge_max", d.JudgeMax, d.JudgeMin, 300*time.Second), d.JudgeMin)
 	if r.Uint64n("param/max_attempts", 2) == 1 {
