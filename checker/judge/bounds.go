@@ -23,14 +23,6 @@ const (
 type Bounds struct {
 	ExtraLatency time.Duration // MA1: no submission later than this beyond its judging
 	OutageLoad   int           // MA5: at most this many requests per worker per minute of an outage
-	// NoWaste and NoFalseSysErrors are kept so that callers compile: MA2
-	// and MA3 are checked by the invariants (NoPromisedWaste on every
-	// run where the source promises no waste, which covers the runs of
-	// A-S2's and A-S7's families; NoFalseSystemErrors on every run), and
-	// a bound would report them twice.
-	//
-	// Deprecated: they check nothing.
-	NoWaste, NoFalseSysErrors bool
 }
 
 // Check returns a verdict per bound.

@@ -82,11 +82,11 @@ func TestMaxExtraNamesTheFirstOfTheLatest(t *testing.T) {
 // over fails.
 func TestBoundsAtTheirEdges(t *testing.T) {
 	at := Metrics{ExtraLatency: map[int64]time.Duration{101: 10 * time.Second}, OutageLoad: 14}
-	for _, v := range (Bounds{ExtraLatency: 10 * time.Second, NoWaste: true, NoFalseSysErrors: true, OutageLoad: 14}).Check(at) {
+	for _, v := range (Bounds{ExtraLatency: 10 * time.Second, OutageLoad: 14}).Check(at) {
 		assert.True(t, v.OK, "at the bound: %s", v)
 	}
 	over := Metrics{ExtraLatency: map[int64]time.Duration{101: 10*time.Second + 1}, Wasted: 1, WastedSubs: []int64{101}, FalseSystemErrors: 1, OutageLoad: 15}
-	vs := (Bounds{ExtraLatency: 10 * time.Second, NoWaste: true, NoFalseSysErrors: true, OutageLoad: 14}).Check(over)
+	vs := (Bounds{ExtraLatency: 10 * time.Second, OutageLoad: 14}).Check(over)
 	require.Len(t, vs, 2, "MA2 and MA3 are invariants: their bounds check nothing")
 	for _, v := range vs {
 		assert.False(t, v.OK, "one over the bound: %s", v.Property)

@@ -79,6 +79,20 @@ func Detect(name string, checks, n int, prop func(*rapid.T)) []string {
 	return out
 }
 
+// Seeds plays seeds 1..n and returns the first for which fails holds (0:
+// none) and how many do: a knob's explore figures.
+func Seeds(n int, fails func(seed uint64) bool) (first, count int) {
+	for s := uint64(1); s <= uint64(n); s++ {
+		if fails(s) {
+			count++
+			if first == 0 {
+				first = int(s)
+			}
+		}
+	}
+	return first, count
+}
+
 var (
 	afterRe  = regexp.MustCompile(`(?:failed|panic) after (\d+) tests`)
 	passedRe = regexp.MustCompile(`passed (\d+) tests`)

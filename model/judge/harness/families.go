@@ -185,7 +185,7 @@ var Families = []Family{
 			}
 			return judge.Options{Design: d, Workload: judge.Workload{Arrivals: subs(3, 0)}, Schedule: s, Until: 1500 * sec}
 		},
-		Bounds: func(judge.Design) jc.Bounds { return jc.Bounds{NoWaste: true, NoFalseSysErrors: true} },
+		Bounds: func(judge.Design) jc.Bounds { return jc.Bounds{} },
 	},
 	{
 		Name: "clock", About: "A-S7: a node's clock (the arbiter's, a worker's) jumps or drifts, ahead or behind, while leases are in flight; expiry is the database's business",
@@ -214,7 +214,7 @@ var Families = []Family{
 			return judge.Options{Design: d, Workload: judge.Workload{Arrivals: subs(3, 0)},
 				Schedule: sim.Schedule{a}, Until: 600 * sec}
 		},
-		Bounds: func(judge.Design) jc.Bounds { return jc.Bounds{NoWaste: true} },
+		Bounds: func(judge.Design) jc.Bounds { return jc.Bounds{} },
 	},
 	{
 		Name: "inflight", About: "A-S2: results are ready while the arbiter is down, and the worker holding them restarts",

@@ -123,16 +123,10 @@ func TestRunsToDetect(t *testing.T) {
 			d = d.MustWith(k.Knob)
 		}
 		runs := hunt.Detect(string(k.Knob), 1000, 5, Property(d, outbox.Moderate, k.CaughtBy, nil))
-		first, n := 0, 0
-		for s := uint64(1); s <= 500; s++ {
+		first, n := hunt.Seeds(500, func(s uint64) bool {
 			o := RunSeed(d, s)
-			if (k.Knob == "" && !o.OK()) || (k.Knob != "" && caught(o, k.CaughtBy)) {
-				n++
-				if first == 0 {
-					first = int(s)
-				}
-			}
-		}
+			return (k.Knob == "" && !o.OK()) || (k.Knob != "" && caught(o, k.CaughtBy))
+		})
 		t.Logf("%-28s rapid runs to detect %v; explore: %d/500 seeds fail, first %d", orDefault(k.Knob), runs, n, first)
 		if k.Knob != "" {
 			// The counterexample shrunk with time to spare: its world.
