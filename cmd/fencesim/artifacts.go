@@ -46,7 +46,7 @@ func artifact(ctx, minCtx context.Context, dir string, sys systems.System, d sys
 	if err != nil {
 		return fail(err)
 	}
-	a.Property, a.MinRuns, a.Complete = m.Property, m.Runs, m.Complete
+	a.Property, a.MinRuns, a.Complete, a.Lines = m.Property, m.Runs, m.Complete, scheduleLines(m)
 	for _, x := range m.Original {
 		if systems.Removable(x) {
 			a.Faults++

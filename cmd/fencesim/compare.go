@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"time"
 
@@ -19,6 +18,8 @@ type comparison struct {
 	Seeds    string        `json:"seeds"`
 	Baseline SystemSummary `json:"baseline"`
 	Changed  SystemSummary `json:"changed"`
+	// Delta is the two side by side, seed by seed.
+	Delta *runDelta `json:"delta"`
 	// Interrupted names the signal that stopped the comparison: it covers
 	// only the seeds whose two runs both finished.
 	Interrupted string `json:"interrupted,omitempty"`
@@ -35,6 +36,9 @@ func runCompare(e *env, args []string) int {
 	faults := fs.String("faults", "moderate", "fault intensity: none, moderate or heavy")
 	workers := workersFlag(fs)
 	asJSON := fs.Bool("json", false, "print the comparison as JSON")
+	perSeed := fs.String("per-seed", "", "also write every run to `FILE` (JSON Lines: seed, side, trace hash, failed properties, metrics)")
+	var failOn multi
+	fs.Var(&failOn, "fail-on", "exit 1 when a metric moves past a bound from baseline to changed, `METRIC[.STAT]=+X%` (repeatable), e.g. --fail-on MA2=+10% or --fail-on extra_latency.p99=+0.5 (seconds); STAT is mean (default), p50, p99, max, runs (with a nonzero sample) or total")
 	pos, code, done := parse(e, fs, c, args)
 	if done {
 		return code
@@ -46,6 +50,8 @@ func runCompare(e *env, args []string) int {
 	var base, changed systems.Design
 	var p plan
 	var f systems.Faults
+	var limits []threshold
+	var out *perSeedWriter
 	err := func() error {
 		if !sel.changed() {
 			return usagef("nothing to compare: change the design with --set, --knob or --design (e.g. --system arbiter --set confirm_aware_grace=true)")
@@ -80,7 +86,16 @@ func runCompare(e *env, args []string) int {
 				sel.design = *baseline
 			}
 		}
-		changed, err = sel.designOf(sys)
+		if changed, err = sel.designOf(sys); err != nil {
+			return err
+		}
+		if limits, err = parseThresholds(failOn, sys); err != nil {
+			return err
+		}
+		if err := checkOutFile("per-seed", *perSeed); err != nil {
+			return err
+		}
+		out, err = createPerSeed(*perSeed)
 		return err
 	}()
 	if err != nil {
@@ -95,7 +110,10 @@ func runCompare(e *env, args []string) int {
 	go func() {
 		defer close(in)
 		for _, seed := range seeds {
-			for _, t := range []task{{sys: sys, d: base, tag: 0, seed: seed}, {sys: sys, d: changed, tag: 1, seed: seed}} {
+			// Every event is recorded: the trace hashes say which runs the
+			// change altered at all.
+			full := systems.Options{Full: true}
+			for _, t := range []task{{sys: sys, d: base, tag: 0, seed: seed, opts: full}, {sys: sys, d: changed, tag: 1, seed: seed, opts: full}} {
 				select {
 				case in <- t:
 				case <-e.ctx.Done():
@@ -113,23 +131,47 @@ func runCompare(e *env, args []string) int {
 	// A seed counts once both its runs are done (an interrupted comparison
 	// covers the same seeds on both sides); the two are given to the pool
 	// one after the other, so few wait for their other half.
-	half := map[uint64]finished{}
+	type halfDone struct {
+		finished
+		rec seedRecord
+	}
+	half := map[uint64]halfDone{}
+	var recs [2][]seedRecord
+	out.begin(p)
+	sides := [2]string{"baseline", "changed"}
 	collect(e.ctx, runPool(*workers, f, in), func(x finished) {
 		prog.add(1)
+		h := halfDone{x, recordOf(x.r, sides[x.tag])}
+		h.r.Events = nil // only the verdicts and metrics are read
 		other, ok := half[x.seed]
 		if !ok {
-			x.r.Events = nil // only the verdicts and metrics are read
-			half[x.seed] = x
+			half[x.seed] = h
 			return
 		}
 		delete(half, x.seed)
-		aggs[x.tag].add(x.r, x.dur)
-		aggs[other.tag].add(other.r, other.dur)
+		for _, y := range []halfDone{other, h} {
+			aggs[y.tag].add(y.r, y.dur)
+			y.rec.Metrics = append([]systems.Metric(nil), y.rec.Metrics...)
+			recs[y.tag] = append(recs[y.tag], y.rec)
+		}
+		if other.tag == 0 {
+			out.add(other.rec, h.rec)
+		} else {
+			out.add(h.rec, other.rec)
+		}
 	})
 	prog.done()
+	if err := out.close(); err != nil {
+		fmt.Fprintf(e.stderr, "fencesim %s: %v\n", c.name, err)
+	}
 	wall := time.Since(start)
 	cmp := comparison{Format: summaryFormat, System: sys.Name(), Faults: string(f), Seeds: p.text(),
 		Baseline: aggs[0].done(wall, *workers), Changed: aggs[1].done(wall, *workers), Interrupted: interruption(e.ctx)}
+	cmp.Delta = newDelta(sys.Name(), sides, recs[0], recs[1])
+	for i := range limits {
+		limits[i].judge(cmp.Delta)
+	}
+	cmp.Delta.Thresholds = limits
 	if *asJSON {
 		b, _ := json.MarshalIndent(cmp, "", "  ")
 		fmt.Fprintln(e.stdout, string(b))
@@ -139,7 +181,7 @@ func runCompare(e *env, args []string) int {
 	if cmp.Interrupted != "" {
 		return exitInterrupted
 	}
-	if cmp.Baseline.FailedRuns > 0 || cmp.Changed.FailedRuns > 0 {
+	if cmp.Baseline.FailedRuns > 0 || cmp.Changed.FailedRuns > 0 || cmp.Delta.crossed() {
 		return exitFail
 	}
 	return exitOK
@@ -149,51 +191,10 @@ func (c *comparison) writeText(w io.Writer) {
 	b, x := &c.Baseline, &c.Changed
 	fmt.Fprintf(w, "== compare %s: baseline %s vs changed %s; faults %s; seeds %s (%d runs each) ==\n\n",
 		c.System, b.Design, x.Design, c.Faults, c.Seeds, b.Runs)
-	tw := rightTable(w)
-	var names []string
-	for _, p := range append(append([]PropertyCount(nil), b.Properties...), x.Properties...) {
-		names = append(names, p.Property)
-	}
-	for _, m := range b.Metrics {
-		names = append(names, m.Name)
-	}
-	pad := leftColumn(append(names, "property", "metric"))
-	fmt.Fprintf(tw, "%s\tbaseline failed\tchanged failed\t\n", pad("property"))
-	props := map[string][2]int{}
-	for _, p := range b.Properties {
-		v := props[p.Property]
-		v[0] = p.Failed
-		props[p.Property] = v
-	}
-	for _, p := range x.Properties {
-		v := props[p.Property]
-		v[1] = p.Failed
-		props[p.Property] = v
-	}
-	for _, name := range sortedKeys(props) {
-		fmt.Fprintf(tw, "%s\t%d\t%d\t\n", pad(name), props[name][0], props[name][1])
-	}
-	tw.Flush()
-	fmt.Fprintln(w)
-	tw = rightTable(w)
-	fmt.Fprintf(tw, "%s\tbaseline mean\tp50\tp99\tmax\tchanged mean\tp50\tp99\tmax\tdelta mean\tdelta p99\t\n", pad("metric"))
-	for _, m := range b.Metrics {
-		var o []float64
-		for _, y := range x.Metrics {
-			if y.Name == m.Name {
-				o = y.Values
-			}
-		}
-		v, u := m.Values, m.Unit
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", pad(m.Name),
-			num(mean(v), u), num(quantile(v, .5), u), num(quantile(v, .99), u), num(quantile(v, 1), u),
-			num(mean(o), u), num(quantile(o, .5), u), num(quantile(o, .99), u), num(quantile(o, 1), u),
-			delta(mean(v), mean(o), u), delta(quantile(v, .99), quantile(o, .99), u))
-	}
-	tw.Flush()
+	c.Delta.writeText(w, "the change")
 	if len(b.Probes) > 0 {
 		fmt.Fprintln(w)
-		tw = rightTable(w)
+		tw := rightTable(w)
 		pp := leftColumn(append(probeNames(b.Probes), "probe"))
 		fmt.Fprintf(tw, "%s\tbaseline rate\tchanged rate\t\n", pp("probe"))
 		for i, p := range b.Probes {
@@ -211,19 +212,18 @@ func (c *comparison) writeText(w io.Writer) {
 	}
 }
 
-func delta(a, b float64, unit string) string {
-	if math.IsNaN(a) || math.IsNaN(b) {
-		return "-"
+// parseThresholds parses --fail-on against a system's metrics.
+func parseThresholds(specs []string, sys systems.System) ([]threshold, error) {
+	names, units := metricsOf(sys)
+	var out []threshold
+	for _, s := range specs {
+		t, err := parseThreshold(s, names, units)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, t)
 	}
-	d := b - a
-	s := num(d, unit)
-	if d > 0 {
-		s = "+" + s
-	}
-	if a != 0 {
-		s += fmt.Sprintf(" (%+.0f%%)", 100*d/math.Abs(a))
-	}
-	return s
+	return out, nil
 }
 
 func probeNames(ps []ProbeCount) []string {
@@ -232,4 +232,17 @@ func probeNames(ps []ProbeCount) []string {
 		out = append(out, p.Name)
 	}
 	return out
+}
+
+// metricsOf lists a system's metrics and their units, from one fault-free
+// run of its default design (every run has the same metrics).
+func metricsOf(sys systems.System) ([]string, map[string]string) {
+	r := sys.Run(sys.Default(), 1, systems.None, systems.Options{})
+	units := map[string]string{}
+	var names []string
+	for _, m := range r.Metrics {
+		names = append(names, m.Name)
+		units[m.Name] = m.Unit
+	}
+	return names, units
 }

@@ -34,6 +34,9 @@ type exploreConfig struct {
 	summary   string
 	cpuprof   string
 	memprof   string
+	failfast  bool
+	perSeed   string
+	records   *perSeedWriter
 }
 
 func isSet(fs *flag.FlagSet, name string) bool {
@@ -63,6 +66,8 @@ func runExplore(e *env, args []string) int {
 	fs.StringVar(&cfg.summary, "summary-out", "", "also write the JSON summary to `FILE` (for fencesim merge)")
 	fs.StringVar(&cfg.cpuprof, "cpuprofile", "", "write a CPU profile of the whole command to `FILE` (go tool pprof bin/fencesim FILE)")
 	fs.StringVar(&cfg.memprof, "memprofile", "", "write a heap profile to `FILE` at the end (go tool pprof -sample_index=alloc_space bin/fencesim FILE)")
+	fs.BoolVar(&cfg.failfast, "failfast", false, "stop at the first failing run: minimize it, write its artifacts and print its minimized schedule, one action a line")
+	fs.StringVar(&cfg.perSeed, "per-seed", "", "also write every run to `FILE` (JSON Lines, by seed: trace hash, failed properties, metrics); every event is recorded for the hash")
 	exhaustive := fs.Bool("exhaustive", false, "system A only: run the bounded exhaustive mode instead of seeds (every single crash and message fault of a small world, then pairs)")
 	pairs := fs.Int("pairs", 20000, "with --exhaustive: at most this many fault pairs, an even spread of them (0: every pair)")
 	pos, code, done := parse(e, fs, c, args)
@@ -115,6 +120,12 @@ func runExplore(e *env, args []string) int {
 		if err := checkOutFile("summary-out", cfg.summary); err != nil {
 			return err
 		}
+		if err := checkOutFile("per-seed", cfg.perSeed); err != nil {
+			return err
+		}
+		if cfg.failfast && !isSet(fs, "artifacts") {
+			cfg.artifacts = 1
+		}
 		if err := checkOutFile("cpuprofile", cfg.cpuprof); err != nil {
 			return err
 		}
@@ -138,7 +149,13 @@ func runExplore(e *env, args []string) int {
 			return e.fail(c.name, usagef("--cpuprofile %s: %v", cfg.cpuprof, unwrapPath(err)))
 		}
 	}
+	if cfg.records, err = createPerSeed(cfg.perSeed); err != nil {
+		return e.fail(c.name, err)
+	}
 	s := explore(e, &cfg)
+	if err := cfg.records.close(); err != nil {
+		fmt.Fprintf(e.stderr, "fencesim %s: %v\n", c.name, err)
+	}
 	if err := stopCPU(); err != nil {
 		fmt.Fprintf(e.stderr, "fencesim %s: --cpuprofile %s: %v\n", c.name, cfg.cpuprof, err)
 	}
@@ -216,7 +233,7 @@ func saved(e *env, cmd string, s *Summary, path string) int {
 }
 
 func explore(e *env, cfg *exploreConfig) *Summary {
-	s := &Summary{Format: summaryFormat, Command: "explore", Faults: string(cfg.faults), Seeds: cfg.plan.text()}
+	s := &Summary{Format: summaryFormat, Command: "explore", Faults: string(cfg.faults), Seeds: cfg.plan.text(), FailFast: cfg.failfast}
 	if cfg.plan.shard.N > 1 {
 		s.Shard = cfg.plan.shard.String()
 	}
@@ -226,7 +243,7 @@ func explore(e *env, cfg *exploreConfig) *Summary {
 	// artifacts) ends with its share.
 	end := time.Now().Add(cfg.plan.budget)
 	for i, sys := range cfg.systems {
-		if e.ctx.Err() != nil {
+		if e.ctx.Err() != nil || (cfg.failfast && s.failed()) {
 			s.NotRun = append(s.NotRun, sys.Name())
 			continue
 		}
@@ -265,6 +282,9 @@ func exploreSystem(e *env, ctx context.Context, cfg *exploreConfig, sys systems.
 		if ctx.Err() != nil {
 			return true
 		}
+		if cfg.failfast && failing.Load() {
+			return true
+		}
 		if timed && failing.Load() && cfg.artifacts > 0 {
 			return time.Now().After(deadline.Add(-reserve))
 		}
@@ -284,7 +304,8 @@ func exploreSystem(e *env, ctx context.Context, cfg *exploreConfig, sys systems.
 				return false
 			}
 			select {
-			case in <- task{sys: sys, d: d, seed: seed, opts: systems.Options{Hash: hash}, second: second}:
+			// --per-seed records every event, for the hash of the run.
+			case in <- task{sys: sys, d: d, seed: seed, opts: systems.Options{Hash: hash, Full: cfg.records != nil}, second: second}:
 				sent.Add(1)
 				return true
 			case <-ctx.Done():
@@ -325,6 +346,7 @@ func exploreSystem(e *env, ctx context.Context, cfg *exploreConfig, sys systems.
 		}
 	}()
 	agg := newAggregate(sys, d, cfg.texts[sys.Name()])
+	cfg.records.begin(p)
 	// The audit keeps one hash per audited seed until its second run.
 	type firstRun struct {
 		hash   string
@@ -337,6 +359,7 @@ func exploreSystem(e *env, ctx context.Context, cfg *exploreConfig, sys systems.
 		received++
 		prog.add(1)
 		if !f.second {
+			cfg.records.add(recordOf(f.r, ""))
 			agg.add(f.r, f.dur)
 			if len(f.r.Failed()) > 0 {
 				failing.Store(true)

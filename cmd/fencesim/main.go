@@ -41,6 +41,7 @@ func commands() []command {
 		{"mutants", "[flags]", "the design-knob matrix: caught or not, by which property, after how many runs", runMutants, true},
 		{"scenarios", "[flags]", "run the named scenarios (A-S1..A-S9, C.1..C.8) and print their tables", runScenarios, false},
 		{"compare", "[flags]", "a baseline design and a changed one on the same seeds, metrics side by side", runCompare, true},
+		{"diff", "[flags]", "the working tree against a git revision (--base) on the same seeds: runs altered, properties flipped, metrics side by side", runDiff, true},
 		{"merge", "[flags] FILE...", "combine shard summaries (--summary-out) into one summary", runMerge, false},
 	}
 }

@@ -22,14 +22,17 @@ const summaryFormat = "fencesim-summary/1"
 // Summary is what explore and mutants print: the same from one machine or
 // from merged shards (except timings and which failures got artifacts).
 type Summary struct {
-	Format  string          `json:"format"`
-	Command string          `json:"command"` // explore or mutants
-	Faults  string          `json:"faults"`
-	Seeds   string          `json:"seeds"` // the whole range, the same in every shard
-	Budget  int             `json:"budget,omitempty"`
-	Shard   string          `json:"shard,omitempty"` // "i/n" of a shard's summary; empty when whole or merged
-	Systems []SystemSummary `json:"systems,omitempty"`
-	Mutants []MutantRow     `json:"mutants,omitempty"`
+	Format  string `json:"format"`
+	Command string `json:"command"` // explore or mutants
+	Faults  string `json:"faults"`
+	Seeds   string `json:"seeds"` // the whole range, the same in every shard
+	Budget  int    `json:"budget,omitempty"`
+	Shard   string `json:"shard,omitempty"` // "i/n" of a shard's summary; empty when whole or merged
+	// FailFast: explore --failfast stopped at the first failing run; the
+	// text prints its minimized schedule.
+	FailFast bool            `json:"failfast,omitempty"`
+	Systems  []SystemSummary `json:"systems,omitempty"`
+	Mutants  []MutantRow     `json:"mutants,omitempty"`
 	// Interrupted names the signal (SIGINT, SIGTERM) that stopped the
 	// command: the summary covers only the runs that finished.
 	Interrupted string `json:"interrupted,omitempty"`
@@ -116,6 +119,9 @@ type Artifact struct {
 	Complete  bool   `json:"complete"` // the minimization finished within its budget
 	Error     string `json:"error,omitempty"`
 	Skipped   string `json:"skipped,omitempty"` // why nothing was written: the command ran out of time or was interrupted
+	// Lines is the minimized schedule, one action a line, each marked
+	// needed, not needed or end.
+	Lines []string `json:"schedule_lines,omitempty"`
 }
 
 // Timing is wall-clock time: it differs between machines and runs.
@@ -408,6 +414,13 @@ func (x *SystemSummary) writeText(w io.Writer, s *Summary) {
 		}
 		fmt.Fprintf(w, "artifacts: seed %d (%s): %d -> %d fault actions, %s; report %s; schedule %s; trace %s\n",
 			a.Seed, a.Property, a.Faults, a.Kept, all, a.Report, a.Schedule, a.Trace)
+		if s.FailFast {
+			fmt.Fprintf(w, "minimized schedule of seed %d, one action a line:\n", a.Seed)
+			for _, l := range a.Lines {
+				fmt.Fprintf(w, "  %s\n", l)
+			}
+			fmt.Fprintf(w, "replay: fencesim replay %s\n", a.Minimized)
+		}
 	}
 	if x.Abandoned > 0 {
 		fmt.Fprintf(w, "abandoned: %d runs still in progress %v after the stop (not counted)\n", x.Abandoned, grace)

@@ -1,0 +1,553 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// runDelta is what changed between two sides run on the same seeds (compare:
+// two designs in one binary; diff: two revisions of the code), built from
+// per-seed records: which runs changed at all, which properties flipped
+// on which seeds, and each metric side by side with exact counts.
+type runDelta struct {
+	System string `json:"system"`
+	// Labels name the two sides ("baseline"/"changed", "base"/"working").
+	Labels [2]string `json:"labels"`
+	Seeds  int       `json:"seeds"` // seeds run on both sides
+	// Altered counts the seeds whose two runs differ event for event (by
+	// the hash of their events); AlteredSeeds lists them.
+	Altered      int      `json:"altered"`
+	AlteredSeeds []uint64 `json:"altered_seeds"`
+	// Unpaired lists seeds run on one side only (an interruption).
+	Unpaired   []uint64        `json:"unpaired,omitempty"`
+	Properties []propertyDelta `json:"properties"`
+	Metrics    []metricDelta   `json:"metrics"`
+	Thresholds []threshold     `json:"thresholds,omitempty"`
+}
+
+// propertyDelta is one property on both sides.
+type propertyDelta struct {
+	Property string `json:"property"`
+	Failed   [2]int `json:"failed"` // runs failing it on each side
+	// NewlyFailing are the seeds that pass it on the first side and fail
+	// it on the second; NewlyPassing the other way.
+	NewlyFailing []uint64 `json:"newly_failing"`
+	NewlyPassing []uint64 `json:"newly_passing"`
+}
+
+// metricDelta is one metric on both sides.
+type metricDelta struct {
+	Name  string         `json:"name"`
+	Unit  string         `json:"unit,omitempty"`
+	Sides [2]metricStats `json:"sides"`
+	// Diff is the second side's mean minus the first's, with a 95%
+	// confidence interval (normal approximation, Welch's standard error).
+	Diff   float64    `json:"diff"`
+	DiffCI [2]float64 `json:"diff_ci"`
+}
+
+// metricStats is one metric's spread on one side.
+type metricStats struct {
+	Samples int `json:"samples"`
+	// Runs counts the runs with a nonzero sample, exactly: a rare event
+	// (one false system_error in 1,000 runs) shows as "1 run", never as a
+	// mean rounded to zero. RunSeeds lists them when they are few.
+	Runs     int        `json:"runs"`
+	RunSeeds []uint64   `json:"run_seeds,omitempty"`
+	Total    float64    `json:"total"`
+	Mean     float64    `json:"mean"`
+	MeanCI   [2]float64 `json:"mean_ci"`
+	P50      float64    `json:"p50"`
+	P99      float64    `json:"p99"`
+	Max      float64    `json:"max"`
+}
+
+// fewSeeds is how many seeds a count lists by seed.
+const fewSeeds = 5
+
+// newDelta pairs two sides' records by seed.
+func newDelta(system string, labels [2]string, a, b []seedRecord) *runDelta {
+	d := &runDelta{System: system, Labels: labels, AlteredSeeds: []uint64{}}
+	bySeed := [2]map[uint64]*seedRecord{{}, {}}
+	for i, recs := range [2][]seedRecord{a, b} {
+		for j := range recs {
+			if recs[j].System == system || system == "" {
+				bySeed[i][recs[j].Seed] = &recs[j]
+			}
+		}
+	}
+	var seeds []uint64
+	for s := range bySeed[0] {
+		if _, ok := bySeed[1][s]; ok {
+			seeds = append(seeds, s)
+		} else {
+			d.Unpaired = append(d.Unpaired, s)
+		}
+	}
+	for s := range bySeed[1] {
+		if _, ok := bySeed[0][s]; !ok {
+			d.Unpaired = append(d.Unpaired, s)
+		}
+	}
+	sortSeeds(seeds)
+	sortSeeds(d.Unpaired)
+	d.Seeds = len(seeds)
+	props := map[string]*propertyDelta{}
+	prop := func(name string) *propertyDelta {
+		p := props[name]
+		if p == nil {
+			p = &propertyDelta{Property: name, NewlyFailing: []uint64{}, NewlyPassing: []uint64{}}
+			props[name] = p
+		}
+		return p
+	}
+	type samples struct {
+		unit  string
+		v     [2][]float64
+		runs  [2][]uint64
+		total [2]float64
+	}
+	metrics := map[string]*samples{}
+	var order []string
+	for _, s := range seeds {
+		x, y := bySeed[0][s], bySeed[1][s]
+		if x.Hash != y.Hash || x.Hash == "" {
+			d.Altered++
+			d.AlteredSeeds = append(d.AlteredSeeds, s)
+		}
+		for i, r := range [2]*seedRecord{x, y} {
+			for _, p := range r.Failed {
+				prop(p).Failed[i]++
+			}
+			for _, p := range r.Held {
+				prop(p)
+			}
+			for _, m := range r.Metrics {
+				ms := metrics[m.Name]
+				if ms == nil {
+					ms = &samples{unit: m.Unit}
+					metrics[m.Name] = ms
+					order = append(order, m.Name)
+				}
+				ms.v[i] = append(ms.v[i], m.Values...)
+				any := false
+				for _, v := range m.Values {
+					ms.total[i] += v
+					any = any || v != 0
+				}
+				if any {
+					ms.runs[i] = append(ms.runs[i], s)
+				}
+			}
+		}
+		for _, p := range x.Failed {
+			if !y.failedOn(p) {
+				prop(p).NewlyPassing = append(prop(p).NewlyPassing, s)
+			}
+		}
+		for _, p := range y.Failed {
+			if !x.failedOn(p) {
+				prop(p).NewlyFailing = append(prop(p).NewlyFailing, s)
+			}
+		}
+	}
+	for _, name := range sortedKeys(props) {
+		d.Properties = append(d.Properties, *props[name])
+	}
+	for _, name := range order {
+		ms := metrics[name]
+		md := metricDelta{Name: name, Unit: ms.unit}
+		for i := range 2 {
+			md.Sides[i] = statsOf(ms.v[i], ms.runs[i], ms.total[i])
+		}
+		a, b := md.Sides[0], md.Sides[1]
+		md.Diff = b.Mean - a.Mean
+		se := math.Sqrt(variance(ms.v[0])/float64(a.Samples) + variance(ms.v[1])/float64(b.Samples))
+		md.DiffCI = [2]float64{md.Diff - 1.96*se, md.Diff + 1.96*se}
+		d.Metrics = append(d.Metrics, md)
+	}
+	return d
+}
+
+func sortSeeds(s []uint64) { sort.Slice(s, func(i, j int) bool { return s[i] < s[j] }) }
+
+func statsOf(v []float64, runs []uint64, total float64) metricStats {
+	s := metricStats{Samples: len(v), Runs: len(runs), Total: total, Mean: math.NaN(), P50: math.NaN(), P99: math.NaN(), Max: math.NaN(),
+		MeanCI: [2]float64{math.NaN(), math.NaN()}}
+	if len(runs) <= fewSeeds {
+		s.RunSeeds = runs
+	}
+	if len(v) == 0 {
+		return s
+	}
+	sorted := append([]float64(nil), v...)
+	sort.Float64s(sorted)
+	s.Mean, s.P50, s.P99, s.Max = mean(sorted), quantile(sorted, .5), quantile(sorted, .99), quantile(sorted, 1)
+	h := 1.96 * math.Sqrt(variance(v)/float64(len(v)))
+	s.MeanCI = [2]float64{s.Mean - h, s.Mean + h}
+	return s
+}
+
+// variance is the sample variance (NaN below two samples).
+func variance(v []float64) float64 {
+	if len(v) < 2 {
+		return math.NaN()
+	}
+	m := mean(v)
+	var t float64
+	for _, x := range v {
+		t += (x - m) * (x - m)
+	}
+	return t / float64(len(v)-1)
+}
+
+// newlyFailing reports whether a property fails on a seed of the second
+// side that passed it on the first.
+func (d *runDelta) newlyFailing() bool {
+	for _, p := range d.Properties {
+		if len(p.NewlyFailing) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// crossed reports whether a --fail-on threshold was crossed.
+func (d *runDelta) crossed() bool {
+	for _, t := range d.Thresholds {
+		if t.Crossed {
+			return true
+		}
+	}
+	return false
+}
+
+// writeText renders the delta: the runs that changed, the properties, the
+// metrics side by side, the rare events in exact counts, the thresholds.
+func (d *runDelta) writeText(w io.Writer, what string) {
+	a, b := d.Labels[0], d.Labels[1]
+	switch {
+	case d.Seeds == 0:
+		fmt.Fprintf(w, "no seed ran on both sides\n")
+	case d.Altered == 0:
+		fmt.Fprintf(w, "%s altered 0 of %d runs: every run is identical event for event (by trace hash)\n", what, d.Seeds)
+	default:
+		fmt.Fprintf(w, "%s altered %d of %d runs (by trace hash; %d identical event for event):%s\n",
+			what, d.Altered, d.Seeds, d.Seeds-d.Altered, seedList(" seeds ", d.AlteredSeeds, 10))
+	}
+	if len(d.Unpaired) > 0 {
+		fmt.Fprintf(w, "%d seeds ran on one side only and are left out:%s\n", len(d.Unpaired), seedList(" ", d.Unpaired, 10))
+	}
+	fmt.Fprintln(w)
+	var names []string
+	for _, p := range d.Properties {
+		names = append(names, p.Property)
+	}
+	for _, m := range d.Metrics {
+		names = append(names, m.Name)
+	}
+	pad := leftColumn(append(names, "property", "metric"))
+	tw := rightTable(w)
+	fmt.Fprintf(tw, "%s\t%s failed\t%s failed\tnewly failing\tnewly passing\t\n", pad("property"), a, b)
+	for _, p := range d.Properties {
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%s\t\n", pad(p.Property), p.Failed[0], p.Failed[1],
+			orDash(seedList("", p.NewlyFailing, 8)), orDash(seedList("", p.NewlyPassing, 8)))
+	}
+	tw.Flush()
+	fmt.Fprintln(w)
+	tw = rightTable(w)
+	fmt.Fprintf(tw, "%s\t%s mean [95%% CI]\t%s mean [95%% CI]\tdelta mean [95%% CI]\truns with any\t\n", pad("metric"), a, b)
+	for _, m := range d.Metrics {
+		x, y, u := m.Sides[0], m.Sides[1], m.Unit
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d -> %d\t\n", pad(m.Name),
+			withCI(x.Mean, x.MeanCI, u), withCI(y.Mean, y.MeanCI, u), diffText(m, u), x.Runs, y.Runs)
+	}
+	tw.Flush()
+	fmt.Fprintln(w)
+	tw = rightTable(w)
+	fmt.Fprintf(tw, "%s\t%s p50\tp99\tmax\t%s p50\tp99\tmax\t\n", pad("metric"), a, b)
+	for _, m := range d.Metrics {
+		x, y, u := m.Sides[0], m.Sides[1], m.Unit
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", pad(m.Name),
+			num(x.P50, u), num(x.P99, u), num(x.Max, u), num(y.P50, u), num(y.P99, u), num(y.Max, u))
+	}
+	tw.Flush()
+	var rare []string
+	for _, m := range d.Metrics {
+		x, y := m.Sides[0], m.Sides[1]
+		if m.Unit == "" && x.Runs != y.Runs && min(x.Runs, y.Runs) <= fewSeeds {
+			rare = append(rare, fmt.Sprintf("  %s: %s with any on %s, %s on %s", m.Name, runsText(x), a, runsText(y), b))
+		}
+	}
+	if len(rare) > 0 {
+		fmt.Fprintf(w, "\nexact counts:\n%s\n", strings.Join(rare, "\n"))
+	}
+	if len(d.Thresholds) > 0 {
+		fmt.Fprintf(w, "\nthresholds:\n")
+		for _, t := range d.Thresholds {
+			verdict := "held"
+			if t.Crossed {
+				verdict = "CROSSED"
+			}
+			noise := ""
+			if t.Stat == "mean" && t.noise(d) {
+				noise = " (the difference's 95% CI includes 0: it may be noise; run more seeds)"
+			}
+			fmt.Fprintf(w, "  --fail-on %s: %s %s %s, %s %s: %s%s\n", t.Spec, t.Stat, a, num(t.Values[0], t.Unit), b, num(t.Values[1], t.Unit), verdict, noise)
+		}
+	}
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// seedList renders up to n seeds after prefix ("" when there are none).
+func seedList(prefix string, seeds []uint64, n int) string {
+	if len(seeds) == 0 {
+		return ""
+	}
+	var parts []string
+	for i, s := range seeds {
+		if i == n {
+			parts = append(parts, fmt.Sprintf("... (%d more)", len(seeds)-n))
+			break
+		}
+		parts = append(parts, strconv.FormatUint(s, 10))
+	}
+	return prefix + strings.Join(parts, ", ")
+}
+
+// runsText is an exact count of runs: "0 runs", "1 run (seed 17)".
+func runsText(s metricStats) string {
+	unit := "runs"
+	if s.Runs == 1 {
+		unit = "run"
+	}
+	out := fmt.Sprintf("%d %s", s.Runs, unit)
+	if len(s.RunSeeds) > 0 {
+		word := "seeds"
+		if len(s.RunSeeds) == 1 {
+			word = "seed"
+		}
+		out += fmt.Sprintf(" (%s%s, total %s)", word, seedList(" ", s.RunSeeds, fewSeeds), num(s.Total, ""))
+	}
+	return out
+}
+
+func withCI(m float64, ci [2]float64, unit string) string {
+	if math.IsNaN(m) {
+		return "-"
+	}
+	if math.IsNaN(ci[0]) || ci[0] == ci[1] {
+		return num(m, unit)
+	}
+	return fmt.Sprintf("%s [%s, %s]", num(m, unit), num(ci[0], unit), num(ci[1], unit))
+}
+
+func diffText(m metricDelta, unit string) string {
+	a, b := m.Sides[0].Mean, m.Sides[1].Mean
+	if math.IsNaN(a) || math.IsNaN(b) {
+		return "-"
+	}
+	s := signed(m.Diff, unit)
+	if a != 0 {
+		s += fmt.Sprintf(" (%+.1f%%)", 100*m.Diff/math.Abs(a))
+	}
+	if !math.IsNaN(m.DiffCI[0]) && m.DiffCI[0] != m.DiffCI[1] {
+		s += fmt.Sprintf(" [%s, %s]", signed(m.DiffCI[0], unit), signed(m.DiffCI[1], unit))
+	}
+	return s
+}
+
+func signed(x float64, unit string) string {
+	s := num(x, unit)
+	if x > 0 {
+		s = "+" + s
+	}
+	return s
+}
+
+// ---- thresholds ----
+
+// threshold is one --fail-on: a metric's statistic may not move more than
+// a bound from the first side to the second.
+type threshold struct {
+	Spec   string     `json:"spec"`
+	Metric string     `json:"metric"`
+	Stat   string     `json:"stat"` // mean, p50, p99, max, runs or total
+	Unit   string     `json:"unit,omitempty"`
+	Values [2]float64 `json:"values"`
+	// Crossed: the statistic moved past the bound in the bound's direction.
+	Crossed bool `json:"crossed"`
+	bound   float64
+	percent bool
+}
+
+// thresholdStats are the statistics a threshold can bound.
+var thresholdStats = []string{"mean", "p50", "p99", "max", "runs", "total"}
+
+// parseThreshold parses METRIC[.STAT]=+X% (a rise of more than X% crosses
+// it), =+X (a rise of more than X, in the metric's unit: seconds for
+// durations), or -X% / -X (a fall). METRIC is a metric's name, or its id
+// in parentheses (MA2), or its name without the id.
+func parseThreshold(spec string, names []string, units map[string]string) (threshold, error) {
+	t := threshold{Spec: spec, Stat: "mean"}
+	key, bound, ok := strings.Cut(spec, "=")
+	if !ok || key == "" || bound == "" {
+		return t, usagef("--fail-on %q: want METRIC[.STAT]=+X%% or =+X, e.g. --fail-on MA2=+10%% or --fail-on 'extra_latency.p99=+0.5'", spec)
+	}
+	if k, stat, ok := strings.Cut(key, "."); ok {
+		if !contains(thresholdStats, stat) {
+			return t, usagef("--fail-on %q: unknown statistic %q (one of %s)", spec, stat, strings.Join(thresholdStats, ", "))
+		}
+		key, t.Stat = k, stat
+	}
+	var match []string
+	for _, n := range names {
+		base, id, _ := strings.Cut(n, " (")
+		id = strings.TrimSuffix(id, ")")
+		if n == key || base == key || id == key {
+			match = append(match, n)
+		}
+	}
+	switch len(match) {
+	case 0:
+		return t, usagef("--fail-on %q: no metric %q (metrics: %s)", spec, key, strings.Join(names, ", "))
+	case 1:
+		t.Metric = match[0]
+	default:
+		return t, usagef("--fail-on %q: %q names %d metrics (%s): use the name", spec, key, len(match), strings.Join(match, ", "))
+	}
+	t.Unit = units[t.Metric]
+	if t.Stat == "runs" {
+		t.Unit = ""
+	}
+	if strings.HasSuffix(bound, "%") {
+		t.percent, bound = true, strings.TrimSuffix(bound, "%")
+	}
+	v, err := strconv.ParseFloat(bound, 64)
+	if err != nil || (bound[0] != '+' && bound[0] != '-') || math.IsNaN(v) || math.IsInf(v, 0) {
+		return t, usagef("--fail-on %q: the bound %q must be signed, + for a rise or - for a fall, e.g. +10%% or -0.5", spec, bound)
+	}
+	t.bound = v
+	return t, nil
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// noise reports whether the 95% CI of the metric's difference of means
+// includes zero.
+func (t *threshold) noise(d *runDelta) bool {
+	for _, m := range d.Metrics {
+		if m.Name == t.Metric {
+			return m.DiffCI[0] <= 0 && m.DiffCI[1] >= 0
+		}
+	}
+	return false
+}
+
+// judge sets the threshold's values from the delta and whether it crossed.
+// A relative bound on a statistic that is 0 on the first side is crossed
+// by any move in its direction.
+func (t *threshold) judge(d *runDelta) {
+	for _, m := range d.Metrics {
+		if m.Name != t.Metric {
+			continue
+		}
+		for i, s := range m.Sides {
+			switch t.Stat {
+			case "mean":
+				t.Values[i] = s.Mean
+			case "p50":
+				t.Values[i] = s.P50
+			case "p99":
+				t.Values[i] = s.P99
+			case "max":
+				t.Values[i] = s.Max
+			case "runs":
+				t.Values[i] = float64(s.Runs)
+			case "total":
+				t.Values[i] = s.Total
+			}
+		}
+	}
+	a, b := t.Values[0], t.Values[1]
+	if math.IsNaN(a) || math.IsNaN(b) {
+		return
+	}
+	move := b - a
+	limit := t.bound
+	if t.percent {
+		limit = t.bound / 100 * math.Abs(a)
+	}
+	if t.bound >= 0 {
+		t.Crossed = move > limit
+	} else {
+		t.Crossed = move < limit
+	}
+}
+
+// ---- JSON: NaN (no samples) is null ----
+
+func jnum(x float64) *float64 {
+	if math.IsNaN(x) || math.IsInf(x, 0) {
+		return nil
+	}
+	return &x
+}
+
+func jpair(p [2]float64) [2]*float64 { return [2]*float64{jnum(p[0]), jnum(p[1])} }
+
+// MarshalJSON writes a statistic without samples as null.
+func (s metricStats) MarshalJSON() ([]byte, error) {
+	return json.Marshal(struct {
+		Samples  int         `json:"samples"`
+		Runs     int         `json:"runs"`
+		RunSeeds []uint64    `json:"run_seeds,omitempty"`
+		Total    float64     `json:"total"`
+		Mean     *float64    `json:"mean"`
+		MeanCI   [2]*float64 `json:"mean_ci"`
+		P50      *float64    `json:"p50"`
+		P99      *float64    `json:"p99"`
+		Max      *float64    `json:"max"`
+	}{s.Samples, s.Runs, s.RunSeeds, s.Total, jnum(s.Mean), jpair(s.MeanCI), jnum(s.P50), jnum(s.P99), jnum(s.Max)})
+}
+
+// MarshalJSON writes a difference without samples as null.
+func (m metricDelta) MarshalJSON() ([]byte, error) {
+	return json.Marshal(struct {
+		Name   string         `json:"name"`
+		Unit   string         `json:"unit,omitempty"`
+		Sides  [2]metricStats `json:"sides"`
+		Diff   *float64       `json:"diff"`
+		DiffCI [2]*float64    `json:"diff_ci"`
+	}{m.Name, m.Unit, m.Sides, jnum(m.Diff), jpair(m.DiffCI)})
+}
+
+// MarshalJSON writes a statistic without samples as null.
+func (t threshold) MarshalJSON() ([]byte, error) {
+	return json.Marshal(struct {
+		Spec    string      `json:"spec"`
+		Metric  string      `json:"metric"`
+		Stat    string      `json:"stat"`
+		Unit    string      `json:"unit,omitempty"`
+		Values  [2]*float64 `json:"values"`
+		Crossed bool        `json:"crossed"`
+	}{t.Spec, t.Metric, t.Stat, t.Unit, jpair(t.Values), t.Crossed})
+}

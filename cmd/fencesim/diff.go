@@ -1,0 +1,596 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/fencesim/fencesim/internal/systems"
+)
+
+// diffFormat names diff's JSON output.
+const diffFormat = "fencesim-diff/1"
+
+// diffResult is what diff prints.
+type diffResult struct {
+	Format  string `json:"format"`
+	Base    string `json:"base"`        // the revision asked for
+	BaseRev string `json:"base_commit"` // what it resolved to
+	Working string `json:"working"`     // HEAD, and whether the tree had changes
+	Design  string `json:"design"`
+	Faults  string `json:"faults"`
+	Seeds   string `json:"seeds"`
+	// Systems is one delta per system, base first.
+	Systems []*runDelta `json:"systems"`
+	Kept    []keptRun   `json:"kept,omitempty"`
+	// Verdict: "unchanged", "changed" (runs differ, nothing newly fails,
+	// no threshold crossed) or "failed".
+	Verdict     string   `json:"verdict"`
+	Interrupted string   `json:"interrupted,omitempty"`
+	Timing      [2]int64 `json:"timing_ns"` // building, running
+}
+
+// keptRun is one seed whose two runs were written in full.
+type keptRun struct {
+	System string    `json:"system"`
+	Seed   uint64    `json:"seed"`
+	Why    string    `json:"why"`
+	Dirs   [2]string `json:"dirs"` // base, working
+	Error  string    `json:"error,omitempty"`
+}
+
+func runDiff(e *env, args []string) int {
+	c := commandByName("diff")
+	fs := newFlags(c.name)
+	var sel selection
+	sel.register(fs, "all")
+	var sf seedFlags
+	sf.register(fs, 200, false)
+	base := fs.String("base", "HEAD", "the git `REV` to compare the working tree with (a commit, branch or tag: HEAD~1, origin/main)")
+	faults := fs.String("faults", "moderate", "fault intensity: none, moderate or heavy")
+	workers := workersFlag(fs)
+	var failOn multi
+	fs.Var(&failOn, "fail-on", "exit 1 when a metric moves past a bound from base to working tree, `METRIC[.STAT]=+X%` (repeatable), e.g. --fail-on MA2=+10%; as in compare")
+	keep := fs.Int("keep", 3, "seeds per system whose two runs are kept in full (trace and report), the most changed first: newly failing, newly passing, then the largest metric moves")
+	out := fs.String("out", "fencesim-out/diff", "`DIR` for the kept runs")
+	perSeed := fs.String("per-seed", "", "also write every run of both sides to `FILE` (JSON Lines, side base or working)")
+	asJSON := fs.Bool("json", false, "print the result as JSON")
+	pos, code, done := parse(e, fs, c, args)
+	if done {
+		return code
+	}
+	if len(pos) > 0 {
+		return e.fail(c.name, usagef("unexpected argument %q (diff takes flags only; the revision is --base REV)", pos[0]))
+	}
+	var list []systems.System
+	var p plan
+	var f systems.Faults
+	limits := map[string][]threshold{}
+	var root, rev string
+	err := func() error {
+		var err error
+		if list, err = sel.systems(isSet(fs, "system")); err != nil {
+			return err
+		}
+		if p, err = sf.plan(fs); err != nil {
+			return err
+		}
+		if f, err = parseFaults(*faults); err != nil {
+			return err
+		}
+		if err := checkWorkers(*workers); err != nil {
+			return err
+		}
+		for _, sys := range list {
+			if _, err := sel.designOf(sys); err != nil {
+				return err
+			}
+		}
+		if limits, err = diffThresholds(failOn, list); err != nil {
+			return err
+		}
+		if *keep < 0 {
+			return usagef("--keep %d: want 0 or more (0 keeps none)", *keep)
+		}
+		if *keep > 0 {
+			if err := checkOutDir(*out); err != nil {
+				return err
+			}
+		}
+		if err := checkOutFile("per-seed", *perSeed); err != nil {
+			return err
+		}
+		if root, err = gitRoot(); err != nil {
+			return err
+		}
+		rev, err = resolveRev(root, *base)
+		return err
+	}()
+	if err != nil {
+		return e.fail(c.name, err)
+	}
+	if sel.warning != "" {
+		fmt.Fprintf(e.stderr, "fencesim %s: %s\n", c.name, sel.warning)
+	}
+	res := &diffResult{Format: diffFormat, Base: *base, BaseRev: rev, Working: workingText(root), Design: sel.describe(systems.Design{Knobs: sel.knobs}),
+		Faults: string(f), Seeds: p.text()}
+	say := func(format string, args ...any) {
+		if !*asJSON {
+			fmt.Fprintf(e.stderr, "fencesim diff: "+format+"\n", args...)
+		}
+	}
+	tmp, err := os.MkdirTemp("", "fencesim-diff-")
+	if err != nil {
+		return e.fail(c.name, err)
+	}
+	defer os.RemoveAll(tmp)
+	start := time.Now()
+	say("building %s (%s) and the working tree", *base, short(rev))
+	bins, cleanup, err := buildBoth(e.ctx, root, rev, tmp)
+	defer cleanup()
+	if err != nil {
+		if e.ctx.Err() != nil {
+			return exitInterrupted
+		}
+		return e.fail(c.name, err)
+	}
+	res.Timing[0] = int64(time.Since(start))
+	start = time.Now()
+	names := make([]string, len(list))
+	for i, sys := range list {
+		names[i] = sys.Name()
+	}
+	common := append(sel.forward(), "--system", strings.Join(names, ","), "--faults", string(f), "--workers", strconv.Itoa(*workers))
+	common = append(common, p.forward()...)
+	var recs [2][]seedRecord
+	sides := [2]string{"base", "working"}
+	for i, bin := range bins {
+		say("running %s on the %s", p.text(), map[int]string{0: "base " + short(rev), 1: "working tree"}[i])
+		file := filepath.Join(tmp, sides[i]+".jsonl")
+		args := append([]string{"explore", "--artifacts", "0", "--audit", "0", "--json", "--per-seed", file}, common...)
+		if err := runChild(e.ctx, bin, root, args); err != nil {
+			if e.ctx.Err() != nil {
+				res.Interrupted = interruption(e.ctx)
+				break
+			}
+			return e.fail(c.name, fmt.Errorf("the %s: %v", map[int]string{0: "base revision " + short(rev), 1: "working tree"}[i], err))
+		}
+		fh, err := os.Open(file)
+		if err != nil {
+			return e.fail(c.name, err)
+		}
+		recs[i], err = readPerSeed(fh, file)
+		fh.Close()
+		if err != nil {
+			return e.fail(c.name, err)
+		}
+		for j := range recs[i] {
+			recs[i][j].Side = sides[i]
+		}
+	}
+	res.Timing[1] = int64(time.Since(start))
+	if *perSeed != "" {
+		if err := writeBothSides(*perSeed, recs); err != nil {
+			return e.fail(c.name, err)
+		}
+	}
+	for _, sys := range list {
+		d := newDelta(sys.Name(), sides, recs[0], recs[1])
+		for _, t := range limits[sys.Name()] {
+			t.judge(d)
+			d.Thresholds = append(d.Thresholds, t)
+		}
+		res.Systems = append(res.Systems, d)
+	}
+	res.Verdict = "unchanged"
+	for _, d := range res.Systems {
+		if d.Altered > 0 && res.Verdict == "unchanged" {
+			res.Verdict = "changed"
+		}
+		if d.newlyFailing() || d.crossed() {
+			res.Verdict = "failed"
+		}
+	}
+	if *keep > 0 && res.Interrupted == "" {
+		res.Kept = keepChanged(e.ctx, bins, root, sel, f, res.Systems, recs, *keep, *out, say)
+	}
+	if *asJSON {
+		b, err := json.MarshalIndent(res, "", "  ")
+		if err != nil {
+			return e.fail(c.name, err)
+		}
+		fmt.Fprintln(e.stdout, string(b))
+	} else {
+		res.writeText(e.stdout)
+	}
+	switch {
+	case res.Interrupted != "":
+		return exitInterrupted
+	case res.Verdict == "failed":
+		return exitFail
+	}
+	return exitOK
+}
+
+func (r *diffResult) writeText(w io.Writer) {
+	fmt.Fprintf(w, "== diff: base %s (%s) vs working tree (%s); design %s; faults %s; seeds %s ==\n",
+		r.Base, short(r.BaseRev), r.Working, r.Design, r.Faults, r.Seeds)
+	for _, d := range r.Systems {
+		fmt.Fprintf(w, "\n-- %s --\n", d.System)
+		d.writeText(w, "your change")
+	}
+	if len(r.Kept) > 0 {
+		fmt.Fprintf(w, "\nkept (trace and report of both runs; fencesim replay FILE replays one):\n")
+		for _, k := range r.Kept {
+			if k.Error != "" {
+				fmt.Fprintf(w, "  %s seed %d (%s): %s\n", k.System, k.Seed, k.Why, k.Error)
+				continue
+			}
+			fmt.Fprintf(w, "  %s seed %d (%s): base %s, working %s\n", k.System, k.Seed, k.Why, k.Dirs[0], k.Dirs[1])
+		}
+	}
+	fmt.Fprintln(w)
+	switch r.Verdict {
+	case "unchanged":
+		fmt.Fprintf(w, "verdict: unchanged: every run identical on both sides\n")
+	case "changed":
+		fmt.Fprintf(w, "verdict: changed, nothing newly failing and no threshold crossed\n")
+	default:
+		var why []string
+		for _, d := range r.Systems {
+			for _, p := range d.Properties {
+				if len(p.NewlyFailing) > 0 {
+					why = append(why, fmt.Sprintf("%s %s newly fails on%s", d.System, p.Property, seedList(" seeds ", p.NewlyFailing, 8)))
+				}
+			}
+			for _, t := range d.Thresholds {
+				if t.Crossed {
+					why = append(why, fmt.Sprintf("%s --fail-on %s crossed", d.System, t.Spec))
+				}
+			}
+		}
+		fmt.Fprintf(w, "verdict: FAILED: %s\n", strings.Join(why, "; "))
+	}
+	if r.Interrupted != "" {
+		fmt.Fprintf(w, "INTERRUPTED (%s): the diff covers the seeds that ran on both sides\n", r.Interrupted)
+	}
+}
+
+// forward renders the selection as flags for a child fencesim.
+func (s *selection) forward() []string {
+	var out []string
+	for _, k := range s.knobs {
+		out = append(out, "--knob", k)
+	}
+	for _, x := range s.sets {
+		out = append(out, "--set", x)
+	}
+	if s.design != "" {
+		abs, err := filepath.Abs(s.design)
+		if err != nil {
+			abs = s.design
+		}
+		out = append(out, "--design", abs)
+	}
+	if s.unsafe {
+		out = append(out, "--unsafe")
+	}
+	return append(out, "--world", s.world)
+}
+
+// forward renders a bounded plan as flags for a child fencesim.
+func (p plan) forward() []string {
+	out := []string{"--seeds", fmt.Sprintf("%d-%d", p.first, p.last)}
+	if p.shard.N > 1 {
+		out = append(out, "--shard", p.shard.String())
+	}
+	return out
+}
+
+// diffThresholds parses --fail-on for each system that has the metric.
+func diffThresholds(specs []string, list []systems.System) (map[string][]threshold, error) {
+	out := map[string][]threshold{}
+	for _, spec := range specs {
+		var first error
+		found := false
+		for _, sys := range list {
+			names, units := metricsOf(sys)
+			t, err := parseThreshold(spec, names, units)
+			if err != nil {
+				if first == nil {
+					first = err
+				}
+				continue
+			}
+			found = true
+			out[sys.Name()] = append(out[sys.Name()], t)
+		}
+		if !found {
+			return nil, first
+		}
+	}
+	return out, nil
+}
+
+// ---- git and go ----
+
+// gitRoot is the top of the git checkout the command runs in, which must
+// hold fencesim's source.
+func gitRoot() (string, error) {
+	out, err := exec.Command("git", "rev-parse", "--show-toplevel").CombinedOutput()
+	if err != nil {
+		return "", usagef("run diff inside a git checkout of fencesim (git rev-parse: %s)", firstLine(out, err))
+	}
+	root := strings.TrimSpace(string(out))
+	if _, err := os.Stat(filepath.Join(root, "cmd", "fencesim")); err != nil {
+		return "", usagef("%s has no cmd/fencesim: run diff inside a checkout of fencesim", root)
+	}
+	return root, nil
+}
+
+// resolveRev resolves a revision to its commit.
+func resolveRev(root, rev string) (string, error) {
+	if rev == "" || strings.HasPrefix(rev, "-") {
+		return "", usagef("--base %q: want a git revision, e.g. --base HEAD~1 or --base origin/main", rev)
+	}
+	cmd := exec.Command("git", "rev-parse", "--verify", "--quiet", rev+"^{commit}")
+	cmd.Dir = root
+	out, err := cmd.Output()
+	if err != nil {
+		return "", usagef("--base %s: not a commit of %s (git log --oneline lists them)", rev, root)
+	}
+	return strings.TrimSpace(string(out)), nil
+}
+
+// workingText says what the working tree is: its HEAD and whether it has
+// changes.
+func workingText(root string) string {
+	cmd := exec.Command("git", "rev-parse", "--short=12", "HEAD")
+	cmd.Dir = root
+	head, err := cmd.Output()
+	if err != nil {
+		return "no commit yet"
+	}
+	cmd = exec.Command("git", "status", "--porcelain")
+	cmd.Dir = root
+	st, _ := cmd.Output()
+	s := "HEAD " + strings.TrimSpace(string(head))
+	if len(bytes.TrimSpace(st)) > 0 {
+		s += " with uncommitted changes"
+	}
+	return s
+}
+
+func short(rev string) string {
+	if len(rev) > 12 {
+		return rev[:12]
+	}
+	return rev
+}
+
+func firstLine(out []byte, err error) string {
+	s := strings.TrimSpace(string(out))
+	if s == "" {
+		return err.Error()
+	}
+	l, _, _ := strings.Cut(s, "\n")
+	return l
+}
+
+// buildBoth builds the base revision's fencesim in a temporary git
+// worktree under tmp and the working tree's, and returns the two binaries
+// (base, working) and a cleanup that removes the worktree.
+func buildBoth(ctx context.Context, root, rev, tmp string) ([2]string, func(), error) {
+	bins := [2]string{filepath.Join(tmp, "fencesim-base"), filepath.Join(tmp, "fencesim-working")}
+	wt := filepath.Join(tmp, "base")
+	cleanup := func() {}
+	add := exec.CommandContext(ctx, "git", "worktree", "add", "--detach", "--quiet", wt, rev)
+	add.Dir = root
+	if out, err := add.CombinedOutput(); err != nil {
+		return bins, cleanup, fmt.Errorf("git worktree add %s: %s", short(rev), firstLine(out, err))
+	}
+	cleanup = func() {
+		rm := exec.Command("git", "worktree", "remove", "--force", wt)
+		rm.Dir = root
+		if rm.Run() != nil {
+			prune := exec.Command("git", "worktree", "prune")
+			prune.Dir = root
+			_ = prune.Run()
+		}
+	}
+	for i, dir := range [2]string{wt, root} {
+		b := exec.CommandContext(ctx, "go", "build", "-o", bins[i], "./cmd/fencesim")
+		b.Dir = dir
+		if out, err := b.CombinedOutput(); err != nil {
+			what := "base revision " + short(rev)
+			if i == 1 {
+				what = "working tree"
+			}
+			if errors.Is(err, exec.ErrNotFound) {
+				return bins, cleanup, usagef("diff builds fencesim with the go command: put go on PATH")
+			}
+			return bins, cleanup, fmt.Errorf("the %s does not build: %s", what, firstLine(out, err))
+		}
+	}
+	return bins, cleanup, nil
+}
+
+// runChild runs a fencesim binary. Exit 0 and 1 (a property failed) are
+// results; exit 2 is the child's refusal, returned with its message.
+func runChild(ctx context.Context, bin, dir string, args []string) error {
+	cmd := exec.CommandContext(ctx, bin, args...)
+	cmd.Dir = dir
+	var stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = io.Discard, &stderr
+	err := cmd.Run()
+	var ee *exec.ExitError
+	if errors.As(err, &ee) && ee.ExitCode() == exitFail {
+		return nil
+	}
+	if err != nil {
+		msg := firstLine(stderr.Bytes(), err)
+		if strings.Contains(msg, "flag provided but not defined") {
+			msg += " (this revision predates what diff needs: pick a later --base)"
+		}
+		return errors.New(msg)
+	}
+	return nil
+}
+
+// writeBothSides writes both sides' records, by seed, base first.
+func writeBothSides(path string, recs [2][]seedRecord) error {
+	all := append(append([]seedRecord(nil), recs[0]...), recs[1]...)
+	sort.SliceStable(all, func(i, j int) bool {
+		if all[i].System != all[j].System {
+			return false
+		}
+		return all[i].Seed < all[j].Seed
+	})
+	var b bytes.Buffer
+	for _, r := range all {
+		line, err := json.Marshal(r)
+		if err != nil {
+			return err
+		}
+		b.Write(append(line, '\n'))
+	}
+	if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
+		return usagef("--per-seed %s: %v", path, unwrapPath(err))
+	}
+	return nil
+}
+
+// ---- the most changed seeds ----
+
+// mostChanged ranks a delta's altered seeds: newly failing first, then
+// newly passing, then by how far their metrics moved (each metric's move
+// over its spread, summed).
+func mostChanged(d *runDelta, recs map[uint64][2]*seedRecord, n int) []keptRun {
+	why := map[uint64]string{}
+	score := map[uint64]float64{}
+	for _, p := range d.Properties {
+		for _, s := range p.NewlyFailing {
+			if why[s] == "" {
+				why[s] = p.Property + " newly fails"
+			}
+			score[s] = math.Inf(1)
+		}
+	}
+	for _, p := range d.Properties {
+		for _, s := range p.NewlyPassing {
+			if why[s] == "" {
+				why[s] = p.Property + " newly passes"
+				score[s] = math.MaxFloat64
+			}
+		}
+	}
+	spread := map[string]float64{}
+	for _, m := range d.Metrics {
+		spread[m.Name] = math.Max(math.Abs(m.Sides[0].Mean), 1e-9)
+	}
+	for _, s := range d.AlteredSeeds {
+		if why[s] != "" {
+			continue
+		}
+		pair := recs[s]
+		if pair[0] == nil || pair[1] == nil {
+			continue
+		}
+		var t float64
+		moved := ""
+		best := 0.0
+		for i, m := range pair[0].Metrics {
+			if i >= len(pair[1].Metrics) || pair[1].Metrics[i].Name != m.Name {
+				continue
+			}
+			x := math.Abs(sum(pair[1].Metrics[i].Values)-sum(m.Values)) / spread[m.Name]
+			t += x
+			if x > best {
+				best, moved = x, m.Name
+			}
+		}
+		score[s] = t
+		why[s] = "altered"
+		if moved != "" {
+			why[s] = "altered; " + moved + " moved most"
+		}
+	}
+	seeds := make([]uint64, 0, len(score))
+	for s := range score {
+		seeds = append(seeds, s)
+	}
+	sort.Slice(seeds, func(i, j int) bool {
+		if score[seeds[i]] != score[seeds[j]] {
+			return score[seeds[i]] > score[seeds[j]]
+		}
+		return seeds[i] < seeds[j]
+	})
+	var out []keptRun
+	for _, s := range seeds {
+		if len(out) == n {
+			break
+		}
+		out = append(out, keptRun{System: d.System, Seed: s, Why: why[s]})
+	}
+	return out
+}
+
+func sum(v []float64) float64 {
+	var t float64
+	for _, x := range v {
+		t += x
+	}
+	return t
+}
+
+// keepChanged runs the most changed seeds of each system again on both
+// binaries with `fencesim run`, which writes each run's trace and report.
+func keepChanged(ctx context.Context, bins [2]string, root string, sel selection, f systems.Faults, ds []*runDelta, recs [2][]seedRecord, n int, out string, say func(string, ...any)) []keptRun {
+	abs, err := filepath.Abs(out)
+	if err != nil {
+		abs = out
+	}
+	var kept []keptRun
+	for _, d := range ds {
+		if d.Altered == 0 {
+			continue
+		}
+		pairs := map[uint64][2]*seedRecord{}
+		for i := range recs {
+			for j := range recs[i] {
+				if r := &recs[i][j]; r.System == d.System {
+					p := pairs[r.Seed]
+					p[i] = r
+					pairs[r.Seed] = p
+				}
+			}
+		}
+		for _, k := range mostChanged(d, pairs, n) {
+			sides := [2]string{"base", "working"}
+			for i, bin := range bins {
+				dir := filepath.Join(abs, fmt.Sprintf("%s-seed-%d", d.System, k.Seed), sides[i])
+				k.Dirs[i] = dir
+				args := append([]string{"run", "--system", d.System, "--seed", strconv.FormatUint(k.Seed, 10), "--faults", string(f), "--out", dir}, sel.forward()...)
+				if err := runChild(ctx, bin, root, args); err != nil && k.Error == "" {
+					k.Error = fmt.Sprintf("%s: %v", sides[i], err)
+				}
+			}
+			kept = append(kept, k)
+		}
+	}
+	if len(kept) > 0 {
+		say("kept %d seeds under %s", len(kept), out)
+	}
+	return kept
+}

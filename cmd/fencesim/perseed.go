@@ -1,0 +1,219 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+
+	"github.com/fencesim/fencesim/internal/systems"
+	"github.com/fencesim/fencesim/traces"
+)
+
+// perSeedFormat names the --per-seed file's format, in every record.
+const perSeedFormat = "fencesim-per-seed/1"
+
+// seedRecord is one run in a --per-seed file (JSON Lines, one record a
+// line, by seed): what diff compares across revisions, and what a user
+// greps for the one run a mean hides.
+type seedRecord struct {
+	Format string `json:"format"`
+	System string `json:"system"`
+	// Side is compare's "baseline" or "changed"; empty for explore.
+	Side string `json:"side,omitempty"`
+	Seed uint64 `json:"seed"`
+	// Hash is the hash of the run's events (every event recorded, the
+	// header left out: two revisions whose designs serialize differently
+	// but whose runs do the same have the same hash).
+	Hash   string `json:"hash"`
+	Events int    `json:"events"`
+	// Failed lists the properties the run failed (empty: it passed), and
+	// Message the first failure in words.
+	Failed  []string `json:"failed"`
+	Message string   `json:"message,omitempty"`
+	// Held lists the properties the run was judged by and passed.
+	Held []string `json:"held"`
+	// Metrics are the run's samples of each metric, in the system's order.
+	Metrics []systems.Metric `json:"metrics"`
+}
+
+// recordOf turns a judged run into its per-seed record. The run must have
+// been recorded in full for its hash to cover every event.
+func recordOf(r *systems.Result, side string) seedRecord {
+	rec := seedRecord{Format: perSeedFormat, System: r.System, Side: side, Seed: r.Seed, Events: len(r.Events),
+		Failed: []string{}, Held: []string{}, Metrics: r.Metrics}
+	if rec.Metrics == nil {
+		rec.Metrics = []systems.Metric{}
+	}
+	if len(r.Events) > 0 {
+		rec.Hash = traces.HashOf(traces.Header{}, r.Events)
+	}
+	seen := map[string]bool{}
+	for _, v := range r.Failed() {
+		if !seen[v.Property] {
+			seen[v.Property] = true
+			rec.Failed = append(rec.Failed, v.Property)
+		}
+	}
+	for _, v := range r.Verdicts {
+		if !seen[v.Property] {
+			seen[v.Property] = true
+			rec.Held = append(rec.Held, v.Property)
+		}
+	}
+	if f := r.Failed(); len(f) > 0 {
+		rec.Message = clip(f[0].String(), 300)
+	}
+	return rec
+}
+
+// failedOn reports whether the record failed property p.
+func (r *seedRecord) failedOn(p string) bool {
+	for _, x := range r.Failed {
+		if x == p {
+			return true
+		}
+	}
+	return false
+}
+
+// perSeedWriter writes records by seed although the runs finish in any
+// order: a record waits until every seed before it in the plan is written,
+// so what waits is bounded by the runs in flight (memory stays flat in the
+// number of runs).
+type perSeedWriter struct {
+	f       *os.File
+	w       *bufio.Writer
+	next    func(after uint64) (uint64, bool) // the plan's seed after a seed
+	expect  uint64                            // the next seed to write
+	more    bool                              // expect is a seed of the plan
+	pending map[uint64][]seedRecord
+	err     error
+}
+
+// createPerSeed opens path for writing. An empty path gives a writer that
+// writes nothing.
+func createPerSeed(path string) (*perSeedWriter, error) {
+	if path == "" {
+		return nil, nil
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, usagef("--per-seed %s: %v", path, unwrapPath(err))
+	}
+	return &perSeedWriter{f: f, w: bufio.NewWriter(f), pending: map[uint64][]seedRecord{}}, nil
+}
+
+// begin starts a system's records, in the plan's order of seeds (what an
+// earlier system left waiting is written first).
+func (w *perSeedWriter) begin(p plan) {
+	if w == nil {
+		return
+	}
+	w.flush()
+	w.next = func(s uint64) (uint64, bool) {
+		for s != p.last {
+			s++
+			if p.shard.has(s) {
+				return s, true
+			}
+		}
+		return 0, false
+	}
+	w.expect, w.more = p.first, true
+	if !p.shard.has(p.first) {
+		w.expect, w.more = w.next(p.first)
+	}
+}
+
+// add writes a record, or keeps it until the seeds before it are written.
+// Records of one seed (compare's two sides) are written in the order added.
+func (w *perSeedWriter) add(recs ...seedRecord) {
+	if w == nil || len(recs) == 0 {
+		return
+	}
+	seed := recs[0].Seed
+	w.pending[seed] = append(w.pending[seed], recs...)
+	for w.more {
+		rs, ok := w.pending[w.expect]
+		if !ok {
+			return
+		}
+		delete(w.pending, w.expect)
+		w.write(rs)
+		w.expect, w.more = w.next(w.expect)
+	}
+}
+
+func (w *perSeedWriter) write(rs []seedRecord) {
+	for _, r := range rs {
+		b, err := json.Marshal(r)
+		if err == nil {
+			_, err = w.w.Write(append(b, '\n'))
+		}
+		if err != nil && w.err == nil {
+			w.err = err
+		}
+	}
+}
+
+// close writes what still waits (the runs an interruption or a time budget
+// left out leave gaps), by seed, and closes the file.
+func (w *perSeedWriter) close() error {
+	if w == nil {
+		return nil
+	}
+	w.flush()
+	if err := w.w.Flush(); err != nil && w.err == nil {
+		w.err = err
+	}
+	if err := w.f.Close(); err != nil && w.err == nil {
+		w.err = err
+	}
+	if w.err != nil {
+		return fmt.Errorf("--per-seed %s: %v", w.f.Name(), w.err)
+	}
+	return nil
+}
+
+// flush writes every waiting record, by seed.
+func (w *perSeedWriter) flush() {
+	seeds := make([]uint64, 0, len(w.pending))
+	for s := range w.pending {
+		seeds = append(seeds, s)
+	}
+	sort.Slice(seeds, func(i, j int) bool { return seeds[i] < seeds[j] })
+	for _, s := range seeds {
+		w.write(w.pending[s])
+	}
+	clear(w.pending)
+	w.more = false
+}
+
+// readPerSeed reads a --per-seed file.
+func readPerSeed(r io.Reader, name string) ([]seedRecord, error) {
+	var out []seedRecord
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 1<<20), 64<<20)
+	line := 0
+	for sc.Scan() {
+		line++
+		if len(sc.Bytes()) == 0 {
+			continue
+		}
+		var rec seedRecord
+		if err := json.Unmarshal(sc.Bytes(), &rec); err != nil {
+			return nil, fmt.Errorf("%s:%d: not a per-seed record: %v", name, line, err)
+		}
+		if rec.Format != perSeedFormat {
+			return nil, fmt.Errorf("%s:%d: format %q, want %q", name, line, rec.Format, perSeedFormat)
+		}
+		out = append(out, rec)
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("%s: %v", name, err)
+	}
+	return out, nil
+}
