@@ -205,6 +205,11 @@ func (t *Tape) Stream(string) Rand { return t }
 // Err reports a divergence from the recording, or nil.
 func (t *Tape) Err() error { return t.err }
 
+// Tape returns the values replayed so far, in order: a run replayed from
+// a tape (a rapid counterexample trimmed at its violation) records what
+// it drew, as a Rapid entropy does.
+func (t *Tape) Tape() []uint64 { return t.vals[:t.pos] }
+
 // Uint64n implements Rand.
 func (t *Tape) Uint64n(label string, n uint64) uint64 {
 	if t.err != nil {

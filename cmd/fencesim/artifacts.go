@@ -1,17 +1,14 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"runtime/debug"
 	"strings"
 
+	art "github.com/fencesim/fencesim/internal/artifact"
 	"github.com/fencesim/fencesim/internal/systems"
-	"github.com/fencesim/fencesim/traces"
 	"github.com/fencesim/fencesim/traces/report"
 )
 
@@ -73,79 +70,28 @@ func artifact(ctx, minCtx context.Context, dir string, sys systems.System, d sys
 	}
 	base := filepath.Join(dir, fmt.Sprintf("%s-seed-%d", sys.Name(), seed))
 	a.Trace, a.Minimized, a.Schedule, a.Report = base+".jsonl", base+"-minimized.jsonl", base+"-schedule.txt", base+"-report.html"
-	hash, err := writeTrace(a.Trace, full)
+	hash, err := art.Trace(a.Trace, full)
 	if err != nil {
 		return fail(err)
 	}
-	if _, err := writeTrace(a.Minimized, minFull); err != nil {
+	if _, err := art.Trace(a.Minimized, minFull); err != nil {
 		return fail(err)
 	}
 	if err := os.WriteFile(a.Schedule, []byte(scheduleText(sys, d, seed, f, m, a, full)), 0o644); err != nil {
 		return fail(err)
 	}
-	var lin []byte
-	if full.Visualize != nil {
-		var buf bytes.Buffer
-		if err := full.Visualize(&buf); err == nil {
-			lin = buf.Bytes()
-			a.Porcupine = base + "-porcupine.html"
-			if err := os.WriteFile(a.Porcupine, lin, 0o644); err != nil {
-				return fail(err)
-			}
-		}
-	}
-	in := report.Input{
-		Title:         fmt.Sprintf("%s seed %d: %s failed (%s)", sys.Name(), seed, m.Property, sel.describe(d)),
-		Header:        full.Header,
-		Events:        full.Events,
-		Nodes:         full.Nodes,
-		Schedule:      scheduleLines(m),
-		Probes:        probes,
-		Hash:          hash,
-		Replay:        "fencesim replay " + a.Trace,
-		TracePath:     a.Trace,
-		Linearization: lin,
-	}
-	for _, v := range full.Failed() {
-		in.Violations = append(in.Violations, report.Violation{Property: v.Property, Message: v.Message, Events: v.Events, Detail: v.Detail})
-	}
-	for _, t := range full.Timings {
-		in.Timings = append(in.Timings, report.Timing{Name: t.Name, D: t.D})
-	}
-	var page bytes.Buffer
-	if err := report.Write(&page, in); err != nil {
-		return fail(err)
-	}
-	if err := os.WriteFile(a.Report, page.Bytes(), 0o644); err != nil {
+	a.Porcupine, err = art.Report(a.Report, base+"-porcupine.html", full, art.Page{
+		Title:     fmt.Sprintf("%s seed %d: %s failed (%s)", sys.Name(), seed, m.Property, sel.describe(d)),
+		Schedule:  scheduleLines(m),
+		Probes:    probes,
+		Hash:      hash,
+		Replay:    "fencesim replay " + a.Trace,
+		TracePath: a.Trace,
+	})
+	if err != nil {
 		return fail(err)
 	}
 	return a, true
-}
-
-// writeTrace writes a run's header and events as JSON Lines and returns
-// the trace's canonical hash.
-func writeTrace(path string, r *systems.Result) (string, error) {
-	f, err := os.Create(path)
-	if err != nil {
-		return "", err
-	}
-	h := r.Header
-	if h.Commit == "" {
-		h.Commit = revision() // not part of the hash: a seed reproduces a run only on its commit
-	}
-	w, err := traces.NewWriter(f, h)
-	if err != nil {
-		f.Close()
-		return "", err
-	}
-	for i := range r.Events {
-		w.Record(&r.Events[i])
-	}
-	if err := w.Close(); err != nil {
-		f.Close()
-		return "", err
-	}
-	return w.Hash(), f.Close()
 }
 
 // scheduleLines renders the minimized schedule for the report.
@@ -182,28 +128,11 @@ func scheduleText(sys systems.System, d systems.Design, seed uint64, f systems.F
 	}
 	fmt.Fprintf(&b, "//\n// Traces: %s (the failing run), %s (the minimized run);\n", a.Trace, a.Minimized)
 	fmt.Fprintf(&b, "// replay either with: fencesim replay FILE\n//\n")
-	fmt.Fprintf(&b, "// To play it in a Go test (imports: clock, sim, time, internal/systems):\n")
-	fmt.Fprintf(&b, "//\n//\tsys := systems.%s{}\n", goTypeOf(sys))
-	fmt.Fprintf(&b, "//\td, _ := sys.NewDesign(nil, nil, []byte(`%s`))\n", d.JSON)
-	if d.World != "" {
-		fmt.Fprintf(&b, "//\td.World = %q // the world the seed draws\n", d.World)
-	}
-	fmt.Fprintf(&b, "//\tr := sys.Run(d, %d, systems.Faults(%q), systems.Options{Schedule: schedule, Given: true})\n", seed, f)
-	fmt.Fprintf(&b, "//\t// r.Fails(%q) is true\n\n", m.Property)
+	fmt.Fprintf(&b, "// To play it in a Go test (imports: clock, sim, time, simtest; all exported):\n")
+	fmt.Fprintf(&b, "//\n//\tr := simtest.MustRun(t, %q, `%s`, %q, %d, %q, schedule)\n", sys.Name(), d.JSON, d.World, seed, f)
+	fmt.Fprintf(&b, "//\t// r.Fails(%q) is true: assert it while the bug stands, assert.False once fixed\n\n", m.Property)
 	fmt.Fprintf(&b, "schedule := %s\n", systems.GoLiteral(m.Schedule))
 	return b.String()
-}
-
-func goTypeOf(sys systems.System) string {
-	switch sys.(type) {
-	case systems.Arbiter:
-		return "Arbiter"
-	case systems.Outbox:
-		return "Outbox"
-	case systems.TwoPC:
-		return "TwoPC"
-	}
-	return fmt.Sprintf("%T", sys)
 }
 
 // probesOf are the exploration's probe rates, for the report.
@@ -213,34 +142,4 @@ func probesOf(x SystemSummary) []report.Probe {
 		out = append(out, report.Probe{Name: p.Name, Count: p.Runs, Runs: x.Runs})
 	}
 	return out
-}
-
-// revision is the source revision the binary was built from (with
-// "-dirty" when the tree had changes): from the build's VCS stamp, else from
-// git in the working directory (go run, -buildvcs=false), else "unknown".
-func revision() string {
-	rev, dirty := "", false
-	if info, ok := debug.ReadBuildInfo(); ok {
-		for _, s := range info.Settings {
-			switch s.Key {
-			case "vcs.revision":
-				rev = s.Value
-			case "vcs.modified":
-				dirty = s.Value == "true"
-			}
-		}
-	}
-	if rev == "" {
-		out, err := exec.Command("git", "rev-parse", "HEAD").Output()
-		if err != nil {
-			return "unknown"
-		}
-		rev = strings.TrimSpace(string(out))
-		st, err := exec.Command("git", "status", "--porcelain", "--untracked-files=no").Output()
-		dirty = err == nil && len(strings.TrimSpace(string(st))) > 0
-	}
-	if dirty {
-		rev += "-dirty"
-	}
-	return rev
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/anishathalye/porcupine"
+	"pgregory.net/rapid"
 
 	"github.com/fencesim/fencesim/checker"
 	jc "github.com/fencesim/fencesim/checker/judge"
@@ -239,4 +240,22 @@ func firstLine(xs []string) string {
 		s += fmt.Sprintf(" (+%d more)", len(xs)-1)
 	}
 	return strings.TrimSpace(s)
+}
+
+// Property implements System: harness.PropertyIn in the design's world
+// mode (drawn by default), the shrunk case trimmed at its violation.
+func (Arbiter) Property(dd Design, f Faults, failed func(traces.Header)) func(*rapid.T) {
+	hf, err := harness.Intensity(string(f))
+	if err != nil {
+		panic(err) // the caller parses intensities first
+	}
+	mode, err := harness.ParseWorld(dd.World)
+	if err != nil {
+		panic(err)
+	}
+	return harness.PropertyIn(dd.v.(judge.Design), mode, hf, func(o *harness.Outcome) {
+		if failed != nil {
+			failed(o.Header)
+		}
+	})
 }

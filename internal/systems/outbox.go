@@ -1,6 +1,10 @@
 package systems
 
 import (
+	"pgregory.net/rapid"
+
+	outboxharness "github.com/fencesim/fencesim/model/outbox/harness"
+
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -214,4 +218,21 @@ func pin(pinned, sets []string) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// Property implements System: outboxharness.Property, every property
+// watched.
+func (b Outbox) Property(dd Design, f Faults, failed func(traces.Header)) func(*rapid.T) {
+	var last *outboxharness.Outcome
+	prop := outboxharness.Property(dd.v.(outbox.Design), b.intensity(f), nil, &last)
+	return func(t *rapid.T) {
+		last = nil
+		defer func() {
+			if last != nil && failed != nil {
+				o := last.Outcome
+				failed(b.result(o.Design, o.Workload, o.Events, o).Header)
+			}
+		}()
+		prop(t)
+	}
 }

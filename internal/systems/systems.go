@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"pgregory.net/rapid"
+
 	"github.com/fencesim/fencesim/checker"
 	"github.com/fencesim/fencesim/sim"
 	"github.com/fencesim/fencesim/traces"
@@ -36,6 +38,13 @@ type System interface {
 	Run(d Design, seed uint64, faults Faults, o Options) *Result
 	// Replay re-runs a trace from its header, recording every event.
 	Replay(h traces.Header) (*Result, error)
+	// Property is the system's rapid property under a design, the generic
+	// search: the world, the fault schedule and the run's streams drawn
+	// from rapid (shrinking toward the smallest world and the fewest
+	// faults), every property judged. When a run fails, failed is called
+	// with its trace header (Replay re-runs it in full); the last call is
+	// rapid's replay of the shrunk case.
+	Property(d Design, f Faults, failed func(h traces.Header)) func(*rapid.T)
 	// Scenarios runs the system's named scenarios and renders their
 	// tables; ok is false when a scenario broke its promise.
 	Scenarios() (text string, ok bool, err error)

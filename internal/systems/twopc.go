@@ -1,6 +1,8 @@
 package systems
 
 import (
+	"pgregory.net/rapid"
+
 	"encoding/json"
 	"fmt"
 	"time"
@@ -174,3 +176,20 @@ func (TwoPC) Scenarios() (string, bool, error) {
 // KnobScenario implements System: the source's C tables are reproductions,
 // not pass/fail checks, so knobs are judged by exploration only.
 func (TwoPC) KnobScenario(string) (bool, string, bool, error) { return false, "", false, nil }
+
+// Property implements System: the harness's Property, every property
+// watched.
+func (c TwoPC) Property(dd Design, f Faults, failed func(traces.Header)) func(*rapid.T) {
+	h := twopcharness.DefaultHarness()
+	var last *twopcharness.Outcome
+	prop := h.Property(dd.v.(twopc.Design), c.intensity(f), nil, &last)
+	return func(t *rapid.T) {
+		last = nil
+		defer func() {
+			if last != nil && failed != nil {
+				failed(c.result(last.Design, h, last.Seed, last).Header)
+			}
+		}()
+		prop(t)
+	}
+}

@@ -56,7 +56,7 @@ func (o Options) Header(w *World) traces.Header {
 	case *sim.Rapid:
 		h.Entropy, h.Tape = "tape", e.Tape()
 	case *sim.Tape:
-		h.Entropy = "tape"
+		h.Entropy, h.Tape = "tape", e.Tape()
 	}
 	if o.Network != nil {
 		h.Network, _ = json.Marshal(o.Network)

@@ -31,6 +31,7 @@ type Metrics struct {
 type Outcome struct {
 	Seed     uint64
 	Design   Design
+	Workload Workload // the world's workload (its Plan is Events)
 	Schedule sim.Schedule
 	Profile  sim.Profile
 	Events   []Event
@@ -75,7 +76,7 @@ func SimulateUntil(d Design, wl Workload, events []Event, schedule sim.Schedule,
 }
 
 func simulate(d Design, wl Workload, events []Event, schedule sim.Schedule, ent sim.Entropy, stop clock.Time) *Outcome {
-	o := &Outcome{Design: d, Schedule: schedule, Events: events}
+	o := &Outcome{Design: d, Workload: wl, Schedule: schedule, Events: events}
 	mem := &traces.Memory{}
 	g := FaultSpec(d)
 	wlp := wl

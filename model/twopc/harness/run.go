@@ -45,6 +45,10 @@ func DefaultHarness() Harness {
 
 // Outcome is one checked run.
 type Outcome struct {
+	// Design and Seed are the drawn world and the seed of its streams
+	// (set by Property: Run is given an entropy, not a seed).
+	Design   twopc.Design
+	Seed     uint64
 	World    *twopc.World // closed when Run returns: its databases can be read, nothing runs
 	Schedule sim.Schedule // the faults (without the workload's commands and the heal-all)
 	Events   []traces.Event
@@ -161,6 +165,7 @@ func (h Harness) Property(d twopc.Design, in sim.Intensity, watch []string, last
 		}
 		s, _ := h.SearchFaults(r, sim.RapidEach(t), dw, ref, in)
 		o := h.Run(dw, s, ent)
+		o.Design, o.Seed = dw, seed
 		if o.Err != nil {
 			if last != nil {
 				*last = o

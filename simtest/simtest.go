@@ -1,0 +1,297 @@
+package simtest
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"pgregory.net/rapid"
+
+	"github.com/fencesim/fencesim/internal/artifact"
+	"github.com/fencesim/fencesim/internal/systems"
+	"github.com/fencesim/fencesim/sim"
+	"github.com/fencesim/fencesim/traces"
+)
+
+// System, Design, Result and Faults are the command line's own types.
+type (
+	System = systems.System
+	Design = systems.Design
+	Result = systems.Result
+	Faults = systems.Faults
+)
+
+// The fault intensities.
+const (
+	None     = systems.None
+	Moderate = systems.Moderate
+	Heavy    = systems.Heavy
+)
+
+var (
+	outDir = flag.String("fencesim.out", "fencesim-out", "simtest: the directory for a failing property's artifacts (relative to the test's package directory)")
+	draws  = flag.Bool("fencesim.draws", false, "simtest: print rapid's log of every draw of a failing check (thousands of lines)")
+)
+
+// NewDesign is a system's design by name, with knobs turned on and
+// parameters set ("lease=90s"), as fencesim --system, --knob and --set.
+func NewDesign(system string, knobs []string, sets ...string) (System, Design, error) {
+	sys, err := systems.ByName(system)
+	if err != nil {
+		return nil, Design{}, err
+	}
+	d, err := sys.NewDesign(knobs, sets, nil)
+	return sys, d, err
+}
+
+// Options change Check.
+type Options struct {
+	// Faults is the fault intensity (default Moderate).
+	Faults Faults
+	// World is system A's world mode: drawn (default), fixed or wide.
+	World string
+}
+
+// Property is the system's rapid property under a design (the world, the
+// schedule and the streams drawn; every property judged), for rapid.Check
+// by hand. Check is the same property with short output and artifacts.
+func Property(sys System, d Design, o Options) func(*rapid.T) {
+	d, f := o.apply(d)
+	return sys.Property(d, f, nil)
+}
+
+func (o Options) apply(d Design) (Design, Faults) {
+	f := o.Faults
+	if f == "" {
+		f = Moderate
+	}
+	if o.World != "" {
+		d.World = o.World
+	}
+	return d, f
+}
+
+// maxLines bounds each message rapid reports (a counterexample's schedule
+// is in the schedule file).
+const maxLines = 8
+
+// Check runs the system's property with rapid (-rapid.checks, -rapid.seed
+// and rapid's other flags apply). On a failure it writes the shrunk run's
+// artifacts, prints at most a few dozen lines (what failed, the world, the
+// files, the commands to replay), and fails the test.
+func Check(t *testing.T, sys System, d Design, o Options) {
+	t.Helper()
+	d, f := o.apply(d)
+	var last traces.Header
+	found := false
+	prop := sys.Property(d, f, func(h traces.Header) { last, found = h, true })
+	rec := &recorder{t: t}
+	done := make(chan struct{})
+	go func() { // rapid stops a failing check with runtime.Goexit
+		defer close(done)
+		rapid.Check(rec, prop)
+	}()
+	<-done
+	for _, l := range rec.lines {
+		t.Log(l)
+	}
+	if rec.skipped {
+		t.SkipNow()
+	}
+	if !rec.failed {
+		return
+	}
+	if found {
+		for _, l := range writeFailure(t, sys, last) {
+			t.Log(l)
+		}
+	}
+	t.FailNow()
+}
+
+// writeFailure replays the shrunk case in full and writes its trace,
+// schedule and report; it returns the lines to print.
+func writeFailure(t *testing.T, sys System, h traces.Header) []string {
+	r, err := sys.Replay(h)
+	if err != nil {
+		return []string{fmt.Sprintf("simtest: the shrunk case did not replay: %v", err)}
+	}
+	dir, err := filepath.Abs(*outDir)
+	if err == nil {
+		err = os.MkdirAll(dir, 0o755)
+	}
+	if err != nil {
+		return []string{fmt.Sprintf("simtest: -fencesim.out %s: %v", *outDir, err)}
+	}
+	base := filepath.Join(dir, fmt.Sprintf("%s-%s", sys.Name(), fileName(t.Name())))
+	trace, sched, page := base+".jsonl", base+"-schedule.txt", base+"-report.html"
+	hash, err := artifact.Trace(trace, r)
+	if err != nil {
+		return []string{fmt.Sprintf("simtest: writing %s: %v", trace, err)}
+	}
+	var lines []string
+	for _, a := range r.Schedule {
+		lines = append(lines, a.String())
+	}
+	failed := strings.Join(r.FailedIDs(), ", ")
+	if err := os.WriteFile(sched, []byte(snippet(t, sys, r, trace, failed)), 0o644); err != nil {
+		return []string{fmt.Sprintf("simtest: writing %s: %v", sched, err)}
+	}
+	porc, err := artifact.Report(page, base+"-porcupine.html", r, artifact.Page{
+		Title: fmt.Sprintf("%s: %s failed (%s, rapid's shrunk case)", t.Name(), failed, sys.Name()), Schedule: lines,
+		Hash: hash, Replay: "fencesim replay " + trace, TracePath: trace})
+	if err != nil {
+		return []string{fmt.Sprintf("simtest: writing %s: %v", page, err)}
+	}
+	out := []string{
+		fmt.Sprintf("simtest: %s failed %s; rapid's shrunk case: %d fault actions", sys.Name(), failed, len(lines)),
+		"  trace:    " + trace,
+		"  schedule: " + sched,
+		"  report:   " + page,
+	}
+	if porc != "" {
+		out = append(out, "  porcupine: "+porc)
+	}
+	return append(out, "  replay:   go run ./cmd/fencesim replay "+trace)
+}
+
+// snippet is the schedule file: the shrunk schedule, and how to keep the
+// counterexample as a regression test.
+func snippet(t *testing.T, sys System, r *Result, trace, failed string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "// %s: %s failed in rapid's shrunk case of %s\n", t.Name(), failed, sys.Name())
+	for _, v := range r.Failed() {
+		msg := strings.ReplaceAll(v.String(), "\n", " ")
+		if len(msg) > 400 {
+			msg = msg[:400] + "..."
+		}
+		fmt.Fprintf(&b, "// %s\n", msg)
+	}
+	fmt.Fprintf(&b, "//\n// To keep it as a regression test (imports: simtest; all exported), copy\n// %s under testdata/ and:\n", trace)
+	fmt.Fprintf(&b, "//\n//\tr := simtest.Replay(t, \"testdata/%s\")\n", filepath.Base(trace))
+	fmt.Fprintf(&b, "//\t// r.Fails(%q) is true while the bug stands\n", strings.Split(failed, ", ")[0])
+	if r.Header.Entropy == "pcg" {
+		fmt.Fprintf(&b, "//\n// or, from the seed and the schedule below (imports: clock, sim, time, simtest):\n//\n")
+		fmt.Fprintf(&b, "//\tr := simtest.MustRun(t, %q, `%s`, \"\", %d, \"moderate\", schedule)\n", sys.Name(), r.Header.Design, r.Header.Seed)
+	} else {
+		fmt.Fprintf(&b, "//\n// (system A's rapid runs draw their network from rapid's tape, recorded in\n// the trace's header: the trace file, not a seed, reproduces them.)\n")
+	}
+	fmt.Fprintf(&b, "\nschedule := %s\n", systems.GoLiteral(r.Schedule))
+	return b.String()
+}
+
+func fileName(s string) string {
+	return strings.Map(func(r rune) rune {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '-', r == '_', r == '.':
+			return r
+		}
+		return '_'
+	}, s)
+}
+
+// MustRun plays one seed of a system with a given fault schedule, recording
+// every event: what explore's schedule file tells a regression test to
+// paste. design is the design's JSON (as the trace header holds it); world
+// is system A's world mode ("" for the default).
+func MustRun(t testing.TB, system, design, world string, seed uint64, faults string, schedule sim.Schedule) *Result {
+	t.Helper()
+	sys, err := systems.ByName(system)
+	if err != nil {
+		t.Fatalf("simtest.MustRun: %v", err)
+	}
+	d, err := sys.NewDesign(nil, nil, []byte(design))
+	if err != nil {
+		t.Fatalf("simtest.MustRun: the design: %v", err)
+	}
+	f, err := systems.ParseFaults(faults)
+	if err != nil {
+		t.Fatalf("simtest.MustRun: %v", err)
+	}
+	if world != "" {
+		if err := systems.CheckWorld(world); err != nil {
+			t.Fatalf("simtest.MustRun: %v", err)
+		}
+		d.World = world
+	}
+	return sys.Run(d, seed, f, systems.Options{Full: true, Schedule: schedule, Given: true})
+}
+
+// Replay re-runs a trace file (a kept counterexample) from its header and
+// returns the judged run.
+func Replay(t testing.TB, path string) *Result {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatalf("simtest.Replay: %v", err)
+	}
+	defer f.Close()
+	h, _, err := traces.ReadAll(f)
+	if err != nil {
+		t.Fatalf("simtest.Replay %s: %v", path, err)
+	}
+	sys, err := systems.ByName(h.System)
+	if err != nil {
+		t.Fatalf("simtest.Replay %s: %v", path, err)
+	}
+	r, err := sys.Replay(h)
+	if err != nil {
+		t.Fatalf("simtest.Replay %s: %v", path, err)
+	}
+	return r
+}
+
+// recorder is the rapid.TB Check hands rapid: it keeps rapid's lines (the
+// draw log dropped unless -fencesim.draws, each message clipped) for the
+// test's log, and stops the check's goroutine where rapid stops a test.
+type recorder struct {
+	t       *testing.T
+	lines   []string
+	failed  bool
+	skipped bool
+}
+
+func (r *recorder) add(s string) {
+	if !*draws && strings.HasPrefix(s, "[rapid] draw ") {
+		return
+	}
+	ls := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(ls) > maxLines {
+		// rapid's own lines (how to reproduce) stay; the rest is clipped.
+		var kept, rapids []string
+		for i, l := range ls {
+			switch {
+			case strings.HasPrefix(l, "To reproduce") || strings.HasPrefix(l, "To try to reproduce") || strings.HasPrefix(l, "Failed test output"):
+				rapids = append(rapids, l)
+			case i < maxLines:
+				kept = append(kept, l)
+			}
+		}
+		if n := len(ls) - len(kept) - len(rapids); n > 0 {
+			kept = append(kept, fmt.Sprintf("    ... (%d more lines: the schedule file has the whole schedule)", n))
+		}
+		ls = append(kept, rapids...)
+	}
+	r.lines = append(r.lines, strings.Join(ls, "\n"))
+}
+
+func (r *recorder) Helper()                                 {}
+func (r *recorder) Name() string                            { return r.t.Name() }
+func (r *recorder) Logf(f string, a ...any)                 { r.add(fmt.Sprintf(f, a...)) }
+func (r *recorder) Log(a ...any)                            { r.add(fmt.Sprint(a...)) }
+func (r *recorder) Skipf(f string, a ...any)                { r.Logf(f, a...); r.SkipNow() }
+func (r *recorder) Skip(a ...any)                           { r.Log(a...); r.SkipNow() }
+func (r *recorder) SkipNow()                                { r.skipped = true; runtime.Goexit() }
+func (r *recorder) Errorf(f string, a ...any)               { r.failed = true; r.Logf(f, a...) }
+func (r *recorder) Error(a ...any)                          { r.failed = true; r.Log(a...) }
+func (r *recorder) Fatalf(f string, a ...any)               { r.Errorf(f, a...); runtime.Goexit() }
+func (r *recorder) Fatal(a ...any)                          { r.Error(a...); runtime.Goexit() }
+func (r *recorder) FailNow()                                { r.failed = true; runtime.Goexit() }
+func (r *recorder) Fail()                                   { r.failed = true }
+func (r *recorder) Failed() bool                            { return r.failed }
+func (r *recorder) Deadline() (deadline time.Time, ok bool) { return r.t.Deadline() }

@@ -1,0 +1,93 @@
+package simtest
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/fencesim/fencesim/internal/systems"
+)
+
+// child is set in the process TestFailingCheck starts: the failing checks
+// run there, so that this test can read what a failing go test prints.
+var child = os.Getenv("SIMTEST_CHILD")
+
+// TestFailingCheckChild is the failing property, run only as a child.
+func TestFailingCheckChild(t *testing.T) {
+	if child == "" {
+		t.Skip("run by TestFailingCheck")
+	}
+	parts := strings.SplitN(child, ":", 2)
+	sys, d, err := NewDesign(parts[0], []string{parts[1]})
+	require.NoError(t, err)
+	Check(t, sys, d, Options{})
+}
+
+// TestFailingCheck: a failing Check prints at most 40 lines, and the
+// artifacts it names exist (trace, schedule, report), the trace replays to
+// the same failure, and rapid's draw log is not among the lines.
+func TestFailingCheck(t *testing.T) {
+	if child != "" {
+		t.Skip("the child runs only the failing check")
+	}
+	if testing.Short() {
+		t.Skip("runs rapid until it finds and shrinks a failure")
+	}
+	for _, k := range []string{"arbiter:fence-by-worker-id", "outbox:check-then-insert", "twopc:commit-before-log"} {
+		t.Run(strings.ReplaceAll(k, ":", "/"), func(t *testing.T) {
+			out := t.TempDir()
+			cmd := exec.Command(os.Args[0], "-test.run=^TestFailingCheckChild$", "-test.count=1",
+				"-rapid.checks=200", "-rapid.shrinktime=5s", "-rapid.nofailfile", "-fencesim.out="+out)
+			cmd.Env = append(os.Environ(), "SIMTEST_CHILD="+k)
+			b, err := cmd.CombinedOutput()
+			text := string(b)
+			require.Error(t, err, "the check must fail:\n%s", text)
+			lines := strings.Split(strings.TrimRight(text, "\n"), "\n")
+			assert.LessOrEqual(t, len(lines), 40, "a failing property prints at most 40 lines:\n%s", text)
+			assert.NotContains(t, text, "[rapid] draw ", "the draw log is off")
+			for _, name := range []string{"trace", "schedule", "report"} {
+				m := regexp.MustCompile(`(?m)^\s*(?:\S+:\d+: )?\s*` + name + `:\s+(\S+)$`).FindStringSubmatch(text)
+				if assert.NotNil(t, m, "the output names the %s:\n%s", name, text) {
+					assert.FileExists(t, m[1])
+					assert.Equal(t, out, filepath.Dir(m[1]), "under -fencesim.out")
+				}
+			}
+			assert.Contains(t, text, "replay:   go run ./cmd/fencesim replay ")
+			traces, _ := filepath.Glob(filepath.Join(out, "*.jsonl"))
+			require.Len(t, traces, 1)
+			r := Replay(t, traces[0])
+			assert.NotEmpty(t, r.Failed(), "the kept trace replays to a failure")
+			t.Logf("%d lines; replayed: %v", len(lines), r.FailedIDs())
+		})
+	}
+}
+
+// TestCheckPasses: the default designs pass the property.
+func TestCheckPasses(t *testing.T) {
+	if child != "" {
+		t.Skip("the child runs only the failing check")
+	}
+	for _, name := range []string{"arbiter", "outbox", "twopc"} {
+		t.Run(name, func(t *testing.T) {
+			sys, d, err := NewDesign(name, nil)
+			require.NoError(t, err)
+			Check(t, sys, d, Options{})
+		})
+	}
+}
+
+// TestMustRun: explore's pasted snippet plays a seed with its schedule.
+func TestMustRun(t *testing.T) {
+	sys, d, err := NewDesign("arbiter", []string{"fence-by-worker-id"})
+	require.NoError(t, err)
+	r := sys.Run(d, 1, Moderate, systems.Options{})
+	require.True(t, r.Fails("PA1"), "seed 1 of explore fails fence-by-worker-id by PA1")
+	again := MustRun(t, "arbiter", string(d.JSON), "drawn", 1, "moderate", r.Schedule)
+	assert.True(t, again.Fails("PA1"), "the seed and its schedule, pasted, fail again")
+}
