@@ -12,7 +12,7 @@ import (
 	"github.com/fencesim/fencesim/checker"
 )
 
-// Metrics are measured on every run (PROPERTIES.md MA1-MA6).
+// Metrics are measured on every run (docs/properties.md MA1-MA6).
 type Metrics struct {
 	// MA1: per submission, the time from arrival to verdict beyond the
 	// judging that produced it (queueing plus what faults cost).

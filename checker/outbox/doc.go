@@ -1,4 +1,4 @@
-// Package outbox judges runs of system B (SYSTEMS.md B, PROPERTIES.md
+// Package outbox judges runs of system B (docs/systems.md B, docs/properties.md
 // PB1-PB6) from their trace alone: the sender's calls and returns
 // (traces/hist), system B's own notes (b-event, b-delivery, b-sender,
 // b-handle, b-relay, b-publish, b-push, b-apply, whose shapes traces/hist

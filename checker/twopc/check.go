@@ -11,7 +11,7 @@ import (
 	"github.com/fencesim/fencesim/traces/hist"
 )
 
-// The properties of system C (PROPERTIES.md).
+// The properties of system C (docs/properties.md).
 const (
 	PC1 = "PC1 atomicity-after-recovery"
 	PC2 = "PC2 decision-durability"

@@ -1,5 +1,5 @@
 // Package twopc checks system C (two-phase commit under coordinator crashes)
-// on a trace: the invariants PC1..PC5 of PROPERTIES.md and the metrics of
+// on a trace: the invariants PC1..PC5 of docs/properties.md and the metrics of
 // blocking (how long prepared transactions lived, the rows they held locked,
 // the sessions that hit lock_timeout, how long the VACUUM horizon was held).
 //

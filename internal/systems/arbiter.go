@@ -161,7 +161,7 @@ func (a Arbiter) Replay(h traces.Header) (*Result, error) {
 	return r, nil
 }
 
-// Scenarios implements System: A-S1..A-S9, SYSTEMS.md A.5 with the
+// Scenarios implements System: A-S1..A-S9, docs/systems.md A.5 with the
 // measured costs.
 func (Arbiter) Scenarios() (string, bool, error) {
 	costs := map[string]scenario.Cost{}

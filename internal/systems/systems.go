@@ -21,7 +21,7 @@ type System interface {
 	Name() string
 	// Title is a few words for tables.
 	Title() string
-	// Knobs is the design-knob registry, in PROPERTIES.md's order.
+	// Knobs is the design-knob registry, in the order of docs/systems.md's tables.
 	Knobs() []Knob
 	// Params lists the parameters --set accepts.
 	Params() []string

@@ -10,7 +10,7 @@ import (
 	"github.com/fencesim/fencesim/model/db"
 )
 
-// The source's C.2 figures (SYSTEMS.md, "The cost of blocking"): a prepared
+// The source's C.2 figures (docs/systems.md, "The cost of blocking"): a prepared
 // transaction keeps its row lock, so with lock_timeout = 3 s an update of the
 // prepared row waits 3 s and fails with LockNotAvailable while another row
 // updates at once; pg_prepared_xacts shows its age growing (0 s, then 4 s);

@@ -47,7 +47,7 @@ type claimAnswer struct {
 	superseded bool // a newer request of the worker took the claim over: no answer here
 }
 
-// Arbiter is one arbiter process: the central dispatcher of A.1.
+// Arbiter is one arbiter process: the central dispatcher of A.4.
 type Arbiter struct {
 	rejudged map[string]bool // the rejudge operations' ids so far (they must be unique in a history)
 	d        Design

@@ -9,7 +9,7 @@ import (
 )
 
 // Knob switches one mechanism of the design off, or to its known-bad
-// alternative (PROPERTIES.md, "System A: design knobs").
+// alternative (docs/systems.md, "Design knobs of system A").
 type Knob string
 
 // The knobs of system A.
@@ -37,7 +37,7 @@ const (
 // KnobInfo describes a knob for the registry, the CLI and the knob tests.
 type KnobInfo = design.KnobInfo[Knob]
 
-// Knobs is the registry, in PROPERTIES.md's order.
+// Knobs is the registry, in the order of docs/systems.md's table.
 var Knobs = design.Registry[Knob]{
 	{Knob: FenceByWorkerID, Removes: "submit checks worker_id instead of lease_token", Harmful: true, CaughtBy: []string{"PA1", "PA2"}, Scenarios: []string{"A-S5"}},
 	{Knob: UnconditionalWrites, Removes: "result and heartbeat writes without status/token condition", Harmful: true, CaughtBy: []string{"PA1", "PA2"}, Scenarios: []string{"A-S5"}},

@@ -1,4 +1,4 @@
-// Package judge is system A of SYSTEMS.md, the judge arbiter, written the
+// Package judge is system A of docs/systems.md, the judge arbiter, written the
 // way its Go service would be: one file per node, each node ordinary
 // sequential code in processes (sim.Program) whose operations follow A.2-A.4
 // top to bottom.
@@ -6,11 +6,11 @@
 //   - design.go: the Design (every knob and parameter, defaults from the
 //     source) and the knob registry;
 //   - sql.go and schema.go: every statement, one function each, with the
-//     condition SYSTEMS.md gives it; a knob changes a condition at the one
+//     condition docs/systems.md gives it; a knob changes a condition at the one
 //     place it lives;
 //   - messages.go: the HTTP-like requests and replies (claim, heartbeat,
 //     submit, probe);
-//   - arbiter.go: the central arbiter (A.1): the leader lock, the start-up
+//   - arbiter.go: the central arbiter (A.4): the leader lock, the start-up
 //     grace, the dispatch loop that pairs hanging claims home-first and
 //     round-robin, claim/heartbeat/submit/rejudge/sweep, 503 while the
 //     database is unreachable; crash points "claim-before-commit",

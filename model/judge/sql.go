@@ -1,7 +1,7 @@
 package judge
 
 // Every write of system A is here, one function each, with the condition
-// SYSTEMS.md gives it (principle 2: every write is conditional). A knob
+// docs/systems.md gives it (A.0 principle 2: every write is conditional). A knob
 // changes a condition at the one place it lives; there is no copied code
 // path.
 

@@ -10,7 +10,7 @@ import (
 )
 
 // Knob switches one mechanism of system B off, or to its known-bad
-// alternative (PROPERTIES.md, "System B").
+// alternative (docs/systems.md, "Design knobs of system B").
 type Knob string
 
 // The knobs of system B.
@@ -27,7 +27,7 @@ const (
 // KnobInfo describes a knob for the registry, the CLI and the knob tests.
 type KnobInfo = design.KnobInfo[Knob]
 
-// Knobs is the registry, in PROPERTIES.md's order.
+// Knobs is the registry, in the order of docs/systems.md's table.
 var Knobs = design.Registry[Knob]{
 	{Knob: CheckThenInsert, Removes: "the unique constraint on the idempotency key (an application check before the insert instead)", Harmful: true, CaughtBy: []string{"PB1"}, Faults: "two handlers racing on one key"},
 	{Knob: SendBeforeCommit, Removes: "the transactional outbox (the handler publishes before COMMIT)", Harmful: true, CaughtBy: []string{"PB2"}, Faults: "a handler crash or a lost publish between publish and commit"},
@@ -47,7 +47,7 @@ func knobs() []Knob { return Knobs.Keys() }
 func Info(k Knob) (KnobInfo, bool) { return Knobs.Info(k) }
 
 // Params are the design's numbers. The source gives none; every value is
-// chosen (SYSTEMS.md B is silent on timings) and documented here.
+// chosen (the source is silent on timings: docs/systems.md, B) and documented here.
 type Params struct {
 	Handlers int `json:"handlers"` // handler instances behind the senders (a sender picks one per delivery)
 	Senders  int `json:"senders"`  // sender nodes (providers, browsers), each with its own retry loops

@@ -1,4 +1,4 @@
-// Package outbox models system B (SYSTEMS.md B.1-B.7, seed 001): the
+// Package outbox models system B (docs/systems.md B.1-B.7, seed 001): the
 // idempotent receiver with a transactional outbox and a compensating ledger.
 //
 // # Nodes

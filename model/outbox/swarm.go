@@ -45,7 +45,7 @@ const (
 //   - key reuse: an event may send again the key of an earlier one (a
 //     provider resending an event id, a client reusing its
 //     Idempotency-Key), from the same sender or another, with a payload and
-//     an amount of its own. SYSTEMS.md B is silent on a reused key with a
+//     an amount of its own. The source (docs/systems.md, B) is silent on a reused key with a
 //     different payload; PB1 says every delivery of a key gets the same
 //     answer and the key has one effect, so the first payload wins (chosen).
 func DrawWorld(r sim.Rand, base Design) (Design, Workload) {

@@ -114,7 +114,7 @@ func TestDrawWorldKeepsPinned(t *testing.T) {
 
 // TestKeyReusedByAnotherSender: a key sent again later, by another sender
 // and with another amount, is answered with the first answer and has one
-// effect (PB1; SYSTEMS.md is silent on a reused key with another payload,
+// effect (PB1; the source is silent on a reused key with another payload,
 // the first payload wins); the second sender stops on that success (PB5).
 func TestKeyReusedByAnotherSender(t *testing.T) {
 	d := outbox.Default()

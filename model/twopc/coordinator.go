@@ -241,7 +241,7 @@ func (c *Coordinator) tell(p *sim.Proc, conns []*db.Conn, gid, outcome string, p
 	}
 }
 
-// refuse makes participant i refuse gid forever (chosen: SYSTEMS.md is
+// refuse makes participant i refuse gid forever (chosen: the source is
 // silent on a late PREPARE): its vote did not come within vote_timeout,
 // gid is aborted, and ROLLBACK PREPARED found nothing there, yet the
 // PREPARE may still arrive and prepare a transaction nobody would ever

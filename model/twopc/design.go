@@ -10,7 +10,7 @@ import (
 )
 
 // Knob switches one mechanism of the design off, or to its known-bad
-// alternative (PROPERTIES.md, "System C").
+// alternative (docs/systems.md, "Design knobs of system C").
 type Knob string
 
 // The knobs of system C.
@@ -31,7 +31,7 @@ const (
 // KnobInfo describes a knob for the registry, the CLI and the knob tests.
 type KnobInfo = design.KnobInfo[Knob]
 
-// Knobs is the registry, in PROPERTIES.md's order.
+// Knobs is the registry, in the order of docs/systems.md's table.
 var Knobs = design.Registry[Knob]{
 	{Knob: CommitBeforeLog, Removes: "the decision is logged before the first COMMIT PREPARED", Harmful: true, CaughtBy: []string{"PC1"}, Scenarios: []string{"C.6"}},
 	{Knob: TimeoutAbort, Removes: "a prepared participant waits for the coordinator's (or the log's) word", Harmful: true, CaughtBy: []string{"PC1", "PC3"}, Scenarios: []string{"C.3"}},

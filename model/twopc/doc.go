@@ -1,5 +1,5 @@
 // Package twopc is system C: two-phase commit under coordinator crashes
-// (SYSTEMS.md C.1-C.8, seed 002). A coordinator node runs global
+// (docs/systems.md C.1-C.8, seed 002). A coordinator node runs global
 // transactions over participant databases (model/db nodes: "orders" inserts
 // one order; "inventory" (and "inventory-2", ... for more participants)
 // takes one sku-1 off a stock of 100) with PREPARE TRANSACTION, COMMIT
@@ -8,7 +8,7 @@
 //
 // # What it owns
 //
-// The Design (parameters and the knob registry of PROPERTIES.md "System
+// The Design (parameters and the knob registry of docs/systems.md "System
 // C"), the coordinator (coordinator.go), the participants' agents
 // (agent.go: the timeout-abort knob and the cooperative termination
 // protocol), a scripted database session for the scenarios (script.go), the

@@ -12,7 +12,7 @@ import (
 	"github.com/fencesim/fencesim/traces"
 )
 
-// A Family is a scenario of SYSTEMS.md A.5 with its parameters drawn: the
+// A Family is a scenario of docs/systems.md A.5 with its parameters drawn: the
 // schedule's shape is the scenario's, the times, lengths and sizes come
 // from the entropy, so rapid shrinks toward the mildest case. Each family
 // states the metric bounds the correct design keeps on every run of it
@@ -356,7 +356,7 @@ func FamilyByName(name string) (Family, error) {
 }
 
 // KnobFamilies is where each knob's damage shows: the families a hunt for
-// it draws from (PROPERTIES.md names the property, the source's scenario
+// it draws from (the registry names the property, the source's scenario
 // names the situation).
 var KnobFamilies = map[judge.Knob][]string{
 	judge.FenceByWorkerID:         {"stale"},

@@ -99,7 +99,7 @@ func TestGenericFindsEveryKnob(t *testing.T) {
 				rapidRuns = fmt.Sprintf("%d", rres.Runs)
 			}
 			if !k.Harmful {
-				// PROPERTIES.md calls it harmless; the drawn world shows
+				// the registry calls it harmless; the drawn world shows
 				// otherwise (a finding: see the README's findings).
 				if seed != 0 {
 					by, _ := caughtBy(o, nil)

@@ -44,7 +44,7 @@ func huntFamily(t *testing.T, f Family, d judge.Design, budget int) (hunt.Result
 
 func propertyID(v checker.Verdict) string { return strings.Fields(v.Property)[0] }
 
-// TestDesignKnobs: every knob of PROPERTIES.md "System A" in its families.
+// TestDesignKnobs: every knob of docs/systems.md "System A" in its families.
 // A harmful knob must be caught within the budget by a property the table
 // names, with a shrunk counterexample; the harmless no-leader-lock and the
 // default design must pass the same budget.

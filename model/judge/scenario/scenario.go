@@ -42,7 +42,7 @@ type Case struct {
 	Options func(knobs ...judge.Knob) judge.Options
 }
 
-// Scenario is one row of SYSTEMS.md A.5.
+// Scenario is one row of docs/systems.md A.5.
 type Scenario struct {
 	ID      string
 	Title   string
@@ -101,7 +101,7 @@ func arrivals(ids ...int64) []judge.Arrival {
 	return out
 }
 
-// Table renders SYSTEMS.md A.5 with the measured worst cost of each row.
+// Table renders docs/systems.md A.5 with the measured worst cost of each row.
 func Table(rows []Scenario, costs map[string]Cost) string {
 	var b strings.Builder
 	b.WriteString("| id | scenario | what keeps it correct | promised worst cost | measured worst cost |\n")

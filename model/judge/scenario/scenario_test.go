@@ -42,7 +42,7 @@ func TestScenarioA_S7(t *testing.T) { run(t, S7()) }
 func TestScenarioA_S8(t *testing.T) { run(t, S8()) }
 func TestScenarioA_S9(t *testing.T) { run(t, S9()) }
 
-// TestTableA5 renders SYSTEMS.md A.5 with the measured worst costs and pins
+// TestTableA5 renders docs/systems.md A.5 with the measured worst costs and pins
 // it to testdata/a5.golden (go test -run TableA5 -rewrite to update).
 func TestTableA5(t *testing.T) {
 	costs := map[string]Cost{}

@@ -34,7 +34,7 @@ func caught(o *Outcome, by []string) bool {
 
 // TestGenericFindsEveryKnob: the generic search alone (the drawn world,
 // faults placed on its reference and timed over the workload's span; no
-// knowledge of the knob) catches every harmful knob of PROPERTIES.md
+// knowledge of the knob) catches every harmful knob of docs/systems.md
 // "System B" by a property the registry names, within knobBudget rapid
 // runs and within knobBudget explore seeds; the default design passes both
 // budgets. Each failure is shrunk (within a bounded time) and reported

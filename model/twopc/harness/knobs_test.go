@@ -35,7 +35,7 @@ func caught(o *Outcome, by []string) bool {
 // TestGenericFindsEveryKnob: the generic search alone (the drawn world,
 // faults placed on its reference and timed over the workload's span; no
 // knowledge of the knob, no crash position written for it) catches every
-// harmful knob of PROPERTIES.md "System C" by a property the registry
+// harmful knob of docs/systems.md "System C" by a property the registry
 // names, within knobBudget rapid runs and within knobBudget explore seeds;
 // the default design passes both budgets. Each failure is shrunk (within a
 // bounded time) and reported with its world.

@@ -1,5 +1,5 @@
 // Package scenario holds system C's scenarios: the source's C.1-C.7
-// (SYSTEMS.md) and the C.8 extensions (N participants, a second
+// (docs/systems.md) and the C.8 extensions (N participants, a second
 // coordinator taking over the same decision log, cooperative termination,
 // max_prepared_transactions), run in the simulator.
 //

@@ -1,6 +1,6 @@
 package scenario
 
-// The source's scenarios (SYSTEMS.md C.1-C.7) and the C.8 extensions, run
+// The source's scenarios (docs/systems.md C.1-C.7) and the C.8 extensions, run
 // in the simulator, with a function per table. Every scenario is a
 // hand-written schedule whose steps follow the source's: the coordinator is
 // killed at a named crash point (the source's kill -9 at a place in its
