@@ -10,6 +10,7 @@ import (
 
 	"github.com/fencesim/fencesim/checker"
 	check "github.com/fencesim/fencesim/checker/outbox"
+	"github.com/fencesim/fencesim/model/design"
 	"github.com/fencesim/fencesim/model/outbox"
 	"github.com/fencesim/fencesim/sim"
 	"github.com/fencesim/fencesim/traces"
@@ -42,6 +43,9 @@ func (Outbox) Knobs() []Knob {
 
 // Params implements System.
 func (Outbox) Params() []string { return outbox.ParamNames() }
+
+// ParamInfos implements System.
+func (Outbox) ParamInfos() []design.Info { return outbox.ParamInfos() }
 
 // Probes implements System.
 func (Outbox) Probes() []string { return check.ProbeNames }
