@@ -36,7 +36,7 @@ func (Outbox) Title() string { return "B: idempotent receiver + transactional ou
 func (Outbox) Knobs() []Knob {
 	var out []Knob
 	for _, k := range outbox.Knobs {
-		out = append(out, Knob{Name: string(k.Knob), Removes: k.Removes, Harmful: k.Harmful, CaughtBy: k.CaughtBy})
+		out = append(out, Knob{Name: string(k.Knob), Removes: k.Removes, Harmful: k.Harmful, CaughtBy: k.CaughtBy, Faults: k.Faults})
 	}
 	return out
 }

@@ -188,7 +188,9 @@ type Info struct {
 }
 
 // Infos lists the parameters of a table bound to a design (its values are
-// the defaults shown) with the rules that name them.
+// the defaults shown) with the rules that bound them: a rule between two
+// parameters is listed with both, a rule on a sum with the parameter it
+// bounds only.
 func Infos(ps []Param, orders []Order) []Info {
 	out := make([]Info, 0, len(ps))
 	for _, p := range ps {
@@ -216,12 +218,6 @@ func Infos(ps []Param, orders []Order) []Info {
 				text = o.Text()
 			case len(o.Other) == 1 && o.Other[0] == p.Name:
 				text = o.Inverse()
-			default:
-				for _, n := range o.Other {
-					if n == p.Name {
-						text = o.Text()
-					}
-				}
 			}
 			if text == "" {
 				continue
