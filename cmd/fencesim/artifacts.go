@@ -83,27 +83,40 @@ func artifact(ctx, minCtx context.Context, dir string, sys systems.System, d sys
 	if err := os.WriteFile(a.Schedule, []byte(scheduleText(sys, d, seed, f, m, a, full)), 0o644); err != nil {
 		return fail(err)
 	}
+	if a.Porcupine, err = writePage(a.Report, base, full, fmt.Sprintf("%s seed %d: %s failed (%s)", sys.Name(), seed, m.Property, sel.describe(d)),
+		a.Trace, hash, scheduleLines(m), probes); err != nil {
+		return fail(err)
+	}
+	return a, true
+}
+
+// writePage writes the HTML report of a full run to path (the page explore,
+// run and report write), and porcupine's visualization, when a
+// linearization failed, to base+"-porcupine.html", whose path it returns.
+// tracePath is the run's trace file, hash its hash; schedule is the
+// minimized schedule (nil: none).
+func writePage(path, base string, full *systems.Result, title, tracePath, hash string, schedule []string, probes []report.Probe) (porcupine string, err error) {
 	var lin []byte
 	if full.Visualize != nil {
 		var buf bytes.Buffer
 		if err := full.Visualize(&buf); err == nil {
 			lin = buf.Bytes()
-			a.Porcupine = base + "-porcupine.html"
-			if err := os.WriteFile(a.Porcupine, lin, 0o644); err != nil {
-				return fail(err)
+			porcupine = base + "-porcupine.html"
+			if err := os.WriteFile(porcupine, lin, 0o644); err != nil {
+				return "", err
 			}
 		}
 	}
 	in := report.Input{
-		Title:         fmt.Sprintf("%s seed %d: %s failed (%s)", sys.Name(), seed, m.Property, sel.describe(d)),
+		Title:         title,
 		Header:        full.Header,
 		Events:        full.Events,
 		Nodes:         full.Nodes,
-		Schedule:      scheduleLines(m),
+		Schedule:      schedule,
 		Probes:        probes,
 		Hash:          hash,
-		Replay:        "fencesim replay " + a.Trace,
-		TracePath:     a.Trace,
+		Replay:        "fencesim replay " + tracePath,
+		TracePath:     tracePath,
 		Linearization: lin,
 	}
 	for _, v := range full.Failed() {
@@ -114,12 +127,9 @@ func artifact(ctx, minCtx context.Context, dir string, sys systems.System, d sys
 	}
 	var page bytes.Buffer
 	if err := report.Write(&page, in); err != nil {
-		return fail(err)
+		return porcupine, err
 	}
-	if err := os.WriteFile(a.Report, page.Bytes(), 0o644); err != nil {
-		return fail(err)
-	}
-	return a, true
+	return porcupine, os.WriteFile(path, page.Bytes(), 0o644)
 }
 
 // writeTrace writes a run's header and events as JSON Lines and returns
