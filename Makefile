@@ -5,7 +5,7 @@ GO      ?= go
 PKGS    ?= ./...
 SOAK_RUNS ?= 10000
 
-.PHONY: test race bench soak cover fuzz fmt fmt-check vet pg pg-stop mutate
+.PHONY: help test race bench soak cover fuzz fmt fmt-check vet pg pg-stop mutate
 
 ## test: vet, formatting, and every test (the command CI runs)
 test: vet fmt-check
@@ -74,3 +74,7 @@ SIM_RUNS ?= 3000
 sim:
 	$(GO) build -o bin/fencesim ./cmd/fencesim
 	./bin/fencesim explore --runs $(SIM_RUNS)
+
+## help: list the targets with what each does (the "## target: text" comments)
+help:
+	@sed -n 's/^## \([a-zA-Z_-]*\): *\(.*\)/\1\t\2/p' $(MAKEFILE_LIST) | sed 's/\$$\$$/$$/g' | awk -F '\t' '{ printf "  %-10s %s\n", $$1, $$2 }'

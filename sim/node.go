@@ -192,9 +192,21 @@ func (e *Env) Cancel(id TimerID) {
 // the trace is written or hashed: it must not change after the call.
 func (e *Env) Note(kind, text string, data any) {
 	if !e.Records(kind) {
+		e.Skip(kind)
 		return
 	}
 	e.effects = append(e.effects, Effect{Kind: EffNote, Note: kind, Text: text, Data: data})
+}
+
+// Skip stands for a note of a kind the run's filter refuses, which its
+// caller did not make (it asked Records first, to save building the text):
+// the note still takes its event number, so that the events after it are
+// numbered as in the full record of the same run (the trace file). Without
+// a recorder, or for a kind that is recorded, it does nothing.
+func (e *Env) Skip(kind string) {
+	if e.world != nil && e.recording && !e.world.wantsNote(kind) {
+		e.effects = append(e.effects, Effect{Kind: EffNote, Note: kind})
+	}
 }
 
 // CrashPoint marks a named place in the node's code where a crash can be

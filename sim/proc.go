@@ -252,6 +252,8 @@ func (h *host) deliver(m network.Message) {
 	if h.serve == nil {
 		if h.env.Records("note") {
 			h.env.Note("note", "no handler for "+fmt.Sprint(m.Body), nil)
+		} else {
+			h.env.Skip("note")
 		}
 		return
 	}
@@ -439,6 +441,9 @@ func (p *Proc) Recording() bool { return p.h.env.Recording() }
 
 // Records reports whether notes of a kind are recorded.
 func (p *Proc) Records(kind string) bool { return p.h.env.Records(kind) }
+
+// Skip stands for a note the caller did not make (see Env.Skip).
+func (p *Proc) Skip(kind string) { p.h.env.Skip(kind) }
 
 // Note records a trace event (see Env.Note).
 func (p *Proc) Note(kind, text string, data any) { p.h.env.Note(kind, text, data) }

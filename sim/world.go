@@ -244,8 +244,8 @@ type World struct {
 	notes     map[string]bool // the filter's answers for note kinds, asked once per kind
 	text      []byte          // a buffer for rendering texts
 	ev        traces.Event    // the event being recorded
-	recSeq    uint64
-	side      []payload // the side table of queued events
+	recSeq    uint64          // the last event's number: refused events (Filter) take theirs too
+	side      []payload       // the side table of queued events
 	freeSide  []uint32
 	held      int          // inputs held for paused nodes
 	msgs      []traces.Msg // a slab the message events' texts are rendered from
@@ -592,7 +592,7 @@ func (w *World) stepNode(idx int32, in *Input) {
 func (w *World) recordInput(s *slot, in *Input) {
 	switch in.Kind {
 	case Timer:
-		if w.want.has(kTimer) {
+		if w.wants(kTimer) {
 			// Rendered now: a tag's text may change (a process's label).
 			b := append(w.text[:0], "timer "...)
 			b = strconv.AppendUint(b, uint64(in.TimerID), 10)
@@ -602,11 +602,11 @@ func (w *World) recordInput(s *slot, in *Input) {
 			w.emit(s.name, kTimer, string(b))
 		}
 	case ConnBroken:
-		if w.want.has(kConnBroken) {
+		if w.wants(kConnBroken) {
 			w.emit(s.name, kConnBroken, connText("conn ", in.Conn, " to ", in.Peer))
 		}
 	case Command:
-		if w.want.has(kCommand) {
+		if w.wants(kCommand) {
 			w.emit(s.name, kCommand, strings.TrimSpace(in.Cmd.Name+" "+in.Cmd.Arg))
 		}
 	}
@@ -640,7 +640,7 @@ func (w *World) apply(idx int32, e *Effect) {
 		if e.Conn != 0 {
 			a, b, ok := w.net.Ends(e.Conn)
 			if !ok {
-				if w.want.has(kDrop) {
+				if w.wants(kDrop) {
 					w.emit(s.name, kDrop, fmt.Sprintf("conn %d unknown: %v", e.Conn, e.Body))
 				}
 				return
@@ -651,16 +651,16 @@ func (w *World) apply(idx int32, e *Effect) {
 			}
 		}
 		msg, fate := w.net.Send(w.now, network.Message{From: s.addr, To: to, Conn: e.Conn, Body: e.Body}, w.netRand)
-		if w.want.has(kSend) {
+		if w.wants(kSend) {
 			w.emitMsg(s.name, kSend, &msg)
 		}
 		if len(w.fates) > 0 {
 			w.fate(&msg, &fate)
 		}
-		if fate.Dropped != "" && w.want.has(kDrop) {
+		if fate.Dropped != "" && w.wants(kDrop) {
 			w.emit(s.name, kDrop, idText(msg.ID, fate.Dropped))
 		}
-		if fate.N > 1 && w.want.has(kDup) {
+		if fate.N > 1 && w.wants(kDup) {
 			w.emit(s.name, kDup, idText(msg.ID, "copied as #"+strconv.FormatUint(fate.Copy[1].ID, 10)))
 		}
 		if fate.Dropped == "" && e.Conn != 0 && !w.net.Open(e.Conn) {
@@ -679,7 +679,7 @@ func (w *World) apply(idx int32, e *Effect) {
 	case EffCancel:
 		s.timers.del(e.TimerID)
 	case EffDial:
-		if w.want.has(kDial) {
+		if w.wants(kDial) {
 			w.emit(s.name, kDial, connText("conn ", e.Conn, " to ", e.To))
 		}
 		if !w.net.Open(e.Conn) {
@@ -691,7 +691,7 @@ func (w *World) apply(idx int32, e *Effect) {
 			return
 		}
 		if last, open := w.net.Close(e.Conn, s.addr); open {
-			if w.want.has(kClose) {
+			if w.wants(kClose) {
 				w.emit(s.name, kClose, connText("conn ", e.Conn, "", ""))
 			}
 			peer := a
@@ -736,7 +736,7 @@ func (w *World) deliver(id uint64, slot uint32, bySlot bool) {
 		why = "destination down"
 	}
 	if why != "" {
-		if w.want.has(kDrop) {
+		if w.wants(kDrop) {
 			w.emit(string(msg.To), kDrop, idText(msg.ID, why))
 		}
 		if why == "destination down" && msg.Conn != 0 && w.net.Break(msg.Conn) {
@@ -746,7 +746,7 @@ func (w *World) deliver(id uint64, slot uint32, bySlot bool) {
 		}
 		return
 	}
-	if w.want.has(kDeliver) {
+	if w.wants(kDeliver) {
 		w.emitMsg(string(msg.To), kDeliver, &msg)
 	}
 	w.input(idx, &Input{Kind: Deliver, Msg: msg})
@@ -758,7 +758,7 @@ func (w *World) connBroken(id network.ConnID, skip int32) {
 	if !ok {
 		return
 	}
-	if w.want.has(kBreak) {
+	if w.wants(kBreak) {
 		w.emit("", kBreak, connText("conn ", id, " ", a)+"<->"+string(b))
 	}
 	if i, ok := w.byAddr[a]; ok && i != skip {
@@ -789,7 +789,7 @@ func (w *World) notifyBrokenAt(t clock.Time, at, peer network.Addr, id network.C
 func (w *World) start(idx int32, why string) {
 	s := w.slots[idx]
 	if s.up {
-		if w.want.has(kFault) {
+		if w.wants(kFault) {
 			w.emit(s.name, kFault, why+" ignored: node is up")
 		}
 		return
@@ -804,7 +804,7 @@ func (w *World) start(idx int32, why string) {
 	if why == "restart" {
 		k = kRestart
 	}
-	if w.want.has(k) {
+	if w.wants(k) {
 		w.emit(s.name, k, "incarnation "+strconv.FormatUint(uint64(s.inc), 10))
 	}
 	w.stepNode(idx, &Input{Kind: Start})
@@ -824,7 +824,7 @@ func (w *World) crash(idx int32, why string) {
 	w.held -= len(s.held)
 	s.held = nil
 	s.disk.crash()
-	if w.want.has(kCrash) {
+	if w.wants(kCrash) {
 		w.emit(s.name, kCrash, why)
 	}
 	for _, c := range w.net.NodeDown(s.addr) {
@@ -843,7 +843,7 @@ func (w *World) crashPoint(s *slot, point string) bool {
 			return false
 		}
 		s.armed = append(s.armed[:i], s.armed[i+1:]...)
-		if w.want.has(kFault) {
+		if w.wants(kFault) {
 			w.emit(s.name, kFault, "crash point "+point+" reached")
 		}
 		return true
@@ -884,7 +884,7 @@ func (w *World) yieldPoint(s *slot, label string) bool {
 	if !fire {
 		// A pause-yield: the node freezes once this step is over, and
 		// thaws freeze later (actions of the schedule from now on).
-		if w.want.has(kFault) {
+		if w.wants(kFault) {
 			w.emit(s.name, kFault, fmt.Sprintf("freeze at blocking call %d for %v: %s", s.passed, freeze, label))
 		}
 		w.sched = append(w.sched, Action{At: w.now, Kind: Pause, Node: s.name}, Action{At: w.now.Add(freeze), Kind: Resume, Node: s.name})
@@ -892,7 +892,7 @@ func (w *World) yieldPoint(s *slot, label string) bool {
 		w.push(event{at: w.now.Add(freeze), kind: evFault, id: uint64(len(w.sched) - 1)})
 		return false
 	}
-	if w.want.has(kFault) {
+	if w.wants(kFault) {
 		w.emit(s.name, kFault, fmt.Sprintf("crash at blocking call %d: %s", s.passed, label))
 	}
 	if down > 0 {
@@ -906,7 +906,7 @@ func (w *World) yieldPoint(s *slot, label string) bool {
 
 // die records a node's own crash (Proc.Die) and schedules its restart.
 func (w *World) die(s *slot, label string, restart time.Duration) {
-	if w.want.has(kFault) {
+	if w.wants(kFault) {
 		w.emit(s.name, kFault, "died: "+label)
 	}
 	if restart > 0 {
@@ -968,7 +968,7 @@ func (w *World) fate(msg *network.Message, f *network.Fate) string {
 			}
 		}
 	}
-	if w.want.has(kFault) {
+	if w.wants(kFault) {
 		// A fault event of its own kind, so that checkers see when the
 		// message was hit (the arming is a "message" fault at its time).
 		fired := Action{At: w.now, Kind: "message-fate", Node: string(msg.From), Peer: string(msg.To), Arg: a.Arg, Amount: a.Amount}
@@ -996,7 +996,7 @@ func (w *World) Close() {
 }
 
 func (w *World) fault(a Action) {
-	if w.want.has(kFault) {
+	if w.wants(kFault) {
 		data, _ := json.Marshal(a)
 		w.record(traces.Event{Node: a.Node, Kind: "fault", Text: a.String(), Data: data})
 	}
@@ -1099,7 +1099,7 @@ func (w *World) endBurst(id uint64) {
 		if b.id == id {
 			w.bursts = append(w.bursts[:i], w.bursts[i+1:]...)
 			w.applyBursts()
-			if w.want.has(kFault) {
+			if w.wants(kFault) {
 				w.emit("", kFault, string(b.kind)+" burst "+strconv.FormatUint(id, 10)+" ended")
 			}
 			return
@@ -1203,7 +1203,31 @@ func (w *World) wantsNote(kind string) bool {
 	return ok
 }
 
-// emit records a kernel event whose kind the caller checked (w.want).
+// wants reports whether a kernel event of kind k is recorded. An event the
+// filter refuses still takes its number, so that a run recorded through a
+// Filter numbers its events as the full record of the same run does: the
+// events a checker names are the lines of the trace file written from a
+// full run (fencesim explore prints the checker's numbers, its artifacts
+// are full runs).
+func (w *World) wants(k kind) bool {
+	if w.want.has(k) {
+		return true
+	}
+	if w.rec != nil {
+		w.recSeq++
+	}
+	return false
+}
+
+// skipNote numbers a note the filter refused before it was made (Env.Note,
+// Env.Skip): see wants.
+func (w *World) skipNote() {
+	if w.rec != nil {
+		w.recSeq++
+	}
+}
+
+// emit records a kernel event whose kind the caller checked (w.wants).
 func (w *World) emit(node string, k kind, text string) {
 	w.record(traces.Event{Node: node, Kind: kernelKinds[k], Text: text})
 }
@@ -1280,6 +1304,7 @@ func plainType(t reflect.Type, depth int) bool {
 // (traces.Event.DataJSON); JSON is kept as is.
 func (w *World) note(node, kind, text string, data any) {
 	if !w.wantsNote(kind) {
+		w.skipNote()
 		return
 	}
 	ev := traces.Event{Node: node, Kind: kind, Text: text}

@@ -94,6 +94,16 @@ func artifact(ctx, minCtx context.Context, dir string, sys systems.System, d sys
 	return a, true
 }
 
+// writePage writes the HTML report of a full run to path (the page explore,
+// run and report write), and porcupine's visualization, when a
+// linearization failed, to base+"-porcupine.html", whose path it returns.
+// tracePath is the run's trace file, hash its hash; schedule is the
+// minimized schedule (nil: none).
+func writePage(path, base string, full *systems.Result, title, tracePath, hash string, schedule []string, probes []report.Probe) (porcupine string, err error) {
+	return art.Report(path, base+"-porcupine.html", full, art.Page{Title: title, Schedule: schedule, Probes: probes, Hash: hash,
+		Replay: "fencesim replay " + tracePath, TracePath: tracePath})
+}
+
 // scheduleLines renders the minimized schedule for the report.
 func scheduleLines(m *systems.Minimized) []string {
 	var out []string

@@ -1,9 +1,13 @@
 // Command fencesim is the command line of the suite: explore (many seeds in
 // parallel, a table per system, a determinism audit, minimized failures
-// written as traces, Go schedules and HTML reports), replay (a trace
-// re-run from its header: "identical" or the first difference), mutants
+// written as traces, Go schedules and HTML reports), run (one seed as
+// explore plays it, its trace and report written pass or fail), replay (a
+// trace re-run from its header: "identical" or the first difference, and
+// the properties that fail), report (a trace file's HTML report), mutants
 // (the design-knob matrix), scenarios (A-S1..A-S9, C.1..C.8), compare (a
-// design change on the same seeds) and merge (shard summaries into one).
+// design change on the same seeds), merge (shard summaries into one),
+// knobs and params (what --knob and --set take, from the registries and
+// design tables) and version (also --version).
 // docs/README.md is the reference.
 //
 // It owns the flags, the pool of runs (one run per goroutine, GOMAXPROCS

@@ -58,7 +58,11 @@ func help(w io.Writer, fs *flag.FlagSet, c command) {
 	fs.SetOutput(w)
 	fs.PrintDefaults()
 	fs.SetOutput(io.Discard)
-	fmt.Fprintf(w, "\nExit status: %s.\n", strings.Replace(exitStatus(c.interruptible), "; explore, compare, mutants)", ")", 1))
+	exits := strings.Replace(exitStatus(c.interruptible), "; explore, compare, mutants)", ")", 1)
+	if x := listingExits(c.name); x != "" {
+		exits = x
+	}
+	fmt.Fprintf(w, "\nExit status: %s.\n", exits)
 }
 
 func upperFirst(s string) string {

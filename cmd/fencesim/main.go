@@ -37,12 +37,17 @@ type command struct {
 func commands() []command {
 	return []command{
 		{"explore", "[flags]", "run many seeds in parallel and print a table per system", runExplore, true},
-		{"replay", "[flags] FILE", "re-run a trace from its header: \"identical\" or the first difference", runReplay, false},
+		{"run", "[flags]", "run one seed as explore does (--system S --seed N) and write its full trace and report, pass or fail", runRun, false},
+		{"replay", "[flags] FILE", "re-run a trace from its header: \"identical\" or the first difference, and the properties that fail", runReplay, false},
+		{"report", "[flags] TRACE", "render the HTML report of a trace file (the report explore writes) and print its path", runReport, false},
 		{"mutants", "[flags]", "the design-knob matrix: caught or not, by which property, after how many runs", runMutants, true},
 		{"scenarios", "[flags]", "run the named scenarios (A-S1..A-S9, C.1..C.8) and print their tables", runScenarios, false},
 		{"compare", "[flags]", "a baseline design and a changed one on the same seeds, metrics side by side", runCompare, true},
 		{"diff", "[flags]", "the working tree against a git revision (--base) on the same seeds: runs altered, properties flipped, metrics side by side", runDiff, true},
 		{"merge", "[flags] FILE...", "combine shard summaries (--summary-out) into one summary", runMerge, false},
+		{"knobs", "[flags]", "list the design knobs (--knob): what each removes, harmful or not, the property expected to catch it", runKnobs, false},
+		{"params", "[flags]", "list the design parameters (--set): meaning, default, valid range, rules between them", runParams, false},
+		{"version", "", "print the module version and the VCS revision the binary was built from (also --version)", runVersion, false},
 	}
 }
 
@@ -75,6 +80,8 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		}
 		mainUsage(stdout)
 		return exitOK
+	case "-version", "--version":
+		return Main(append([]string{"version"}, args[1:]...), stdout, stderr)
 	}
 	for _, c := range commands() {
 		if c.name == args[0] {
@@ -101,7 +108,7 @@ func mainUsage(w io.Writer) {
 		fmt.Fprintf(w, "  %-10s %s\n", c.name, c.summary)
 	}
 	fmt.Fprintf(w, "\nExit status: %s.\n", exitStatus(true))
-	fmt.Fprintf(w, "Run \"fencesim <command> -h\" for a command's flags.\n")
+	fmt.Fprintf(w, "Run \"fencesim <command> -h\" for a command's flags; fencesim --version for the build.\n")
 }
 
 // fail reports an error of a command and returns its exit code: usage

@@ -58,8 +58,8 @@ func TestBadInput(t *testing.T) {
 		require.NoError(t, os.Remove(filepath.Join(dir, f)))
 	}
 	code, stdout, stderr := run(t, "replay", good)
-	require.Equal(t, exitOK, code, stderr)
-	require.Equal(t, "identical\n", stdout)
+	require.Equal(t, exitFail, code, "the trace fails a property; %s", stderr)
+	require.True(t, strings.HasPrefix(stdout, "identical\n"), stdout)
 	lines := strings.SplitAfter(readFile(t, good), "\n")
 	require.Greater(t, len(lines), 20)
 	write := func(name, content string) string {
@@ -129,6 +129,17 @@ func TestBadInput(t *testing.T) {
 		{"mutants bad set", []string{"mutants", "--system", "arbiter", "--set", "claim_batch=0"}, "claim_batch"},
 		{"compare without change", []string{"compare", "--system", "arbiter"}, "nothing to compare"},
 		{"scenarios unknown system", []string{"scenarios", "--system", "nosuch"}, `unknown system "nosuch"`},
+		{"run without seed", []string{"run", "--system", "twopc", "--out", out}, "--seed N is missing"},
+		{"run of every system", []string{"run", "--seed", "1", "--out", out}, "run plays one system"},
+		{"run unknown knob", []string{"run", "--system", "arbiter", "--knob", "nope", "--seed", "1", "--out", out}, `unknown knob "nope"`},
+		{"run out is a file", []string{"run", "--system", "twopc", "--seed", "1", "--out", file}, "is not a directory"},
+		{"report without file", []string{"report"}, "want one trace FILE"},
+		{"report missing file", []string{"report", filepath.Join(dir, "missing.jsonl")}, "no such file"},
+		{"report of a non-trace", []string{"report", file}, "trace line 1: expected a JSON header object"},
+		{"report of a corrupt trace", []string{"report", corrupt}, "trace line 4"},
+		{"knobs unknown system", []string{"knobs", "--system", "nosuch"}, `unknown system "nosuch"`},
+		{"params argument", []string{"params", "lease"}, `unexpected argument "lease"`},
+		{"version argument", []string{"version", "x"}, `unexpected argument "x"`},
 		{"merge nothing", []string{"merge"}, "want one or more summary FILEs"},
 		{"merge not a summary", []string{"merge", file}, "not a fencesim summary"},
 		{"merge mismatched", []string{"merge", summary, summary2}, "not shards of one run"},
@@ -200,8 +211,8 @@ func TestExploreKnobArtifacts(t *testing.T) {
 	}
 	for _, trace := range []string{base + ".jsonl", base + "-minimized.jsonl"} {
 		code, stdout, stderr = run(t, "replay", trace)
-		assert.Equal(t, exitOK, code, stderr)
-		assert.Equal(t, "identical\n", stdout)
+		assert.Equal(t, exitFail, code, "the replayed run fails PA1; %s", stderr)
+		assert.True(t, strings.HasPrefix(stdout, "identical\nPA1 at-most-one-owner: FAILED: "), stdout)
 	}
 	sched := readFile(t, base+"-schedule.txt")
 	assert.Contains(t, sched, "schedule := sim.Schedule{\n")

@@ -25,7 +25,7 @@ func runReplay(e *env, args []string) int {
 	c := commandByName("replay")
 	fs := newFlags(c.name)
 	asJSON := fs.Bool("json", false, "print the result as JSON")
-	verbose := fs.Bool("v", false, "also print the trace's hash and the properties the run fails")
+	verbose := fs.Bool("v", false, "also print the number of events, the trace's hash and the ids of the failing properties")
 	pos, code, done := parse(e, fs, c, args)
 	if done {
 		return code
@@ -34,30 +34,11 @@ func runReplay(e *env, args []string) int {
 		return e.fail(c.name, usagef("want one trace FILE, got %d arguments", len(pos)))
 	}
 	path := pos[0]
-	f, err := os.Open(path)
+	t, err := replayTrace(path)
 	if err != nil {
-		return e.fail(c.name, usagef("%v", err))
+		return e.fail(c.name, err)
 	}
-	h, recorded, err := traces.ReadAll(f)
-	f.Close()
-	if err != nil {
-		return e.fail(c.name, usagef("%s: %v", path, err))
-	}
-	sys, err := systems.ByName(h.System)
-	if err != nil {
-		return e.fail(c.name, usagef("%s: trace line 1: %v", path, err))
-	}
-	r, err := sys.Replay(h)
-	if err != nil {
-		return e.fail(c.name, usagef("%s: trace line 1: the header does not replay: %v", path, err))
-	}
-	d := traces.Compare(recorded, r.Events)
-	// A trace that is a strict prefix of its replay was cut short: the run
-	// is deterministic, so the file lost its end.
-	if !d.Identical && d.Want == nil && len(recorded) < len(r.Events) {
-		return e.fail(c.name, usagef("%s: trace line %d: expected event #%d (%s %s), the file ends after %d events: the trace is truncated",
-			path, len(recorded)+2, d.Got.Seq, d.Got.Node, d.Got.Kind, len(recorded)))
-	}
+	h, r, d := t.header, t.replayed, t.diff
 	out := replayResult{File: path, System: h.System, Seed: h.Seed, Identical: d.Identical, Events: len(r.Events), Hash: r.Hash, Failed: r.FailedIDs()}
 	if !d.Identical {
 		out.Diff = d.String()
@@ -70,9 +51,53 @@ func runReplay(e *env, args []string) int {
 		if *verbose {
 			fmt.Fprintf(e.stdout, "%s seed %d: %d events, hash %s; failed properties: %v\n", h.System, h.Seed, len(r.Events), r.Hash, out.Failed)
 		}
+		for _, v := range r.Failed() {
+			fmt.Fprintln(e.stdout, clip(v.String(), 400))
+		}
 	}
-	if !d.Identical {
+	if !d.Identical || len(out.Failed) > 0 {
 		return exitFail
 	}
 	return exitOK
+}
+
+// replayed is a trace file read and played again from its header.
+type replayed struct {
+	path     string
+	header   traces.Header
+	recorded []traces.Event // the file's events
+	sys      systems.System
+	replayed *systems.Result
+	diff     traces.Diff
+}
+
+// replayTrace reads a trace file and replays it. A file that cannot be
+// read, is not a trace, names no system, does not replay or was cut short
+// is a usage error naming the file and the line.
+func replayTrace(path string) (*replayed, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, usagef("%v", err)
+	}
+	h, recorded, err := traces.ReadAll(f)
+	f.Close()
+	if err != nil {
+		return nil, usagef("%s: %v", path, err)
+	}
+	sys, err := systems.ByName(h.System)
+	if err != nil {
+		return nil, usagef("%s: trace line 1: %v", path, err)
+	}
+	r, err := sys.Replay(h)
+	if err != nil {
+		return nil, usagef("%s: trace line 1: the header does not replay: %v", path, err)
+	}
+	d := traces.Compare(recorded, r.Events)
+	// A trace that is a strict prefix of its replay was cut short: the run
+	// is deterministic, so the file lost its end.
+	if !d.Identical && d.Want == nil && len(recorded) < len(r.Events) {
+		return nil, usagef("%s: trace line %d: expected event #%d (%s %s), the file ends after %d events: the trace is truncated",
+			path, len(recorded)+2, d.Got.Seq, d.Got.Node, d.Got.Kind, len(recorded))
+	}
+	return &replayed{path: path, header: h, recorded: recorded, sys: sys, replayed: r, diff: d}, nil
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/fencesim/fencesim/checker"
 	jc "github.com/fencesim/fencesim/checker/judge"
+	"github.com/fencesim/fencesim/model/design"
 	"github.com/fencesim/fencesim/model/judge"
 	"github.com/fencesim/fencesim/model/judge/harness"
 	"github.com/fencesim/fencesim/model/judge/scenario"
@@ -41,13 +42,16 @@ func (Arbiter) Title() string { return "A: judge arbiter (leases, fencing tokens
 func (Arbiter) Knobs() []Knob {
 	var out []Knob
 	for _, k := range judge.Knobs {
-		out = append(out, Knob{Name: string(k.Knob), Removes: k.Removes, Harmful: k.Harmful, CaughtBy: k.CaughtBy, Scenarios: k.Scenarios})
+		out = append(out, Knob{Name: string(k.Knob), Removes: k.Removes, Harmful: k.Harmful, CaughtBy: k.CaughtBy, Faults: k.Faults, Scenarios: k.Scenarios})
 	}
 	return out
 }
 
 // Params implements System.
 func (Arbiter) Params() []string { return judge.ParamNames() }
+
+// ParamInfos implements System.
+func (Arbiter) ParamInfos() []design.Info { return judge.ParamInfos() }
 
 // Probes implements System: system A has none.
 func (Arbiter) Probes() []string { return nil }

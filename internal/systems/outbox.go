@@ -14,6 +14,7 @@ import (
 
 	"github.com/fencesim/fencesim/checker"
 	check "github.com/fencesim/fencesim/checker/outbox"
+	"github.com/fencesim/fencesim/model/design"
 	"github.com/fencesim/fencesim/model/outbox"
 	"github.com/fencesim/fencesim/sim"
 	"github.com/fencesim/fencesim/traces"
@@ -39,13 +40,16 @@ func (Outbox) Title() string { return "B: idempotent receiver + transactional ou
 func (Outbox) Knobs() []Knob {
 	var out []Knob
 	for _, k := range outbox.Knobs {
-		out = append(out, Knob{Name: string(k.Knob), Removes: k.Removes, Harmful: k.Harmful, CaughtBy: k.CaughtBy})
+		out = append(out, Knob{Name: string(k.Knob), Removes: k.Removes, Harmful: k.Harmful, CaughtBy: k.CaughtBy, Faults: k.Faults})
 	}
 	return out
 }
 
 // Params implements System.
 func (Outbox) Params() []string { return outbox.ParamNames() }
+
+// ParamInfos implements System.
+func (Outbox) ParamInfos() []design.Info { return outbox.ParamInfos() }
 
 // Probes implements System.
 func (Outbox) Probes() []string { return check.ProbeNames }

@@ -11,6 +11,7 @@ import (
 	"pgregory.net/rapid"
 
 	"github.com/fencesim/fencesim/checker"
+	"github.com/fencesim/fencesim/model/design"
 	"github.com/fencesim/fencesim/sim"
 	"github.com/fencesim/fencesim/traces"
 )
@@ -25,6 +26,9 @@ type System interface {
 	Knobs() []Knob
 	// Params lists the parameters --set accepts.
 	Params() []string
+	// ParamInfos describes them: meaning, default, range and the rules
+	// between them, from the design's own parameter table.
+	ParamInfos() []design.Info
 	// Probes lists the probe names, in order (nil: the system has none).
 	Probes() []string
 	// Default is the correct design.
@@ -62,6 +66,7 @@ type Knob struct {
 	Harmful   bool     `json:"harmful"`
 	CaughtBy  []string `json:"caught_by,omitempty"`
 	Scenarios []string `json:"scenarios,omitempty"`
+	Faults    string   `json:"faults,omitempty"` // the faults it needs to show
 }
 
 // Design is a system's design (parameters and knobs) behind one type.

@@ -9,6 +9,7 @@ import (
 
 	ct "github.com/fencesim/fencesim/checker/twopc"
 	"github.com/fencesim/fencesim/clock"
+	"github.com/fencesim/fencesim/model/design"
 	"github.com/fencesim/fencesim/model/twopc"
 	twopcharness "github.com/fencesim/fencesim/model/twopc/harness"
 	twopcscenario "github.com/fencesim/fencesim/model/twopc/scenario"
@@ -32,13 +33,16 @@ func (TwoPC) Title() string { return "C: two-phase commit under coordinator cras
 func (TwoPC) Knobs() []Knob {
 	var out []Knob
 	for _, k := range twopc.Knobs {
-		out = append(out, Knob{Name: string(k.Knob), Removes: k.Removes, Harmful: k.Harmful, CaughtBy: k.CaughtBy, Scenarios: k.Scenarios})
+		out = append(out, Knob{Name: string(k.Knob), Removes: k.Removes, Harmful: k.Harmful, CaughtBy: k.CaughtBy, Faults: k.Faults, Scenarios: k.Scenarios})
 	}
 	return out
 }
 
 // Params implements System.
 func (TwoPC) Params() []string { return twopc.ParamNames() }
+
+// ParamInfos implements System.
+func (TwoPC) ParamInfos() []design.Info { return twopc.ParamInfos() }
 
 // Probes implements System: system C has none.
 func (TwoPC) Probes() []string { return nil }

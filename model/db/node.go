@@ -445,6 +445,8 @@ func (n *Node) block(s *session, t *txn) {
 	if n.env.Records("db") {
 		n.env.Note("db", fmt.Sprintf("c%d x%d waits for x%d: %s", s.conn, s.tx.xid, t.xid, s.op.st.SQL()),
 			stmtNote{Conn: uint64(s.conn), Tx: s.tx.xid, SQL: s.op.st.SQL(), Wait: t.xid})
+	} else {
+		n.env.Skip("db") // the note's event number (sim.Env.Skip)
 	}
 }
 
@@ -520,6 +522,8 @@ func (n *Node) endSession(s *session) {
 	delete(n.sessions, s.conn)
 	if n.env.Records("db") {
 		n.env.Note("db", fmt.Sprintf("c%d session ended (connection broke or closed); advisory locks released: %v", s.conn, keys), nil)
+	} else {
+		n.env.Skip("db")
 	}
 }
 
@@ -558,6 +562,7 @@ type stmtNote struct {
 
 func (n *Node) noteStmt(s *session, st *Stmt, res *Result) {
 	if !n.env.Records("db") {
+		n.env.Skip("db")
 		return
 	}
 	d := stmtNote{Conn: uint64(s.conn), Tx: s.stmtXid, SQL: st.SQL(), Tag: res.Tag, Notice: res.Notice, Affected: res.Affected, Rows: res.Rows}

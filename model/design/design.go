@@ -11,13 +11,26 @@ import (
 )
 
 // Param is one settable parameter: exactly one of Dur, Int, Flag is set.
+// The table of a design's parameters is the one place their meaning and
+// range live: Validate checks the range, the command line lists it.
 type Param struct {
 	Name string
+	Doc  string // what it means, in simulated units (Means)
 	Dur  *time.Duration
 	Int  *int
 	Flag *bool
 	Min  int64 // the smallest allowed value (nanoseconds for durations)
+	Max  int64 // the largest allowed value when HasMax (AtMost)
+	// HasMax says Max is a bound (a zero Max is none).
+	HasMax bool
 }
+
+// Means returns the parameter with its meaning.
+func (p Param) Means(doc string) Param { p.Doc = doc; return p }
+
+// AtMost returns the parameter with a largest allowed value (nanoseconds
+// for durations).
+func (p Param) AtMost(max int64) Param { p.Max, p.HasMax = max, true; return p }
 
 // Dur is a duration parameter.
 func Dur(name string, p *time.Duration, min time.Duration) Param {
@@ -71,7 +84,8 @@ func Set(system string, ps []Param, name, value string) error {
 	return fmt.Errorf("unknown parameter %q for %s (parameters: %s)", name, system, strings.Join(Names(ps), ", "))
 }
 
-// CheckMins reports the first parameter below its minimum.
+// CheckMins reports the first parameter outside its range: below its
+// minimum or above its maximum.
 func CheckMins(ps []Param) error {
 	for _, p := range ps {
 		switch {
@@ -79,9 +93,143 @@ func CheckMins(ps []Param) error {
 			return fmt.Errorf("parameter %s = %v is below its minimum %v", p.Name, *p.Dur, time.Duration(p.Min))
 		case p.Int != nil && int64(*p.Int) < p.Min:
 			return fmt.Errorf("parameter %s = %d is below its minimum %d", p.Name, *p.Int, p.Min)
+		case p.HasMax && p.Dur != nil && int64(*p.Dur) > p.Max:
+			return fmt.Errorf("parameter %s = %v is above its maximum %v", p.Name, *p.Dur, time.Duration(p.Max))
+		case p.HasMax && p.Int != nil && int64(*p.Int) > p.Max:
+			return fmt.Errorf("parameter %s = %d is above its maximum %d", p.Name, *p.Int, p.Max)
 		}
 	}
 	return nil
+}
+
+// Order is a rule between parameters of one type, as data: Param Op the
+// sum of Other (one name, or counts added up: the fleet is home_workers
+// plus prod_workers). Op is "<", "<=" or ">=". Validate checks it, the
+// command line lists it beside both parameters.
+type Order struct {
+	Param string
+	Op    string
+	Other []string
+	// Waivable marks a timing rule a design may run without when it asks
+	// to (the arbiter's allow_unsafe, fencesim --unsafe).
+	Waivable bool
+}
+
+// Text renders the rule: "heartbeat < lease".
+func (o Order) Text() string { return o.Param + " " + o.Op + " " + strings.Join(o.Other, " + ") }
+
+// Inverse renders the rule from the other side, for a rule with one other
+// parameter: "lease > heartbeat" ("" for a sum).
+func (o Order) Inverse() string {
+	if len(o.Other) != 1 {
+		return ""
+	}
+	inv := map[string]string{"<": ">", "<=": ">=", ">=": "<="}[o.Op]
+	return o.Other[0] + " " + inv + " " + o.Param
+}
+
+// CheckOrders reports the first rule of orders the parameters break,
+// among the waivable ones when waivable is true and the others otherwise.
+// A rule that names no parameter of ps is a bug and panics.
+func CheckOrders(ps []Param, orders []Order, waivable bool) error {
+	value := func(name string) (int64, bool) {
+		for _, p := range ps {
+			if p.Name == name {
+				switch {
+				case p.Dur != nil:
+					return int64(*p.Dur), true
+				case p.Int != nil:
+					return int64(*p.Int), false
+				}
+			}
+		}
+		panic(fmt.Sprintf("design: rule names %q, which is not a duration or count parameter", name))
+	}
+	render := func(v int64, dur bool) string {
+		if dur {
+			return time.Duration(v).String()
+		}
+		return strconv.FormatInt(v, 10)
+	}
+	for _, o := range orders {
+		if o.Waivable != waivable {
+			continue
+		}
+		a, dur := value(o.Param)
+		var b int64
+		for _, n := range o.Other {
+			v, _ := value(n)
+			b += v
+		}
+		other := strings.Join(o.Other, " + ")
+		switch {
+		case o.Op == ">=" && a < b:
+			return fmt.Errorf("parameter %s = %s is below %s = %s", o.Param, render(a, dur), other, render(b, dur))
+		case o.Op == "<=" && a > b:
+			return fmt.Errorf("parameter %s = %s is above %s = %s", o.Param, render(a, dur), other, render(b, dur))
+		case o.Op == "<" && a >= b:
+			return fmt.Errorf("parameter %s = %s must be shorter than %s = %s", o.Param, render(a, dur), other, render(b, dur))
+		case o.Op != ">=" && o.Op != "<=" && o.Op != "<":
+			panic(fmt.Sprintf("design: rule %q has an unknown operator", o.Text()))
+		}
+	}
+	return nil
+}
+
+// Info is one parameter as the command line lists it (fencesim params):
+// every field rendered from the parameter table and the rules.
+type Info struct {
+	Name    string   `json:"name"`
+	Type    string   `json:"type"` // duration, count or flag
+	Doc     string   `json:"doc"`
+	Default string   `json:"default"`
+	Range   string   `json:"range"`           // from the table's minimum and maximum
+	Rules   []string `json:"rules,omitempty"` // the rules across parameters that name it
+}
+
+// Infos lists the parameters of a table bound to a design (its values are
+// the defaults shown) with the rules that bound them: a rule between two
+// parameters is listed with both, a rule on a sum with the parameter it
+// bounds only.
+func Infos(ps []Param, orders []Order) []Info {
+	out := make([]Info, 0, len(ps))
+	for _, p := range ps {
+		in := Info{Name: p.Name, Doc: p.Doc}
+		switch {
+		case p.Dur != nil:
+			in.Type, in.Default = "duration", p.Dur.String()
+			in.Range = ">= " + time.Duration(p.Min).String()
+			if p.HasMax {
+				in.Range = time.Duration(p.Min).String() + " to " + time.Duration(p.Max).String()
+			}
+		case p.Int != nil:
+			in.Type, in.Default = "count", strconv.Itoa(*p.Int)
+			in.Range = ">= " + strconv.FormatInt(p.Min, 10)
+			if p.HasMax {
+				in.Range = strconv.FormatInt(p.Min, 10) + " to " + strconv.FormatInt(p.Max, 10)
+			}
+		case p.Flag != nil:
+			in.Type, in.Default, in.Range = "flag", strconv.FormatBool(*p.Flag), "true or false"
+		}
+		for _, o := range orders {
+			text := ""
+			switch {
+			case o.Param == p.Name:
+				text = o.Text()
+			case len(o.Other) == 1 && o.Other[0] == p.Name:
+				text = o.Inverse()
+			}
+			if text == "" {
+				continue
+			}
+			if o.Waivable {
+				text += " (unless allow_unsafe)"
+			}
+			in.Rules = append(in.Rules, text)
+		}
+		out = append(out, in)
+	}
+	return out
 }
 
 // KnobNames returns knob names, sorted.
@@ -184,7 +332,17 @@ type Spec[D any, K ~string] struct {
 	Params  func(d *D) []Param // the parameter table, bound to d
 	Knobs   func() []K         // every knob of the registry
 	KnobsOf func(d *D) *[]K    // the design's own knob list
-	Rules   func(d D) error    // rules across parameters; nil: none
+	Rules   func(d D) error    // rules across parameters beyond Orders; nil: none
+	// Orders are the rules between parameters that are data (checked by
+	// Validate before Rules; the waivable ones only by the system's
+	// Rules, which may waive them).
+	Orders []Order
+}
+
+// Infos lists the parameters with their defaults, ranges and rules.
+func (s Spec[D, K]) Infos() []Info {
+	d := s.Default()
+	return Infos(s.Params(&d), s.Orders)
 }
 
 // ParamNames lists the settable parameters.
@@ -205,6 +363,9 @@ func (s Spec[D, K]) Set(d *D, name, value string) error {
 // unknown knob.
 func (s Spec[D, K]) Validate(d D) error {
 	if err := CheckMins(s.Params(&d)); err != nil {
+		return err
+	}
+	if err := CheckOrders(s.Params(&d), s.Orders, false); err != nil {
 		return err
 	}
 	if s.Rules != nil {

@@ -112,3 +112,41 @@ func TestSpecSharesTheOperations(t *testing.T) {
 	_, err = s.Parse([]byte(`{"knobs":["zzz"]}`))
 	assert.Error(t, err)
 }
+
+// TestRangesAreData: the table's maximum and the orders between parameters
+// are what Validate checks and what Infos lists, from the same values.
+func TestRangesAreData(t *testing.T) {
+	base, cap_, hb, lease := time.Second, 30*time.Second, 20*time.Second, 60*time.Second
+	n, home, prod := 3, 2, 1
+	ps := []Param{
+		Dur("base", &base, time.Millisecond).Means("first delay"), Dur("cap", &cap_, time.Millisecond),
+		Dur("heartbeat", &hb, time.Millisecond), Dur("lease", &lease, time.Millisecond),
+		Int("n", &n, 2).AtMost(9), Int("home", &home, 0), Int("prod", &prod, 0),
+	}
+	orders := []Order{
+		{Param: "cap", Op: ">=", Other: []string{"base"}},
+		{Param: "n", Op: "<=", Other: []string{"home", "prod"}},
+		{Param: "heartbeat", Op: "<", Other: []string{"lease"}, Waivable: true},
+	}
+	require.NoError(t, CheckMins(ps))
+	require.NoError(t, CheckOrders(ps, orders, false))
+	require.NoError(t, CheckOrders(ps, orders, true))
+
+	n = 10
+	assert.EqualError(t, CheckMins(ps), "parameter n = 10 is above its maximum 9")
+	n = 4
+	assert.EqualError(t, CheckOrders(ps, orders, false), "parameter n = 4 is above home + prod = 3")
+	n, cap_ = 3, time.Millisecond
+	assert.EqualError(t, CheckOrders(ps, orders, false), "parameter cap = 1ms is below base = 1s")
+	cap_, hb = 30*time.Second, lease
+	assert.NoError(t, CheckOrders(ps, orders, false), "a waivable rule is not checked with the others")
+	assert.EqualError(t, CheckOrders(ps, orders, true), "parameter heartbeat = 1m0s must be shorter than lease = 1m0s")
+
+	hb = 20 * time.Second
+	in := Infos(ps, orders)
+	require.Len(t, in, len(ps))
+	assert.Equal(t, Info{Name: "base", Type: "duration", Doc: "first delay", Default: "1s", Range: ">= 1ms", Rules: []string{"base <= cap"}}, in[0])
+	assert.Equal(t, Info{Name: "n", Type: "count", Default: "3", Range: "2 to 9", Rules: []string{"n <= home + prod"}}, in[4])
+	assert.Equal(t, []string{"lease > heartbeat (unless allow_unsafe)"}, in[3].Rules)
+	assert.Empty(t, in[5].Rules, "a rule on a sum is listed with the parameter it bounds only")
+}

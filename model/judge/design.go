@@ -176,41 +176,57 @@ func (d Design) MustWith(knobs ...Knob) Design { return spec.MustWith(d, knobs..
 func (d *Design) params() []design.Param {
 	p := &d.Params
 	return []design.Param{
-		design.Dur("unconfirmed_lease", &p.UnconfirmedLease, time.Millisecond),
-		design.Dur("lease", &p.Lease, time.Millisecond),
-		design.Dur("heartbeat", &p.Heartbeat, time.Millisecond),
-		design.Dur("backoff_base", &p.BackoffBase, time.Millisecond),
-		design.Dur("backoff_cap", &p.BackoffCap, time.Millisecond),
-		design.Dur("grace", &p.Grace, 0),
-		design.Int("max_attempts", &p.MaxAttempts, 1),
-		design.Dur("sweep_every", &p.SweepEvery, time.Millisecond),
-		design.Dur("leader_retry", &p.LeaderRetry, time.Millisecond),
-		design.Dur("probe_threshold", &p.ProbeThreshold, time.Millisecond),
-		design.Dur("probe_every", &p.ProbeEvery, time.Millisecond),
-		design.Dur("dispatch_every", &p.DispatchEvery, time.Millisecond),
-		design.Dur("claim_hold", &p.ClaimHold, time.Millisecond),
-		design.Dur("request_timeout", &p.RequestTimeout, time.Millisecond),
-		design.Dur("judge_min", &p.JudgeMin, time.Millisecond),
-		design.Dur("judge_max", &p.JudgeMax, time.Millisecond),
-		design.Int("pool", &p.Pool, 1),
-		design.Int("claim_batch", &p.ClaimBatch, 1),
-		design.Int("home_workers", &p.HomeWorkers, 0),
-		design.Int("prod_workers", &p.ProdWorkers, 0),
-		design.Int("legacy_workers", &p.LegacyWorkers, 0),
-		design.Int("arbiters", &p.Arbiters, 1),
-		design.Int("standby_arbiters", &p.StandbyArbiters, 0),
-		design.Flag("legacy_rules", &p.LegacyRules),
-		design.Int("sandboxes", &p.Sandboxes, 0),
-		design.Int("zombies", &p.Zombies, 0),
-		design.Flag("local_request_ids", &p.LocalRequestIDs),
-		design.Flag("confirm_aware_grace", &p.ConfirmAwareGrace),
-		design.Flag("allow_unsafe", &d.AllowUnsafe),
+		design.Dur("unconfirmed_lease", &p.UnconfirmedLease, time.Millisecond).Means("lease of a claim until its first heartbeat"),
+		design.Dur("lease", &p.Lease, time.Millisecond).Means("lease after a heartbeat"),
+		design.Dur("heartbeat", &p.Heartbeat, time.Millisecond).Means("worker heartbeat interval"),
+		design.Dur("backoff_base", &p.BackoffBase, time.Millisecond).Means("first retry delay"),
+		design.Dur("backoff_cap", &p.BackoffCap, time.Millisecond).Means("retry delays double up to this"),
+		design.Dur("grace", &p.Grace, 0).Means("start-up grace added to in-flight leases"),
+		design.Int("max_attempts", &p.MaxAttempts, 1).Means("judge_attempts at which a reclaimed lease becomes system_error"),
+		design.Dur("sweep_every", &p.SweepEvery, time.Millisecond).Means("period of the expired-lease sweep"),
+		design.Dur("leader_retry", &p.LeaderRetry, time.Millisecond).Means("how often a non-leader retries the advisory lock"),
+		design.Dur("probe_threshold", &p.ProbeThreshold, time.Millisecond).Means("\"waiting and unpaired\" alert threshold"),
+		design.Dur("probe_every", &p.ProbeEvery, time.Millisecond).Means("how often the monitor polls the arbiter's probe"),
+		design.Dur("dispatch_every", &p.DispatchEvery, time.Millisecond).Means("period of the dispatch round"),
+		design.Dur("claim_hold", &p.ClaimHold, time.Millisecond).Means("how long a claim hangs before \"no work\" (204)"),
+		design.Dur("request_timeout", &p.RequestTimeout, time.Millisecond).Means("worker's wait for a reply beyond claim_hold"),
+		design.Dur("judge_min", &p.JudgeMin, time.Millisecond).Means("shortest judging time"),
+		design.Dur("judge_max", &p.JudgeMax, time.Millisecond).Means("longest judging time"),
+		design.Int("pool", &p.Pool, 1).Means("database connections per arbiter (besides the lock connection)"),
+		design.Int("claim_batch", &p.ClaimBatch, 1).Means("a claim leases up to this many submissions in one transaction"),
+		design.Int("home_workers", &p.HomeWorkers, 0).Means("home machines (preferred)"),
+		design.Int("prod_workers", &p.ProdWorkers, 0).Means("production machines"),
+		design.Int("legacy_workers", &p.LegacyWorkers, 0).Means("of the home workers, how many claim directly from the database (A-S9)"),
+		design.Int("arbiters", &p.Arbiters, 1).Means("arbiter processes started at 0"),
+		design.Int("standby_arbiters", &p.StandbyArbiters, 0).Means("arbiter processes added down, started by a fault (rolling deploy)"),
+		design.Flag("legacy_rules", &p.LegacyRules).Means("the arbiter also takes the old global lock and advances judge_dispatch_state (A-S9 step 2)"),
+		design.Int("sandboxes", &p.Sandboxes, 0).Means("worker processes under one worker_id on one machine, each with its own request ids (0 or 1: one)"),
+		design.Int("zombies", &p.Zombies, 0).Means("worker_ids (the first machines, home first) with a replacement process <id>.z, down at the start: a zombie when the old one comes back"),
+		design.Flag("local_request_ids", &p.LocalRequestIDs).Means("request ids are counters local to a machine, the same across worker_ids (a worker without UUIDs)"),
+		design.Flag("confirm_aware_grace", &p.ConfirmAwareGrace).Means("a fix the simulation suggests: the start-up grace gives an unconfirmed lease only unconfirmed_lease again"),
+		design.Flag("allow_unsafe", &d.AllowUnsafe).Means("run a design whose timing rules refuse it (fencesim --unsafe)"),
 	}
 }
 
 // spec gives system A the operations every design shares.
 var spec = design.Spec[Design, Knob]{System: "the arbiter", What: "arbiter design", Default: Default,
-	Params: (*Design).params, Knobs: knobs, KnobsOf: func(d *Design) *[]Knob { return &d.Knobs }, Rules: rules}
+	Params: (*Design).params, Knobs: knobs, KnobsOf: func(d *Design) *[]Knob { return &d.Knobs }, Rules: rules,
+	Orders: orders}
+
+// orders are the rules between parameters: the structural ones, then the
+// timing rules, which allow_unsafe waives (Unsafe).
+var orders = []design.Order{
+	{Param: "judge_max", Op: ">=", Other: []string{"judge_min"}},
+	{Param: "legacy_workers", Op: "<=", Other: []string{"home_workers", "prod_workers"}},
+	{Param: "zombies", Op: "<=", Other: []string{"home_workers", "prod_workers"}}, // at most one replacement per worker_id
+	{Param: "backoff_cap", Op: ">=", Other: []string{"backoff_base"}, Waivable: true},
+	{Param: "unconfirmed_lease", Op: "<=", Other: []string{"lease"}, Waivable: true},
+	{Param: "heartbeat", Op: "<", Other: []string{"lease"}, Waivable: true},
+}
+
+// ParamInfos lists the parameters with their meaning, default, range and
+// rules (fencesim params).
+func ParamInfos() []design.Info { return spec.Infos() }
 
 // ParamNames lists the settable parameters.
 func ParamNames() []string { return spec.ParamNames() }
@@ -225,15 +241,11 @@ func (d Design) Validate() error { return spec.Validate(d) }
 // rules are the design's rules across parameters: the structural ones,
 // then (unless AllowUnsafe) the timing ones.
 func rules(d Design) error {
+	// judge_max >= judge_min and the fleet's bounds on legacy_workers and
+	// zombies (at most one replacement per worker_id) are orders.
 	switch {
-	case d.JudgeMax < d.JudgeMin:
-		return fmt.Errorf("parameter judge_max = %v is below judge_min = %v", d.JudgeMax, d.JudgeMin)
 	case d.HomeWorkers+d.ProdWorkers == 0:
 		return fmt.Errorf("the fleet is empty: set home_workers or prod_workers above 0")
-	case d.LegacyWorkers > d.HomeWorkers+d.ProdWorkers:
-		return fmt.Errorf("parameter legacy_workers = %d exceeds the fleet (%d workers)", d.LegacyWorkers, d.HomeWorkers+d.ProdWorkers)
-	case d.Zombies > d.HomeWorkers+d.ProdWorkers:
-		return fmt.Errorf("parameter zombies = %d exceeds the fleet (%d workers): at most one replacement per worker_id", d.Zombies, d.HomeWorkers+d.ProdWorkers)
 	case (d.Sandboxes > 1 || d.Zombies > 0) && d.LegacyWorkers > 0:
 		return fmt.Errorf("parameters sandboxes and zombies need legacy_workers = 0: the old scheme fences by worker_id, one process per id")
 	}
@@ -245,17 +257,8 @@ func rules(d Design) error {
 
 // Unsafe returns the first timing rule the design breaks (nil: none): a
 // design with AllowUnsafe runs anyway.
-func (d Design) Unsafe() error {
-	switch {
-	case d.BackoffCap < d.BackoffBase:
-		return fmt.Errorf("parameter backoff_cap = %v is below backoff_base = %v", d.BackoffCap, d.BackoffBase)
-	case d.UnconfirmedLease > d.Lease:
-		return fmt.Errorf("parameter unconfirmed_lease = %v is above lease = %v", d.UnconfirmedLease, d.Lease)
-	case d.Heartbeat >= d.Lease:
-		return fmt.Errorf("parameter heartbeat = %v must be shorter than lease = %v", d.Heartbeat, d.Lease)
-	}
-	return nil
-}
+// The rules are the orders marked Waivable.
+func (d Design) Unsafe() error { return design.CheckOrders(d.params(), orders, true) }
 
 // JSON encodes the design for a trace header.
 func (d Design) JSON() json.RawMessage { return design.Encode(d) }

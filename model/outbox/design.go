@@ -113,25 +113,30 @@ func (d Design) MustWith(knobs ...Knob) Design { return spec.MustWith(d, knobs..
 func (d *Design) params() []design.Param {
 	p := &d.Params
 	return []design.Param{
-		design.Int("handlers", &p.Handlers, 1),
-		design.Int("senders", &p.Senders, 1),
-		design.Int("relays", &p.Relays, 1),
-		design.Dur("request_timeout", &p.RequestTimeout, time.Millisecond),
-		design.Dur("retry_base", &p.RetryBase, time.Millisecond),
-		design.Dur("retry_cap", &p.RetryCap, time.Millisecond),
-		design.Int("max_attempts", &p.MaxAttempts, 1),
-		design.Dur("poll_every", &p.PollEvery, time.Millisecond),
-		design.Int("batch", &p.Batch, 1),
-		design.Dur("publish_timeout", &p.PublishTimeout, time.Millisecond),
-		design.Dur("redeliver_after", &p.RedeliverAfter, time.Millisecond),
-		design.Dur("lock_timeout", &p.LockTimeout, 0),
-		design.Dur("db_timeout", &p.DBTimeout, time.Millisecond),
+		design.Int("handlers", &p.Handlers, 1).Means("handler instances behind the senders (a sender picks one per delivery)"),
+		design.Int("senders", &p.Senders, 1).Means("sender nodes (providers, browsers), each with its own retry loops"),
+		design.Int("relays", &p.Relays, 1).Means("relay instances polling the one outbox (two publish a message twice, at least once)"),
+		design.Dur("request_timeout", &p.RequestTimeout, time.Millisecond).Means("how long the sender waits for an answer before it redelivers"),
+		design.Dur("retry_base", &p.RetryBase, time.Millisecond).Means("first redelivery delay after a 5xx or a timeout"),
+		design.Dur("retry_cap", &p.RetryCap, time.Millisecond).Means("redelivery delays double up to this"),
+		design.Int("max_attempts", &p.MaxAttempts, 1).Means("the sender gives up after this many attempts (copies count as one)"),
+		design.Dur("poll_every", &p.PollEvery, time.Millisecond).Means("how often the relay looks for unsent outbox rows"),
+		design.Int("batch", &p.Batch, 1).Means("outbox rows read per poll"),
+		design.Dur("publish_timeout", &p.PublishTimeout, time.Millisecond).Means("the relay re-publishes when the broker has not acknowledged by then"),
+		design.Dur("redeliver_after", &p.RedeliverAfter, time.Millisecond).Means("the broker redelivers a message the consumer has not acknowledged by then"),
+		design.Dur("lock_timeout", &p.LockTimeout, 0).Means("lock_timeout of handler sessions (a duplicate waits for the first arrival's transaction)"),
+		design.Dur("db_timeout", &p.DBTimeout, time.Millisecond).Means("a client gives up on a database request after this, closes the connection, and treats the outcome as unknown"),
 	}
 }
 
 // spec gives the system the operations every design shares.
 var spec = design.Spec[Design, Knob]{System: "the outbox", What: "outbox design", Default: Default,
-	Params: (*Design).params, Knobs: knobs, KnobsOf: func(d *Design) *[]Knob { return &d.Knobs }, Rules: rules}
+	Params: (*Design).params, Knobs: knobs, KnobsOf: func(d *Design) *[]Knob { return &d.Knobs }, Rules: rules,
+	Orders: []design.Order{{Param: "retry_cap", Op: ">=", Other: []string{"retry_base"}}}}
+
+// ParamInfos lists the parameters with their meaning, default, range and
+// rules (fencesim params).
+func ParamInfos() []design.Info { return spec.Infos() }
 
 // ParamNames lists the settable parameters.
 func ParamNames() []string { return spec.ParamNames() }
@@ -162,13 +167,7 @@ func (d Design) Validate() error { return spec.Validate(d) }
 
 // rules are the design's rules across parameters.
 func rules(d Design) error {
-	if err := checkPinned(d.Pinned, design.Names(d.params())); err != nil {
-		return err
-	}
-	if d.RetryCap < d.RetryBase {
-		return fmt.Errorf("parameter retry_cap = %v is below retry_base = %v", d.RetryCap, d.RetryBase)
-	}
-	return nil
+	return checkPinned(d.Pinned, design.Names(d.params())) // retry_cap >= retry_base is spec.Orders
 }
 
 // JSON encodes the design for a trace header.

@@ -122,30 +122,35 @@ func (d Design) MustWith(knobs ...Knob) Design { return spec.MustWith(d, knobs..
 func (d *Design) params() []design.Param {
 	p := &d.Params
 	return []design.Param{
-		design.Int("participants", &p.Participants, 2),
-		design.Int("coordinators", &p.Coordinators, 1),
-		design.Int("standby", &p.Standby, 0),
-		design.Int("txns", &p.Txns, 0),
-		design.Dur("first_txn", &p.FirstTxn, 0),
-		design.Dur("txn_every", &p.TxnEvery, time.Millisecond),
-		design.Dur("lock_timeout", &p.LockTimeout, 0),
-		design.Int("max_prepared", &p.MaxPrepared, 0),
-		design.Dur("vote_timeout", &p.VoteTimeout, time.Millisecond),
-		design.Dur("request_timeout", &p.ReqTimeout, time.Millisecond),
-		design.Dur("retry_base", &p.RetryBase, time.Millisecond),
-		design.Dur("retry_cap", &p.RetryCap, time.Millisecond),
-		design.Flag("cooperative", &p.Cooperative),
-		design.Dur("ask_after", &p.AskAfter, 0),
-		design.Dur("abort_after", &p.AbortAfter, 0),
-		design.Dur("agent_poll", &p.AgentPoll, time.Millisecond),
-		design.Int("stock", &p.Stock, 1),
-		design.Int("churn_rows", &p.ChurnRows, 0),
+		design.Int("participants", &p.Participants, 2).AtMost(9).Means("orders plus participants-1 inventories"),
+		design.Int("coordinators", &p.Coordinators, 1).Means("coordinator instances started at 0, sharing one decision log"),
+		design.Int("standby", &p.Standby, 0).Means("coordinator instances added down (a restart action starts them): takeover from the same log"),
+		design.Int("txns", &p.Txns, 0).Means("global transactions the workload asks for"),
+		design.Dur("first_txn", &p.FirstTxn, 0).Means("when the first is asked for"),
+		design.Dur("txn_every", &p.TxnEvery, time.Millisecond).Means("the gap between two"),
+		design.Dur("lock_timeout", &p.LockTimeout, 0).Means("every session's lock_timeout at the participants"),
+		design.Int("max_prepared", &p.MaxPrepared, 0).Means("max_prepared_transactions of every participant"),
+		design.Dur("vote_timeout", &p.VoteTimeout, time.Millisecond).Means("how long the coordinator waits for one vote"),
+		design.Dur("request_timeout", &p.ReqTimeout, time.Millisecond).Means("how long the coordinator waits for a COMMIT/ROLLBACK PREPARED or recovery answer before it drops the connection and retries"),
+		design.Dur("retry_base", &p.RetryBase, time.Millisecond).Means("first retry delay of a failed COMMIT/ROLLBACK PREPARED or recovery query"),
+		design.Dur("retry_cap", &p.RetryCap, time.Millisecond).Means("retry delays double up to this"),
+		design.Flag("cooperative", &p.Cooperative).Means("participants' agents ask each other about an undecided transaction (C.8)"),
+		design.Dur("ask_after", &p.AskAfter, 0).Means("age of a prepared transaction before its agent asks its peers"),
+		design.Dur("abort_after", &p.AbortAfter, 0).Means("timeout-abort: age at which an agent rolls back on its own"),
+		design.Dur("agent_poll", &p.AgentPoll, time.Millisecond).Means("how often an agent reads pg_prepared_xacts"),
+		design.Int("stock", &p.Stock, 1).Means("initial stock of sku-1 and sku-2"),
+		design.Int("churn_rows", &p.ChurnRows, 0).Means("rows of the inventory's churn table (C.2's VACUUM test); 0: no table"),
 	}
 }
 
 // spec gives the system the operations every design shares.
 var spec = design.Spec[Design, Knob]{System: "two-phase commit", What: "two-phase commit design", Default: Default,
-	Params: (*Design).params, Knobs: knobs, KnobsOf: func(d *Design) *[]Knob { return &d.Knobs }, Rules: rules}
+	Params: (*Design).params, Knobs: knobs, KnobsOf: func(d *Design) *[]Knob { return &d.Knobs }, Rules: rules,
+	Orders: []design.Order{{Param: "retry_cap", Op: ">=", Other: []string{"retry_base"}}}}
+
+// ParamInfos lists the parameters with their meaning, default, range and
+// rules (fencesim params).
+func ParamInfos() []design.Info { return spec.Infos() }
 
 // ParamNames lists the settable parameters.
 func ParamNames() []string { return spec.ParamNames() }
@@ -167,11 +172,9 @@ func rules(d Design) error {
 			return fmt.Errorf("pinned %q is not a parameter (parameters: %s)", p, strings.Join(params, ", "))
 		}
 	}
+	// retry_cap >= retry_base is spec.Orders; participants' maximum is in
+	// the parameter table.
 	switch {
-	case d.RetryCap < d.RetryBase:
-		return fmt.Errorf("parameter retry_cap = %v is below retry_base = %v", d.RetryCap, d.RetryBase)
-	case d.Participants > 9:
-		return fmt.Errorf("parameter participants = %d: at most 9 are supported", d.Participants)
 	case len(d.GIDs) > 0 && len(d.GIDs) < d.Txns:
 		return fmt.Errorf("%d gids given for %d transactions", len(d.GIDs), d.Txns)
 	}

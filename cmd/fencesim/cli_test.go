@@ -1,0 +1,216 @@
+package main
+
+import (
+	"encoding/json"
+	"path/filepath"
+	"regexp"
+	"runtime/debug"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/fencesim/fencesim/internal/systems"
+	"github.com/fencesim/fencesim/traces"
+)
+
+// timings is the report's section of checker timings.
+var timings = regexp.MustCompile(`(?s)\n<section id="timings">.*?</section>\n`)
+
+var eventsOf = regexp.MustCompile(`\(events (#\d+(?:, #\d+)*)\)`)
+
+// TestEventNumbers: the events a violation names in explore's terminal
+// output (a run recorded through the checker's filter) are the numbers of
+// those events' lines in the trace file written for the seed, and run,
+// replay, the schedule file and the report name the same numbers.
+func TestEventNumbers(t *testing.T) {
+	out := t.TempDir()
+	code, stdout, stderr := run(t, "explore", "--system", "arbiter", "--knob", "fence-by-worker-id", "--seeds", "1-40", "--artifacts", "1", "--out", out)
+	require.Equal(t, exitFail, code, stderr)
+	first := regexp.MustCompile(`(?m)^first failure: seed (\d+): (PA1 at-most-one-owner: FAILED: .*)$`).FindStringSubmatch(stdout)
+	require.NotNil(t, first, "explore names the first failure (PA1):\n%s", stdout)
+	seed, line := first[1], first[2]
+	m := eventsOf.FindStringSubmatch(line)
+	require.NotNil(t, m, "the failure names its events: %s", line)
+	var nums []uint64
+	for _, s := range strings.Split(m[1], ", ") {
+		n, err := strconv.ParseUint(strings.TrimPrefix(s, "#"), 10, 64)
+		require.NoError(t, err)
+		nums = append(nums, n)
+	}
+
+	trace := filepath.Join(out, "arbiter-seed-"+seed+".jsonl")
+	lines := strings.Split(readFile(t, trace), "\n")
+	for _, n := range nums {
+		require.Less(t, int(n), len(lines), "event #%d is past the trace's end", n)
+		var e traces.Event
+		require.NoError(t, json.Unmarshal([]byte(lines[n]), &e), "trace line %d", n+1)
+		assert.Equal(t, n, e.Seq, "the terminal's #%d is the trace's line %d: event #%d", n, n+1, n)
+		assert.Equal(t, "commit", e.Kind, "PA1 names the commit that accepted the stale result; the trace's #%d is %s", n, e.String())
+	}
+
+	// The same numbers everywhere else.
+	_, runOut, _ := run(t, "run", "--system", "arbiter", "--knob", "fence-by-worker-id", "--seed", seed, "--out", t.TempDir())
+	assert.Contains(t, runOut, line, "run prints the violation as explore does")
+	_, replayOut, _ := run(t, "replay", trace)
+	assert.Contains(t, replayOut, line, "replay names the same events")
+	assert.Contains(t, readFile(t, filepath.Join(out, "arbiter-seed-"+seed+"-schedule.txt")), m[0], "the schedule file names the same events")
+	page := readFile(t, filepath.Join(out, "arbiter-seed-"+seed+"-report.html"))
+	for _, n := range nums {
+		assert.Contains(t, page, "#"+strconv.FormatUint(n, 10), "the report names event #%d", n)
+	}
+}
+
+// TestRun: run writes the trace and report of a passing seed too, and its
+// trace is explore's for the same seed, byte for byte.
+func TestRun(t *testing.T) {
+	out := t.TempDir()
+	code, stdout, stderr := run(t, "run", "--system", "twopc", "--seed", "3", "--out", out)
+	require.Equal(t, exitOK, code, stderr)
+	assert.Contains(t, stdout, "twopc seed 3 (design: default; faults: moderate): every property held")
+	assert.Contains(t, stdout, "PC1 atomicity-after-recovery: ok")
+	trace := filepath.Join(out, "twopc-seed-3.jsonl")
+	assert.Contains(t, stdout, "trace:     "+trace+" (")
+	assert.Contains(t, stdout, "report:    "+filepath.Join(out, "twopc-seed-3-report.html")+"\n")
+	assert.Contains(t, stdout, "replay:    fencesim replay "+trace+"\n")
+	assert.FileExists(t, filepath.Join(out, "twopc-seed-3-report.html"))
+	code, replayed, _ := run(t, "replay", trace)
+	assert.Equal(t, exitOK, code)
+	assert.Equal(t, "identical\n", replayed)
+
+	// The failing seed explore writes: the same trace.
+	dir := t.TempDir()
+	code, _, stderr = run(t, "explore", "--system", "twopc", "--knob", "timeout-abort", "--seeds", "1", "--artifacts", "1", "--out", dir, "--json")
+	require.Equal(t, exitFail, code, stderr)
+	code, stdout, stderr = run(t, "run", "--system", "twopc", "--knob", "timeout-abort", "--seed", "1", "--out", out)
+	require.Equal(t, exitFail, code, stderr)
+	assert.Regexp(t, `(?m)^twopc seed 1 \(design: knobs timeout-abort; faults: moderate\): \d+ of \d+ properties FAILED$`, stdout)
+	assert.Equal(t, readFile(t, filepath.Join(dir, "twopc-seed-1.jsonl")), readFile(t, filepath.Join(out, "twopc-seed-1.jsonl")),
+		"run --seed 1 plays explore's seed 1")
+}
+
+// TestReplayFails: replay exits 1 when the replayed run fails a property,
+// naming it, and 0 with "identical" alone when every property holds.
+func TestReplayFails(t *testing.T) {
+	out := t.TempDir()
+	_, _, _ = run(t, "run", "--system", "outbox", "--seed", "2", "--out", out)
+	code, stdout, stderr := run(t, "replay", filepath.Join(out, "outbox-seed-2.jsonl"))
+	require.Equal(t, exitOK, code, stderr)
+	assert.Equal(t, "identical\n", stdout)
+
+	_, _, _ = run(t, "run", "--system", "outbox", "--knob", "edit-in-place-refund", "--seed", "2", "--out", out)
+	trace := filepath.Join(out, "outbox-seed-2.jsonl")
+	r, err := replayTrace(trace)
+	require.NoError(t, err)
+	require.NotEmpty(t, r.replayed.Failed(), "edit-in-place-refund fails seed 2")
+	code, stdout, _ = run(t, "replay", trace)
+	assert.Equal(t, exitFail, code, "a failing property exits 1")
+	assert.True(t, strings.HasPrefix(stdout, "identical\n"), stdout)
+	for _, v := range r.replayed.Failed() {
+		assert.Contains(t, stdout, v.Property+": FAILED: ", "replay names %s", v.Property)
+	}
+	code, stdout, _ = run(t, "replay", "--json", trace)
+	assert.Equal(t, exitFail, code)
+	assert.Contains(t, stdout, `"identical": true`)
+	assert.Contains(t, stdout, `"PB4"`)
+}
+
+// TestReport: report renders a trace's page and prints its path.
+func TestReport(t *testing.T) {
+	out := t.TempDir()
+	_, _, _ = run(t, "run", "--system", "arbiter", "--knob", "fence-by-worker-id", "--seed", "1", "--out", out)
+	trace := filepath.Join(out, "arbiter-seed-1.jsonl")
+	page := filepath.Join(out, "page.html")
+	code, stdout, stderr := run(t, "report", "--out", page, trace)
+	require.Equal(t, exitOK, code, stderr)
+	assert.Equal(t, "report: "+page+"\nporcupine: "+filepath.Join(out, "page-porcupine.html")+"\n", stdout)
+	html := readFile(t, page)
+	assert.Contains(t, html, "PA1 at-most-one-owner")
+	assert.Contains(t, html, "fencesim replay "+trace)
+	body := func(page string) string { return page[strings.Index(page, "<main>"):] }
+	assert.Equal(t, body(timings.ReplaceAllString(readFile(t, filepath.Join(out, "arbiter-seed-1-report.html")), "")), body(html),
+		"the report of the trace is run's report (but for its title, and run's checker timings, wall-clock time)")
+	assert.Contains(t, html, "<h1>arbiter seed 1 (design: knobs fence-by-worker-id): PA1, PA3 failed</h1>")
+
+	code, stdout, _ = run(t, "report", trace)
+	assert.Equal(t, exitOK, code)
+	assert.Equal(t, "report: "+filepath.Join(out, "arbiter-seed-1-report.html")+"\nporcupine: "+filepath.Join(out, "arbiter-seed-1-porcupine.html")+"\n", stdout, "next to the trace by default")
+}
+
+// TestListings: knobs and params list every registry entry and parameter
+// with what the registries and tables hold.
+func TestListings(t *testing.T) {
+	code, stdout, stderr := run(t, "knobs", "--system", "arbiter")
+	require.Equal(t, exitOK, code, stderr)
+	for _, k := range (systems.Arbiter{}).Knobs() {
+		expected := "harmless"
+		if k.Harmful {
+			expected = "harmful"
+		}
+		by := "-"
+		if len(k.CaughtBy) > 0 {
+			by = strings.Join(k.CaughtBy, ", ")
+		}
+		assert.Regexp(t, `(?m)^`+regexp.QuoteMeta(k.Name)+`\s+`+expected+`\s+`+regexp.QuoteMeta(by)+`\s+.*`+regexp.QuoteMeta(k.Removes)+`$`, stdout)
+	}
+	assert.Regexp(t, `(?m)^no-leader-lock\s+harmless\s+-\s`, stdout)
+
+	code, stdout, _ = run(t, "knobs", "--system", "outbox")
+	assert.Equal(t, exitOK, code)
+	assert.Regexp(t, `(?m)^check-then-insert\s+harmful\s+PB1\s+two handlers racing on one key\s+`, stdout, "outbox knobs show the faults they need")
+
+	code, stdout, _ = run(t, "params", "--system", "arbiter")
+	assert.Equal(t, exitOK, code)
+	assert.Regexp(t, `(?m)^heartbeat\s+duration\s+20s\s+>= 1ms, < lease\*\s+worker heartbeat interval$`, stdout)
+	assert.Regexp(t, `(?m)^lease\s+duration\s+1m0s\s+>= 1ms, >= unconfirmed_lease\*, > heartbeat\*\s`, stdout)
+	assert.Regexp(t, `(?m)^legacy_workers\s+count\s+0\s+>= 0, <= home_workers \+ prod_workers\s`, stdout)
+	assert.Contains(t, stdout, "* a timing rule allow_unsafe waives")
+	code, stdout, _ = run(t, "params", "--system", "twopc")
+	assert.Equal(t, exitOK, code)
+	assert.Regexp(t, `(?m)^participants\s+count\s+2\s+2 to 9\s`, stdout, "a maximum from the table")
+
+	// Every parameter of every system, with its default: what --set takes.
+	code, stdout, _ = run(t, "params", "--json")
+	require.Equal(t, exitOK, code)
+	var got []listed
+	require.NoError(t, json.Unmarshal([]byte(stdout), &got))
+	require.Len(t, got, len(systems.All()))
+	for i, sys := range systems.All() {
+		assert.Equal(t, sys.Name(), got[i].System)
+		var names []string
+		for _, p := range got[i].Params {
+			names = append(names, p.Name)
+			assert.NotEmpty(t, p.Doc, "%s %s has a meaning", sys.Name(), p.Name)
+			// The default shown is the default design's value: setting it
+			// changes nothing.
+			d, err := sys.NewDesign(nil, []string{p.Name + "=" + p.Default}, nil)
+			require.NoError(t, err, "%s --set %s=%s", sys.Name(), p.Name, p.Default)
+			var a, b map[string]any
+			require.NoError(t, json.Unmarshal(d.JSON, &a))
+			require.NoError(t, json.Unmarshal(sys.Default().JSON, &b))
+			delete(a, "pinned")
+			assert.Equal(t, b, a, "%s: %s=%s is the default", sys.Name(), p.Name, p.Default)
+		}
+		assert.Equal(t, sys.Params(), names)
+	}
+}
+
+// TestVersion: the module version and the VCS revision, "(modified)" when
+// the tree was dirty.
+func TestVersion(t *testing.T) {
+	info := &debug.BuildInfo{GoVersion: "go1.26.0", Main: debug.Module{Path: "github.com/fencesim/fencesim", Version: "v1.2.3"},
+		Settings: []debug.BuildSetting{{Key: "vcs.revision", Value: "0123abc"}, {Key: "vcs.time", Value: "2026-01-02T03:04:05Z"}, {Key: "vcs.modified", Value: "true"}}}
+	assert.Equal(t, "fencesim github.com/fencesim/fencesim v1.2.3, revision 0123abc (modified) of 2026-01-02T03:04:05Z, go1.26.0", versionText(info, true))
+	info.Settings[2].Value = "false"
+	assert.NotContains(t, versionText(info, true), "(modified)")
+	info.Settings = nil
+	assert.Contains(t, versionText(info, true), "revision unknown")
+	for _, args := range [][]string{{"--version"}, {"-version"}, {"version"}} {
+		code, stdout, stderr := run(t, args...)
+		assert.Equal(t, exitOK, code, stderr)
+		assert.True(t, strings.HasPrefix(stdout, "fencesim "), stdout)
+		assert.Equal(t, 1, strings.Count(stdout, "\n"))
+	}
+}

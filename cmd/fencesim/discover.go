@@ -1,0 +1,216 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"runtime/debug"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/fencesim/fencesim/internal/systems"
+	"github.com/fencesim/fencesim/model/design"
+)
+
+// The listings of what --knob and --set take, from the systems' own
+// registries and parameter tables (systems.Knob, design.Info).
+
+// listed is one system's knobs or parameters, for --json.
+type listed struct {
+	System string         `json:"system"`
+	Knobs  []systems.Knob `json:"knobs,omitempty"`
+	Params []design.Info  `json:"params,omitempty"`
+}
+
+// listFlags parses the flags of knobs and params: --system and --json.
+func listFlags(e *env, name string, args []string) (_ []systems.System, asJSON bool, code int, done bool) {
+	c := commandByName(name)
+	fs := newFlags(c.name)
+	sel := selection{system: "all"}
+	fs.StringVar(&sel.system, "system", "all", "the system: arbiter, outbox, twopc, or all (a comma-separated list works too)")
+	j := fs.Bool("json", false, "print the listing as JSON")
+	pos, code, done := parse(e, fs, c, args)
+	if done {
+		return nil, false, code, true
+	}
+	if len(pos) > 0 {
+		return nil, false, e.fail(c.name, usagef("unexpected argument %q (%s takes flags only: --system S)", pos[0], c.name)), true
+	}
+	sys, err := sel.systems(true)
+	if err != nil {
+		return nil, false, e.fail(c.name, err), true
+	}
+	return sys, *j, 0, false
+}
+
+func runKnobs(e *env, args []string) int {
+	all, asJSON, code, done := listFlags(e, "knobs", args)
+	if done {
+		return code
+	}
+	if asJSON {
+		var out []listed
+		for _, sys := range all {
+			out = append(out, listed{System: sys.Name(), Knobs: sys.Knobs()})
+		}
+		return printJSON(e, "knobs", out)
+	}
+	for i, sys := range all {
+		if i > 0 {
+			fmt.Fprintln(e.stdout)
+		}
+		writeKnobs(e.stdout, sys)
+	}
+	return exitOK
+}
+
+// writeKnobs renders a system's knob registry as a table.
+func writeKnobs(w io.Writer, sys systems.System) {
+	fmt.Fprintf(w, "== %s (%s): %d knobs, --knob NAME ==\n", sys.Name(), sys.Title(), len(sys.Knobs()))
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "knob\texpected\tcaught by\twhere it shows\twhat it removes or changes\n")
+	for _, k := range sys.Knobs() {
+		expected, by := "harmless", "-"
+		if k.Harmful {
+			expected = "harmful"
+		}
+		if len(k.CaughtBy) > 0 {
+			by = strings.Join(k.CaughtBy, ", ")
+		}
+		where := strings.Join(k.Scenarios, ", ")
+		if k.Faults != "" {
+			where = k.Faults
+		}
+		if where == "" {
+			where = "-"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", k.Name, expected, by, where, k.Removes)
+	}
+	tw.Flush()
+}
+
+func runParams(e *env, args []string) int {
+	all, asJSON, code, done := listFlags(e, "params", args)
+	if done {
+		return code
+	}
+	if asJSON {
+		var out []listed
+		for _, sys := range all {
+			out = append(out, listed{System: sys.Name(), Params: sys.ParamInfos()})
+		}
+		return printJSON(e, "params", out)
+	}
+	for i, sys := range all {
+		if i > 0 {
+			fmt.Fprintln(e.stdout)
+		}
+		writeParams(e.stdout, sys)
+	}
+	return exitOK
+}
+
+// writeParams renders a system's parameter table.
+func writeParams(w io.Writer, sys systems.System) {
+	ps := sys.ParamInfos()
+	fmt.Fprintf(w, "== %s (%s): %d parameters, --set name=value (durations in simulated time: 500ms, 10s, 1m30s) ==\n", sys.Name(), sys.Title(), len(ps))
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "parameter\ttype\tdefault\tvalid range\tmeaning\n")
+	waived := false
+	for _, p := range ps {
+		rng := []string{p.Range}
+		for _, r := range p.Rules {
+			// A rule that bounds the parameter itself reads as its range:
+			// "heartbeat < lease" is "< lease" in heartbeat's row.
+			r = strings.TrimPrefix(r, p.Name+" ")
+			if strings.HasSuffix(r, waivable) {
+				r, waived = strings.TrimSuffix(r, waivable)+"*", true
+			}
+			rng = append(rng, r)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", p.Name, p.Type, p.Default, strings.Join(rng, ", "), p.Doc)
+	}
+	tw.Flush()
+	if waived {
+		fmt.Fprintf(w, "* a timing rule allow_unsafe waives (fencesim --unsafe runs such a design, with a warning)\n")
+	}
+}
+
+// waivable is how design.Infos marks a rule allow_unsafe waives.
+const waivable = " (unless allow_unsafe)"
+
+func printJSON(e *env, cmd string, v any) int {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return e.fail(cmd, err)
+	}
+	fmt.Fprintln(e.stdout, string(b))
+	return exitOK
+}
+
+func runVersion(e *env, args []string) int {
+	c := commandByName("version")
+	fs := newFlags(c.name)
+	pos, code, done := parse(e, fs, c, args)
+	if done {
+		return code
+	}
+	if len(pos) > 0 {
+		return e.fail(c.name, usagef("unexpected argument %q (version takes none)", pos[0]))
+	}
+	info, ok := debug.ReadBuildInfo()
+	fmt.Fprintln(e.stdout, versionText(info, ok))
+	return exitOK
+}
+
+// versionText is what fencesim --version prints: the module's version, the
+// VCS revision the binary was built from ("(modified)" when the tree had
+// changes) and its time, and the Go version.
+func versionText(info *debug.BuildInfo, ok bool) string {
+	if !ok || info == nil {
+		return "fencesim: no build information (a binary built without module support)"
+	}
+	version := info.Main.Version
+	if version == "" {
+		version = "(unknown version)"
+	}
+	rev, at, dirty := "", "", false
+	for _, s := range info.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.time":
+			at = s.Value
+		case "vcs.modified":
+			dirty = s.Value == "true"
+		}
+	}
+	s := "fencesim " + version
+	if info.Main.Path != "" {
+		s = "fencesim " + info.Main.Path + " " + version
+	}
+	if rev == "" {
+		s += ", revision unknown (built without VCS information: go build in a git checkout stamps it)"
+	} else {
+		s += ", revision " + rev
+		if dirty {
+			s += " (modified)"
+		}
+		if at != "" {
+			s += " of " + at
+		}
+	}
+	return s + ", " + info.GoVersion
+}
+
+// listingExits is the exit status of the commands that judge nothing
+// themselves ("" for the others: exitStatus).
+func listingExits(name string) string {
+	switch name {
+	case "knobs", "params", "version":
+		return "0 listed, 2 bad usage"
+	case "report":
+		return "0 written (whatever the run's verdicts), 1 the trace does not replay identically (the report shows the replayed run), 2 bad usage or input (a missing file, not a trace)"
+	}
+	return ""
+}

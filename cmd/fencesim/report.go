@@ -1,0 +1,69 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/fencesim/fencesim/internal/systems"
+	"github.com/fencesim/fencesim/traces"
+)
+
+// runReport renders the HTML report of a trace file: the trace is replayed
+// from its header (the checkers judge the replayed run) and drawn as
+// explore draws its failures' reports.
+func runReport(e *env, args []string) int {
+	c := commandByName("report")
+	fs := newFlags(c.name)
+	out := fs.String("out", "", "write the report to `FILE` (default: next to the trace, TRACE without .jsonl plus -report.html)")
+	pos, code, done := parse(e, fs, c, args)
+	if done {
+		return code
+	}
+	if len(pos) != 1 {
+		return e.fail(c.name, usagef("want one trace FILE, got %d arguments (e.g. fencesim report fencesim-out/arbiter-seed-7.jsonl)", len(pos)))
+	}
+	path := pos[0]
+	page := *out
+	if page == "" {
+		page = strings.TrimSuffix(path, ".jsonl") + "-report.html"
+	}
+	base := strings.TrimSuffix(strings.TrimSuffix(page, ".html"), "-report")
+	if err := checkOutFile("out", page); err != nil {
+		return e.fail(c.name, err)
+	}
+	t, err := replayTrace(path)
+	if err != nil {
+		return e.fail(c.name, err)
+	}
+	r := *t.replayed
+	if t.diff.Identical {
+		r.Events = t.recorded // the file's own lines: what the page shows is what the file holds
+	} else {
+		traces.Fill(r.Events)
+	}
+	what := fmt.Sprintf("%s seed %d (%s)", t.sys.Name(), t.header.Seed, headerDesign(t.sys, t.header.Design))
+	por, err := writePage(page, base, &r, pageTitle(what, &r), path, r.Hash, nil, runProbes(t.sys, &r))
+	if err != nil {
+		fmt.Fprintf(e.stderr, "fencesim %s: %s: %v\n", c.name, page, unwrapPath(err))
+		return exitUsage
+	}
+	fmt.Fprintf(e.stdout, "report: %s\n", page)
+	if por != "" {
+		fmt.Fprintf(e.stdout, "porcupine: %s\n", por)
+	}
+	if !t.diff.Identical {
+		fmt.Fprintf(e.stderr, "fencesim %s: %s does not replay identically, the report shows the replayed run: %s\n", c.name, path, oneLine(t.diff.String()))
+		return exitFail
+	}
+	return exitOK
+}
+
+// headerDesign describes a trace header's design for a title: its knobs,
+// when it has some (its parameters are in the report's Run section).
+func headerDesign(sys systems.System, js []byte) string {
+	d, err := sys.NewDesign(nil, nil, js)
+	if err != nil || len(d.Knobs) == 0 {
+		return "design: the trace header's"
+	}
+	return "design: knobs " + strings.Join(d.Knobs, ", ")
+}
