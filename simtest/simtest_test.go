@@ -43,7 +43,7 @@ func TestFailingCheck(t *testing.T) {
 		t.Run(strings.ReplaceAll(k, ":", "/"), func(t *testing.T) {
 			out := t.TempDir()
 			cmd := exec.Command(os.Args[0], "-test.run=^TestFailingCheckChild$", "-test.count=1",
-				"-rapid.checks=200", "-rapid.shrinktime=5s", "-rapid.nofailfile", "-fencesim.out="+out)
+				"-rapid.checks=200", "-rapid.seed=1", "-rapid.shrinktime=5s", "-rapid.nofailfile", "-fencesim.out="+out)
 			cmd.Env = append(os.Environ(), "SIMTEST_CHILD="+k)
 			b, err := cmd.CombinedOutput()
 			text := string(b)
