@@ -411,22 +411,11 @@ func parseThreshold(spec string, names []string, units map[string]string) (thres
 		}
 		key, t.Stat = k, stat
 	}
-	var match []string
-	for _, n := range names {
-		base, id, _ := strings.Cut(n, " (")
-		id = strings.TrimSuffix(id, ")")
-		if n == key || base == key || id == key {
-			match = append(match, n)
-		}
+	m, err := matchMetric(key, names)
+	if err != nil {
+		return t, usagef("--fail-on %q: %v", spec, err)
 	}
-	switch len(match) {
-	case 0:
-		return t, usagef("--fail-on %q: no metric %q (metrics: %s)", spec, key, strings.Join(names, ", "))
-	case 1:
-		t.Metric = match[0]
-	default:
-		return t, usagef("--fail-on %q: %q names %d metrics (%s): use the name", spec, key, len(match), strings.Join(match, ", "))
-	}
+	t.Metric = m
 	t.Unit = units[t.Metric]
 	if t.Stat == "runs" {
 		t.Unit = ""

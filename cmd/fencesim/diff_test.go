@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -76,7 +77,8 @@ func TestDiff(t *testing.T) {
 	require.NoError(t, os.WriteFile(sql, []byte(changed), 0o644))
 	stdout.Reset()
 	stderr.Reset()
-	code = Main([]string{"diff", "--system", "arbiter", "--runs", "12", "--keep", "0", "--json"}, &stdout, &stderr)
+	kept := t.TempDir()
+	code = Main([]string{"diff", "--system", "arbiter", "--runs", "12", "--keep", "1", "--out", kept, "--json"}, &stdout, &stderr)
 	require.Equal(t, exitFail, code, "a harmful change: %s%s", stdout.String(), stderr.String())
 	var res diffResult
 	require.NoError(t, json.Unmarshal(stdout.Bytes(), &res))
@@ -92,6 +94,14 @@ func TestDiff(t *testing.T) {
 		assert.Empty(t, p.NewlyPassing, "%s: nothing passes that failed", p.Property)
 	}
 	assert.NotEmpty(t, flipped, "PA1 newly fails on some seed: %s", stdout.String())
+	require.Len(t, res.Kept, 1, "--keep 1 keeps the most changed seed")
+	k := res.Kept[0]
+	assert.Contains(t, flipped, k.Seed, "a newly failing seed is the most changed")
+	assert.Empty(t, k.Error)
+	for i, side := range []string{"base", "working"} {
+		assert.FileExists(t, filepath.Join(k.Dirs[i], fmt.Sprintf("arbiter-seed-%d-report.html", k.Seed)), side)
+		assert.FileExists(t, filepath.Join(k.Dirs[i], fmt.Sprintf("arbiter-seed-%d.jsonl", k.Seed)), side)
+	}
 }
 
 // TestDiffBadInput: what diff refuses, one line each, exit 2.

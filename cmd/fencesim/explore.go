@@ -37,6 +37,8 @@ type exploreConfig struct {
 	failfast  bool
 	perSeed   string
 	records   *perSeedWriter
+	keepWorst multi
+	worst     map[string][]*worst // per system
 }
 
 func isSet(fs *flag.FlagSet, name string) bool {
@@ -68,6 +70,7 @@ func runExplore(e *env, args []string) int {
 	fs.StringVar(&cfg.memprof, "memprofile", "", "write a heap profile to `FILE` at the end (go tool pprof -sample_index=alloc_space bin/fencesim FILE)")
 	fs.BoolVar(&cfg.failfast, "failfast", false, "stop at the first failing run: minimize it, write its artifacts and print its minimized schedule, one action a line")
 	fs.StringVar(&cfg.perSeed, "per-seed", "", "also write every run to `FILE` (JSON Lines, by seed: trace hash, failed properties, metrics); every event is recorded for the hash")
+	fs.Var(&cfg.keepWorst, "keep-worst", "keep the trace and report of the N passing runs with the highest value of a metric, `METRIC=N` (repeatable; a count's total, a duration's largest sample), e.g. --keep-worst MA1=3, under --out")
 	exhaustive := fs.Bool("exhaustive", false, "system A only: run the bounded exhaustive mode instead of seeds (every single crash and message fault of a small world, then pairs)")
 	pairs := fs.Int("pairs", 20000, "with --exhaustive: at most this many fault pairs, an even spread of them (0: every pair)")
 	pos, code, done := parse(e, fs, c, args)
@@ -112,7 +115,34 @@ func runExplore(e *env, args []string) int {
 			}
 			cfg.designs[sys.Name()], cfg.texts[sys.Name()] = d, cfg.sel.describe(d)
 		}
-		if cfg.artifacts > 0 {
+		cfg.worst = map[string][]*worst{}
+		for _, spec := range cfg.keepWorst {
+			if _, _, err := worstSpec(spec); err != nil {
+				return err
+			}
+			for _, sys := range cfg.systems {
+				w, err := parseWorst(spec, sys)
+				if err != nil {
+					if len(cfg.systems) == 1 {
+						return err
+					}
+					continue // a metric of another system
+				}
+				cfg.worst[sys.Name()] = append(cfg.worst[sys.Name()], w)
+			}
+		}
+		for _, spec := range cfg.keepWorst {
+			found := false
+			for _, ws := range cfg.worst {
+				for _, w := range ws {
+					found = found || w.spec == spec
+				}
+			}
+			if !found {
+				return usagef("--keep-worst %q: no system of this run has that metric", spec)
+			}
+		}
+		if cfg.artifacts > 0 || len(cfg.keepWorst) > 0 {
 			if err := checkOutDir(cfg.out); err != nil {
 				return err
 			}
@@ -359,6 +389,9 @@ func exploreSystem(e *env, ctx context.Context, cfg *exploreConfig, sys systems.
 		received++
 		prog.add(1)
 		if !f.second {
+			for _, w := range cfg.worst[sys.Name()] {
+				w.add(f.r)
+			}
 			cfg.records.add(recordOf(f.r, ""))
 			agg.add(f.r, f.dur)
 			if len(f.r.Failed()) > 0 {
@@ -393,6 +426,9 @@ func exploreSystem(e *env, ctx context.Context, cfg *exploreConfig, sys systems.
 		x.Audit.Mismatches = append(x.Audit.Mismatches, explain(e, ctx, sys, d, cfg.faults, m))
 	}
 	x.Artifacts = writeFailures(e, ctx, cfg, sys, d, x)
+	if ctx.Err() == nil {
+		x.Kept = keepWorst(cfg.worst[sys.Name()], cfg.out, sys, d, cfg.faults, cfg.texts[sys.Name()])
+	}
 	return x
 }
 

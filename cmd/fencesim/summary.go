@@ -56,6 +56,7 @@ type SystemSummary struct {
 	Metrics    []MetricSamples `json:"metrics"`
 	Audit      Audit           `json:"audit"`
 	Artifacts  []Artifact      `json:"artifacts,omitempty"`
+	Kept       []Kept          `json:"kept,omitempty"` // --keep-worst: passing runs written in full
 	// Abandoned counts the runs still in progress when the system stopped
 	// (Ctrl-C, the end of --time) that did not finish within the grace:
 	// they are not in the counts.
@@ -421,6 +422,13 @@ func (x *SystemSummary) writeText(w io.Writer, s *Summary) {
 			}
 			fmt.Fprintf(w, "replay: fencesim replay %s\n", a.Minimized)
 		}
+	}
+	for _, k := range x.Kept {
+		if k.Error != "" {
+			fmt.Fprintf(w, "kept: seed %d (%s %s): %s\n", k.Seed, k.Metric, num(k.Value, k.Unit), k.Error)
+			continue
+		}
+		fmt.Fprintf(w, "kept: seed %d (%s %s, passing): report %s; trace %s\n", k.Seed, k.Metric, num(k.Value, k.Unit), k.Report, k.Trace)
 	}
 	if x.Abandoned > 0 {
 		fmt.Fprintf(w, "abandoned: %d runs still in progress %v after the stop (not counted)\n", x.Abandoned, grace)
