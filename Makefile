@@ -75,6 +75,16 @@ sim:
 	$(GO) build -o bin/fencesim ./cmd/fencesim
 	./bin/fencesim explore --runs $(SIM_RUNS)
 
+## diff: the working tree against BASE (a git revision, default HEAD) on DIFF_RUNS seeds per system; exit 1 when a property newly fails or a FAIL_ON bound is crossed, e.g. make diff BASE=origin/main FAIL_ON='MA2=+10%'
+BASE ?= HEAD
+DIFF_RUNS ?= 300
+FAIL_ON ?=
+DIFF_FLAGS ?=
+.PHONY: diff
+diff:
+	$(GO) build -o bin/fencesim ./cmd/fencesim
+	./bin/fencesim diff --base $(BASE) --runs $(DIFF_RUNS) $(foreach f,$(FAIL_ON),--fail-on '$(f)') $(DIFF_FLAGS)
+
 ## help: list the targets with what each does (the "## target: text" comments)
 help:
 	@sed -n 's/^## \([a-zA-Z_-]*\): *\(.*\)/\1\t\2/p' $(MAKEFILE_LIST) | sed 's/\$$\$$/$$/g' | awk -F '\t' '{ printf "  %-10s %s\n", $$1, $$2 }'
