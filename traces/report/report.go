@@ -28,6 +28,20 @@ type Input struct {
 	Replay     string // a command to paste that replays the run
 	TracePath  string // where the trace file is, if written
 
+	// Story is the life of the key the failure is about (a submission, an
+	// idempotency key, a transaction's gid): its state over time, drawn as
+	// a lane of its own with the events that changed it (nil: none).
+	Story *Story
+	// Needed are the Seqs of the fault events the failure needs (of the
+	// minimized schedule): labelled on the lanes they hit.
+	Needed []uint64
+	// Window is the time range [from, to] (world ns) the timeline opens on:
+	// from the first needed fault to the violation. Zero: the page picks.
+	Window [2]int64
+	// Mattered are the Seqs of the send events of the messages that
+	// mattered to the failure (the key's story), highlighted.
+	Mattered []uint64
+
 	// Linearization is a complete HTML document (porcupine's visualization)
 	// shown in a sandboxed frame of the page.
 	Linearization []byte
@@ -50,6 +64,27 @@ type Violation struct {
 	Message  string
 	Events   []uint64 // Seq of the offending events
 	Detail   string   // preformatted text, e.g. the linearization that failed
+	// Explanation says in words why a history is not linearizable: the
+	// shortest prefix that already is not, and the operation that cannot be
+	// placed after it; Links are the Seqs of the events it names.
+	Explanation string
+	Links       []uint64
+}
+
+// Story is one key's life: what the failure is about, step by step.
+type Story struct {
+	Key   string // in words: "submission 104", "key evt-3", "gid g2"
+	Steps []Step // in time order
+}
+
+// Step is one change of the key's state, or an event that acted on it.
+type Step struct {
+	Seq   uint64 // the event
+	T     int64  // its world time, ns
+	Node  string // where it happened
+	What  string // the event in words: "home-2 claims it: token arbiter-1.1.8 gen 1"
+	State string // the key's state after it, in words ("" when unchanged): "judging, token arbiter-1.1.8 gen 1, worker home-2"
+	Bad   bool   // the step that breaks the property
 }
 
 // Probe counts how often something happened over Runs runs.
