@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/fencesim/fencesim/traces"
 )
@@ -52,9 +53,12 @@ type model struct {
 	Bands    [][]any // [from, to, label, groups [][]lane, oneway]
 	Bursts   [][]any // [from, to, label]
 	Msgs     [][]any // [from, to, sendT, endT, fate, dup, sendSeq, endSeq, text, reason]
-	Marks    [][]any // [lane, t, seq, kind index, class, text]
+	Marks    [][]any // [lane, t, seq, kind index, class, words, raw data]
 	Kinds    []string
-	Hi       [][]any // [seq, t, lane, kind, text]: the violating events
+	Hi       [][]any // [seq, t, lane, kind, words]: the violating events
+	Needed   [][]any // [seq, t, end, lanes []lane, words]: the faults the failure needs
+	Story    *storyModel
+	Mattered []uint64 // send seqs of the messages that mattered
 	Focus    [2]int64
 	Omitted  int // events outside the drawn window
 	Total    int // events in the trace
@@ -62,25 +66,35 @@ type model struct {
 	MsgCount int
 }
 
+// storyModel is Input.Story for the script: the key and its steps as
+// [seq, t, lane, what, state, bad].
+type storyModel struct {
+	Key   string  `json:"key"`
+	Steps [][]any `json:"steps"`
+}
+
 func (m *model) MarshalJSON() ([]byte, error) {
 	type out struct {
-		T0       int64     `json:"t0"`
-		T1       int64     `json:"t1"`
-		W0       int64     `json:"w0"`
-		W1       int64     `json:"w1"`
-		Lanes    []string  `json:"lanes"`
-		Spans    [][]any   `json:"spans"`
-		Bands    [][]any   `json:"bands"`
-		Bursts   [][]any   `json:"bursts"`
-		Msgs     [][]any   `json:"msgs"`
-		Marks    [][]any   `json:"marks"`
-		Kinds    []string  `json:"kinds"`
-		Hi       [][]any   `json:"hi"`
-		Focus    [2]int64  `json:"focus"`
-		Omitted  int       `json:"omitted"`
-		Total    int       `json:"total"`
-		Shown    [2]uint64 `json:"shown"`
-		MsgCount int       `json:"msgCount"`
+		T0       int64       `json:"t0"`
+		T1       int64       `json:"t1"`
+		W0       int64       `json:"w0"`
+		W1       int64       `json:"w1"`
+		Lanes    []string    `json:"lanes"`
+		Spans    [][]any     `json:"spans"`
+		Bands    [][]any     `json:"bands"`
+		Bursts   [][]any     `json:"bursts"`
+		Msgs     [][]any     `json:"msgs"`
+		Marks    [][]any     `json:"marks"`
+		Kinds    []string    `json:"kinds"`
+		Hi       [][]any     `json:"hi"`
+		Needed   [][]any     `json:"needed"`
+		Story    *storyModel `json:"story"`
+		Mattered []uint64    `json:"mattered"`
+		Focus    [2]int64    `json:"focus"`
+		Omitted  int         `json:"omitted"`
+		Total    int         `json:"total"`
+		Shown    [2]uint64   `json:"shown"`
+		MsgCount int         `json:"msgCount"`
 	}
 	nz := func(a [][]any) [][]any {
 		if a == nil {
@@ -88,23 +102,31 @@ func (m *model) MarshalJSON() ([]byte, error) {
 		}
 		return a
 	}
-	lanes, kinds := m.Lanes, m.Kinds
+	lanes, kinds, mattered := m.Lanes, m.Kinds, m.Mattered
 	if lanes == nil {
 		lanes = []string{}
 	}
 	if kinds == nil {
 		kinds = []string{}
 	}
-	return json.Marshal(out{m.T0, m.T1, m.W0, m.W1, lanes, nz(m.Spans), nz(m.Bands), nz(m.Bursts), nz(m.Msgs), nz(m.Marks), kinds, nz(m.Hi), m.Focus, m.Omitted, m.Total, m.Shown, m.MsgCount})
+	if mattered == nil {
+		mattered = []uint64{}
+	}
+	return json.Marshal(out{m.T0, m.T1, m.W0, m.W1, lanes, nz(m.Spans), nz(m.Bands), nz(m.Bursts), nz(m.Msgs), nz(m.Marks), kinds, nz(m.Hi), nz(m.Needed), m.Story, mattered, m.Focus, m.Omitted, m.Total, m.Shown, m.MsgCount})
 }
 
 // action is the part of a fault's data (sim.Action as JSON) the report uses.
 type action struct {
-	Kind   string     `json:"kind"`
-	Node   string     `json:"node"`
-	Peer   string     `json:"peer"`
-	Groups [][]string `json:"groups"`
-	For    int64      `json:"for"`
+	Kind   string        `json:"kind"`
+	Node   string        `json:"node"`
+	Peer   string        `json:"peer"`
+	Groups [][]string    `json:"groups"`
+	Rate   int64         `json:"rate"`
+	For    time.Duration `json:"for"`
+	Amount time.Duration `json:"amount"`
+	Point  string        `json:"point"`
+	Arg    string        `json:"arg"`
+	Count  int           `json:"count"`
 }
 
 type msg struct {
@@ -138,16 +160,32 @@ type builder struct {
 	maxText int
 }
 
+// opts is what build takes from the Input besides the events.
+type opts struct {
+	nodes     []string
+	hi        []uint64 // the violating events
+	maxEvents int
+	maxText   int
+	window    [2]int64 // Input.Window
+	needed    []uint64 // Input.Needed
+	mattered  []uint64 // Input.Mattered
+	story     *Story
+}
+
+// rawText is how much of an event's JSON data a mark keeps for the raw
+// toggle and the key filter.
+const rawText = 1200
+
 // build makes the timeline model. Lanes come first from nodes (in the given
 // order), then in order of first appearance in the trace.
-func build(evs []traces.Event, nodes []string, hi []uint64, maxEvents, maxText int) *model {
+func build(evs []traces.Event, o opts) *model {
 	b := &builder{
 		lane: map[string]int{}, kind: map[string]int{}, msgs: map[uint64]*msg{},
 		down: map[string]openSpan{}, pause: map[string]openSpan{}, up: map[string]bool{}, started: map[string]bool{},
-		maxText: maxText,
+		maxText: o.maxText,
 	}
 	b.m.Total = len(evs)
-	for _, n := range nodes {
+	for _, n := range o.nodes {
 		b.laneOf(n)
 	}
 	if len(evs) > 0 {
@@ -161,9 +199,13 @@ func build(evs []traces.Event, nodes []string, hi []uint64, maxEvents, maxText i
 	if b.m.T1 <= b.m.T0 {
 		b.m.T1 = b.m.T0 + 1e9
 	}
+	win := o.window
+	if win[1] <= win[0] {
+		win = [2]int64{}
+	}
 
 	// The drawn window, by position in the trace.
-	lo, hiIdx := window(evs, hi, maxEvents)
+	lo, hiIdx := window(evs, o.hi, win, o.maxEvents)
 	b.m.Omitted = len(evs) - (hiIdx - lo)
 	if len(evs) > 0 && hiIdx > lo {
 		b.m.W0, b.m.W1 = evs[lo].T, evs[hiIdx-1].T
@@ -183,9 +225,12 @@ func build(evs []traces.Event, nodes []string, hi []uint64, maxEvents, maxText i
 	}
 	b.finish()
 
-	// The violating events and the initial view.
+	// The violating events, the needed faults and the initial view.
 	bySeq := map[uint64]int{}
-	for _, s := range hi {
+	for _, s := range o.hi {
+		bySeq[s] = -1
+	}
+	for _, s := range o.needed {
 		bySeq[s] = -1
 	}
 	for i := range evs {
@@ -194,25 +239,49 @@ func build(evs []traces.Event, nodes []string, hi []uint64, maxEvents, maxText i
 		}
 	}
 	first, last := -1, -1
-	for _, s := range hi {
+	for _, s := range o.hi {
 		i := bySeq[s]
 		if i < 0 {
 			continue
 		}
 		e := &evs[i]
-		b.m.Hi = append(b.m.Hi, []any{e.Seq, e.T, b.laneOf(e.Node), e.Kind, b.clip(e.String())})
+		b.m.Hi = append(b.m.Hi, []any{e.Seq, e.T, b.laneOf(e.Node), e.Kind, b.clip(words(e))})
 		if first < 0 || i < first {
 			first = i
 		}
 		last = max(last, i)
 	}
-	if first >= 0 {
+	for _, s := range o.needed {
+		if i := bySeq[s]; i >= 0 {
+			b.needed(&evs[i])
+		}
+	}
+	b.m.Mattered = append([]uint64(nil), o.mattered...)
+	if o.story != nil {
+		st := &storyModel{Key: o.story.Key, Steps: [][]any{}}
+		for _, x := range o.story.Steps {
+			st.Steps = append(st.Steps, []any{x.Seq, x.T, b.laneOf(x.Node), b.clip(x.What), b.clip(x.State), x.Bad})
+		}
+		b.m.Story = st
+	}
+	switch {
+	case win != [2]int64{}:
+		// The caller's window (the first needed fault to the violation),
+		// widened to the violating events if they fall outside, with a
+		// margin so that neither end sits on the frame.
+		f0, f1 := win[0], win[1]
+		for _, h := range b.m.Hi {
+			f0, f1 = min(f0, h[1].(int64)), max(f1, h[1].(int64))
+		}
+		pad := max((f1-f0)/25, 1e6)
+		b.m.Focus = [2]int64{max(b.m.T0, f0-pad), min(b.m.T1, f1+pad)}
+	case first >= 0:
 		// Show the violation with the focusEvents events on each side, so
 		// the first view is readable however long the trace.
 		f0, f1 := evs[max(0, first-focusEvents)].T, evs[min(len(evs)-1, last+focusEvents)].T
 		pad := max((f1-f0)/20, 1e6)
 		b.m.Focus = [2]int64{max(b.m.T0, f0-pad), min(b.m.T1, f1+pad)}
-	} else {
+	default:
 		b.m.Focus = [2]int64{b.m.W0, b.m.W1}
 	}
 	if b.m.Focus[1] <= b.m.Focus[0] {
@@ -221,11 +290,68 @@ func build(evs []traces.Event, nodes []string, hi []uint64, maxEvents, maxText i
 	return &b.m
 }
 
+// needed adds a fault the failure needs, labelled on the lanes it hits:
+// the first lane gets the words, the others a marker.
+func (b *builder) needed(e *traces.Event) {
+	a, ok := actionOf(e)
+	if !ok {
+		b.m.Needed = append(b.m.Needed, []any{e.Seq, e.T, e.T, []int{b.laneOf(e.Node)}, b.clip(words(e))})
+		return
+	}
+	lanes := []int{}
+	add := func(n string) {
+		if n == "" {
+			return
+		}
+		l := b.laneOf(n)
+		for _, x := range lanes {
+			if x == l {
+				return
+			}
+		}
+		lanes = append(lanes, l)
+	}
+	switch a.Kind {
+	case "partition":
+		// The smallest group first: "arbiter-1 cut off" reads from there.
+		gs := append([][]string(nil), a.Groups...)
+		sort.SliceStable(gs, func(i, j int) bool { return len(gs[i]) < len(gs[j]) })
+		for _, g := range gs {
+			for _, n := range g {
+				add(n)
+			}
+		}
+	default:
+		add(a.Node)
+		add(a.Peer)
+	}
+	end := e.T + int64(a.For)
+	if a.Kind == "pause" || a.Kind == "crash" {
+		kind := spanPause
+		if a.Kind == "crash" {
+			kind = spanDown
+		}
+		for _, sp := range b.m.Spans {
+			if sp[3].(int) == kind && sp[1].(int64) == e.T && len(lanes) > 0 && sp[0].(int) == lanes[0] {
+				end = sp[2].(int64)
+			}
+		}
+	}
+	b.m.Needed = append(b.m.Needed, []any{e.Seq, e.T, end, lanes, b.clip(faultWords(a))})
+}
+
 // window picks the events to draw: all of them if they fit, else maxEvents
-// of them centred on the first violating event (or the last ones).
-func window(evs []traces.Event, hi []uint64, maxEvents int) (int, int) {
+// of them from a little before the caller's window (win, when set), or
+// centred on the violating events (or the last ones).
+func window(evs []traces.Event, hi []uint64, win [2]int64, maxEvents int) (int, int) {
 	if maxEvents <= 0 || len(evs) <= maxEvents {
 		return 0, len(evs)
+	}
+	if win != [2]int64{} {
+		i := sort.Search(len(evs), func(i int) bool { return evs[i].T >= win[0] })
+		lo := max(0, i-maxEvents/10)
+		hi2 := min(len(evs), lo+maxEvents)
+		return max(0, hi2-maxEvents), hi2
 	}
 	centre := len(evs) - 1
 	if len(hi) > 0 {
@@ -273,9 +399,13 @@ func (b *builder) kindOf(k string) int {
 	return b.kind[k]
 }
 
-func (b *builder) clip(s string) string {
-	if b.maxText > 0 && len(s) > b.maxText {
-		cut := b.maxText
+func (b *builder) clip(s string) string { return clip(s, b.maxText) }
+
+// clip cuts s to at most n bytes (n <= 0: no bound), at a rune boundary,
+// and says so with an ellipsis.
+func clip(s string, n int) string {
+	if n > 0 && len(s) > n {
+		cut := n
 		for cut > 0 && !isRuneStart(s[cut]) {
 			cut--
 		}
@@ -290,14 +420,11 @@ func (b *builder) mark(e *traces.Event, class int, shown bool) {
 	if !shown {
 		return
 	}
-	text := e.Kind
-	if desc := e.Desc(); desc != "" {
-		text += " " + desc
+	raw := ""
+	if e.HasData() {
+		raw = clip(string(e.DataJSON()), rawText)
 	}
-	if class == classNote && e.HasData() {
-		text += " " + string(e.DataJSON())
-	}
-	b.m.Marks = append(b.m.Marks, []any{b.laneOf(e.Node), e.T, e.Seq, b.kindOf(e.Kind), class, b.clip(text)})
+	b.m.Marks = append(b.m.Marks, []any{b.laneOf(e.Node), e.T, e.Seq, b.kindOf(e.Kind), class, b.clip(words(e)), raw})
 }
 
 // parseID reads the "#<id>" that starts a message event's text.
@@ -433,10 +560,7 @@ func (b *builder) fault(e *traces.Event) {
 	if json.Unmarshal(e.DataJSON(), &a) != nil {
 		return
 	}
-	label := e.Desc()
-	if _, rest, ok := strings.Cut(label, " "); ok && strings.HasPrefix(label, "@") {
-		label = rest // drop the "@12.000s" the timeline already shows
-	}
+	label := faultWords(a)
 	switch a.Kind {
 	case "pause":
 		if b.up[a.Node] {
@@ -467,7 +591,7 @@ func (b *builder) fault(e *traces.Event) {
 			b.endPause(n, e.T)
 		}
 	case "loss", "dup", "delay":
-		b.m.Bursts = append(b.m.Bursts, []any{e.T, e.T + a.For, label})
+		b.m.Bursts = append(b.m.Bursts, []any{e.T, e.T + int64(a.For), faultWords(a)})
 	}
 }
 

@@ -127,7 +127,8 @@ var pageJS string
 var page = template.Must(template.New("page").Funcs(template.FuncMap{
 	"rate":  func(p Probe) string { return fmt.Sprintf("%.2f%%", 100*p.Rate()) },
 	"dur":   func(d time.Duration) string { return d.String() },
-	"event": func(e traces.Event) string { return e.String() },
+	"words": func(e traces.Event) string { return words(&e) },
+	"raw":   rawOf,
 	"ts":    fmtTime,
 }).Parse(pageHTML))
 
@@ -139,8 +140,22 @@ type row struct {
 
 type viewViolation struct {
 	Violation
-	Found   []traces.Event
-	Missing []uint64
+	Found        []traces.Event
+	Missing      []uint64
+	Linked       []traces.Event // the events of Links, in the order given
+	LinksMissing []uint64
+}
+
+// storyRow is one line of the story: a step of the key, or a needed fault
+// the steps do not name.
+type storyRow struct {
+	Seq   uint64
+	T     int64
+	Node  string
+	What  string
+	State string
+	Bad   bool
+	Fault bool
 }
 
 type kindCount struct {
@@ -162,7 +177,10 @@ type view struct {
 	Limits     string
 	HeaderJSON string
 	Kinds      []kindCount
-	Lin        string
+	Lin        string     // porcupine's page, when it could not be drawn as LinView
+	LinView    []linPart  // the linearization, drawn by the report
+	Story      []storyRow // the story's steps and the needed faults, in time order
+	StoryKey   string
 	Nodes      int
 	Messages   int
 	Duration   string
@@ -198,7 +216,8 @@ func prepare(in Input) (*view, error) {
 	for _, v := range in.Violations {
 		hi = append(hi, v.Events...)
 	}
-	m := build(in.Events, in.Nodes, hi, maxEv, maxText)
+	m := build(in.Events, opts{nodes: in.Nodes, hi: hi, maxEvents: maxEv, maxText: maxText,
+		window: in.Window, needed: in.Needed, mattered: in.Mattered, story: in.Story})
 	data, err := json.Marshal(m) // escapes <, > and &: safe inside <script>
 	if err != nil {
 		return nil, fmt.Errorf("encode timeline: %w", err)
@@ -226,9 +245,22 @@ func prepare(in Input) (*view, error) {
 	for _, s := range hi {
 		want[s] = true
 	}
+	look := map[uint64]bool{}
+	for _, v := range in.Violations {
+		for _, s := range v.Links {
+			look[s] = true
+		}
+	}
+	for _, s := range in.Needed {
+		look[s] = true
+	}
+	found := map[uint64]int{} // links and needed faults
 	for i := range in.Events {
 		if want[in.Events[i].Seq] {
 			pos[in.Events[i].Seq] = i
+		}
+		if look[in.Events[i].Seq] {
+			found[in.Events[i].Seq] = i
 		}
 	}
 	for _, vi := range in.Violations {
@@ -238,6 +270,13 @@ func prepare(in Input) (*view, error) {
 				vv.Found = append(vv.Found, in.Events[i])
 			} else {
 				vv.Missing = append(vv.Missing, s)
+			}
+		}
+		for _, s := range vi.Links {
+			if i, ok := found[s]; ok {
+				vv.Linked = append(vv.Linked, in.Events[i])
+			} else {
+				vv.LinksMissing = append(vv.LinksMissing, s)
 			}
 		}
 		v.Violations = append(v.Violations, vv)
@@ -255,6 +294,31 @@ func prepare(in Input) (*view, error) {
 			v.Context = append(v.Context, row{Event: in.Events[j], Hi: want[in.Events[j].Seq], Gap: j == from && j > next && len(v.Context) > 0})
 		}
 		next = max(next, to)
+	}
+
+	if in.Story != nil {
+		v.StoryKey = in.Story.Key
+		named := map[uint64]bool{}
+		for _, st := range in.Story.Steps {
+			named[st.Seq] = true
+			v.Story = append(v.Story, storyRow{Seq: st.Seq, T: st.T, Node: st.Node, What: st.What, State: st.State, Bad: st.Bad})
+		}
+		for _, s := range in.Needed {
+			if i, ok := found[s]; ok && !named[s] {
+				e := &in.Events[i]
+				what := words(e)
+				if a, ok := actionOf(e); ok {
+					what = faultWords(a)
+				}
+				v.Story = append(v.Story, storyRow{Seq: s, T: e.T, Node: e.Node, What: what, Fault: true})
+			}
+		}
+		sort.SliceStable(v.Story, func(i, j int) bool { return v.Story[i].T < v.Story[j].T })
+	}
+	if len(in.Linearization) > 0 {
+		if parts, ok := linView(in.Linearization, in.Events); ok {
+			v.LinView, v.Lin = parts, ""
+		}
 	}
 
 	counts := map[string]int{}
@@ -283,13 +347,27 @@ func pretty(raw json.RawMessage) string {
 	return b.String()
 }
 
-// fmtTime renders simulated nanoseconds as traces do: "75.000s".
+// fmtTime renders simulated nanoseconds in seconds and milliseconds:
+// "75.123 s".
 func fmtTime(ns int64) string {
 	sign := ""
 	if ns < 0 {
 		sign, ns = "-", -ns
 	}
-	return fmt.Sprintf("%s%d.%03ds", sign, ns/1e9, (ns%1e9)/1e6)
+	return fmt.Sprintf("%s%d.%03d s", sign, ns/1e9, (ns%1e9)/1e6)
+}
+
+// rawOf is an event as the trace has it: the canonical text, then its
+// data as indented JSON.
+func rawOf(e traces.Event) string {
+	s := e.Kind
+	if d := e.Desc(); d != "" {
+		s += " " + d
+	}
+	if e.HasData() {
+		s += "\n" + pretty(e.DataJSON())
+	}
+	return s
 }
 
 func orDefault(s, d string) string {

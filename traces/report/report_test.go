@@ -211,8 +211,8 @@ func TestModel(t *testing.T) {
 		{2.0, 0.0, 9e9, 2.0, "not started"},
 	}, spans)
 	bands := field[[][]any](t, d, "bands")
-	assert.Equal(t, [][]any{{6e9, 7e9, "partition {a}|{b,c}", []any{[]any{0.0}, []any{1.0, 2.0}}, false}}, bands)
-	assert.Equal(t, [][]any{{9e9, 10e9, "loss a->b rate=1000 for=1s"}}, field[[][]any](t, d, "bursts"))
+	assert.Equal(t, [][]any{{6e9, 7e9, "partition {a} | {b, c}", []any{[]any{0.0}, []any{1.0, 2.0}}, false}}, bands)
+	assert.Equal(t, [][]any{{9e9, 10e9, "a -> b losing 0.1% of datagrams for 1 s"}}, field[[][]any](t, d, "bursts"))
 	hi := field[[][]any](t, d, "hi")
 	require.Len(t, hi, 1, "the unknown seq 99 is left out of the timeline")
 	assert.Equal(t, 18.0, hi[0][0])
