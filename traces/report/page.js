@@ -125,6 +125,7 @@
   if (D.story) D.story.steps.forEach(function (s) { keep[s[2]] = true; });
   D.needed.forEach(function (n) { n[3].forEach(function (l) { keep[l] = true; }); });
   D.hi.forEach(function (h) { keep[h[2]] = true; });
+  D.msgs.forEach(function (m) { if (mattered[m[6]]) { keep[m[0]] = true; keep[m[1]] = true; } });
 
   // The key filter: which marks and messages mention the key.
   var query = "", markOK = null, msgOK = null, always = {};
@@ -265,7 +266,7 @@
         drawn.steps++;
         if (!fold[s[2]]) out.push('<line x1="' + x.toFixed(1) + '" y1="' + (sy + STORY) + '" x2="' + x.toFixed(1) + '" y2="' + laneY(s[2]) + '" stroke="' + (s[5] ? "#cf222e" : "#d97706") + '" stroke-opacity=".45" stroke-dasharray="2 3"/>');
         out.push('<circle class="hover" data-st="' + i + '" cx="' + x.toFixed(1) + '" cy="' + markY + '" r="' + (s[5] ? 7 : 5) + '" fill="' + (s[5] ? "#cf222e" : "#d97706") + '" stroke="#fff" stroke-width="1.5"/>');
-        var text = D.lanes[s[2]] + ": " + s[3], font = s[5] ? BOLD : FONT;
+        var node = D.lanes[s[2]], text = s[3].indexOf(node + " ") === 0 ? s[3] : node + ": " + s[3], font = s[5] ? BOLD : FONT;
         text = fit(text, Math.min(320, x1 - x - 4), font);
         var w = tw(text, font), a = Math.max(x0 + 2, Math.min(x - 6, x1 - w - 2));
         var r = text ? labels.place(a, a + w) : -1;
@@ -726,7 +727,8 @@
     D.marks.forEach(function (mk) { if (mk[1] >= v0 && mk[1] <= v1 && mk[4] !== 3) busy[mk[0]] = true; });
     D.msgs.forEach(function (m) { if (m[3] >= v0 && m[2] <= v1) { busy[m[0]] = true; busy[m[1]] = true; } });
     D.spans.forEach(function (s) { if (s[3] < 2 && s[2] >= v0 && s[1] <= v1) busy[s[0]] = true; });
-    for (var l = 0; l < D.lanes.length; l++) fold[l] = !busy[l] && !keep[l];
+    // With a story, the lanes it does not touch start folded too.
+    for (var l = 0; l < D.lanes.length; l++) fold[l] = !keep[l] && (!busy[l] || !!D.story);
   })();
 
   var lastW = 0;
