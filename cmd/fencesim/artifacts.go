@@ -9,6 +9,7 @@ import (
 
 	art "github.com/fencesim/fencesim/internal/artifact"
 	"github.com/fencesim/fencesim/internal/systems"
+	"github.com/fencesim/fencesim/sim"
 	"github.com/fencesim/fencesim/traces/report"
 )
 
@@ -74,24 +75,50 @@ func artifact(ctx, minCtx context.Context, dir string, sys systems.System, d sys
 	if err != nil {
 		return fail(err)
 	}
-	if _, err := art.Trace(a.Minimized, minFull); err != nil {
+	minHash, err := art.Trace(a.Minimized, minFull)
+	if err != nil {
 		return fail(err)
 	}
 	if err := os.WriteFile(a.Schedule, []byte(scheduleText(sys, d, seed, f, m, a, full)), 0o644); err != nil {
 		return fail(err)
 	}
-	a.Porcupine, err = art.Report(a.Report, base+"-porcupine.html", full, art.Page{
-		Title:     fmt.Sprintf("%s seed %d: %s failed (%s)", sys.Name(), seed, m.Property, sel.describe(d)),
+	// The report draws the minimized run (the failing one when the
+	// minimized schedule, run in full, does not fail), opening on the
+	// needed faults and the violation, with the key's story.
+	shown, shownTrace, shownHash, title := minFull, a.Minimized, minHash, "minimized run"
+	if len(minFull.Failed()) == 0 {
+		shown, shownTrace, shownHash, title = full, a.Trace, hash, "failing run"
+	}
+	st := art.StoryOf(shown, m.Property, neededActions(m), timelineLines)
+	a.Timeline = st.Lines
+	a.Porcupine, err = art.Report(a.Report, base+"-porcupine.html", shown, art.Page{
+		Story:     st,
+		Title:     fmt.Sprintf("%s seed %d: %s failed (%s; the %s)", sys.Name(), seed, m.Property, sel.describe(d), title),
 		Schedule:  scheduleLines(m),
 		Probes:    probes,
-		Hash:      hash,
-		Replay:    "fencesim replay " + a.Trace,
-		TracePath: a.Trace,
+		Hash:      shownHash,
+		Replay:    "fencesim replay " + shownTrace,
+		TracePath: shownTrace,
 	})
 	if err != nil {
 		return fail(err)
 	}
 	return a, true
+}
+
+// timelineLines bounds the terminal timeline of a failure.
+const timelineLines = 25
+
+// neededActions are the minimized schedule's fault actions the failure
+// needs.
+func neededActions(m *systems.Minimized) []sim.Action {
+	var out []sim.Action
+	for i, x := range m.Schedule {
+		if systems.Removable(x) && m.Needed[i] {
+			out = append(out, x)
+		}
+	}
+	return out
 }
 
 // writePage writes the HTML report of a full run to path (the page explore,

@@ -57,10 +57,21 @@ func TestEventNumbers(t *testing.T) {
 	_, replayOut, _ := run(t, "replay", trace)
 	assert.Contains(t, replayOut, line, "replay names the same events")
 	assert.Contains(t, readFile(t, filepath.Join(out, "arbiter-seed-"+seed+"-schedule.txt")), m[0], "the schedule file names the same events")
+	// The report draws the minimized run: its numbers are the minimized
+	// trace's, the trace the report names.
 	page := readFile(t, filepath.Join(out, "arbiter-seed-"+seed+"-report.html"))
-	for _, n := range nums {
-		assert.Contains(t, page, "#"+strconv.FormatUint(n, 10), "the report names event #%d", n)
-	}
+	minTrace := filepath.Join(out, "arbiter-seed-"+seed+"-minimized.jsonl")
+	assert.Contains(t, page, "fencesim replay "+minTrace)
+	cited := regexp.MustCompile(`class="seq" data-seq="(\d+)"`).FindStringSubmatch(page)
+	require.NotNil(t, cited, "the report's violation names its event")
+	n, err := strconv.ParseUint(cited[1], 10, 64)
+	require.NoError(t, err)
+	minLines := strings.Split(readFile(t, minTrace), "\n")
+	require.Less(t, int(n), len(minLines))
+	var e traces.Event
+	require.NoError(t, json.Unmarshal([]byte(minLines[n]), &e))
+	assert.Equal(t, n, e.Seq, "the report's #%d is the minimized trace's line %d", n, n+1)
+	assert.Equal(t, "commit", e.Kind, "the commit that accepted the stale result")
 }
 
 // TestRun: run writes the trace and report of a passing seed too, and its

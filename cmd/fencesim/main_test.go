@@ -220,7 +220,7 @@ func TestExploreKnobArtifacts(t *testing.T) {
 	assert.Regexp(t, `\{At: clock\.Time\(\d+ \* time\.Millisecond\), Kind: sim\.\w+`, sched, "the schedule is a Go literal")
 	page := readFile(t, base+"-report.html")
 	assert.Contains(t, page, "PA1 at-most-one-owner")
-	assert.Contains(t, page, "fencesim replay "+base+".jsonl")
+	assert.Contains(t, page, "fencesim replay "+base+"-minimized.jsonl", "the report draws the minimized run")
 	assert.NotRegexp(t, regexp.MustCompile(`(src|href)\s*=\s*["']?(https?:)?//`), page, "the report must not load anything from elsewhere")
 
 	// A changed event: replay prints the first difference and exits 1.

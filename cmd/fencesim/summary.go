@@ -123,6 +123,9 @@ type Artifact struct {
 	// Lines is the minimized schedule, one action a line, each marked
 	// needed, not needed or end.
 	Lines []string `json:"schedule_lines,omitempty"`
+	// Timeline is the failure told in at most 25 lines: the needed faults
+	// and the violating key's story, one step a line.
+	Timeline []string `json:"timeline,omitempty"`
 }
 
 // Timing is wall-clock time: it differs between machines and runs.
@@ -397,6 +400,7 @@ func (x *SystemSummary) writeText(w io.Writer, s *Summary) {
 			fmt.Fprintf(w, "  seed %d: first difference at event %d:\n    first run:  %s\n    second run: %s\n", m.Seed, m.Index, m.First, m.Second)
 		}
 	}
+	told := false
 	for _, a := range x.Artifacts {
 		if a.Skipped != "" {
 			fmt.Fprintf(w, "artifacts: seed %d: skipped (%s)\n", a.Seed, a.Skipped)
@@ -421,6 +425,11 @@ func (x *SystemSummary) writeText(w io.Writer, s *Summary) {
 				fmt.Fprintf(w, "  %s\n", l)
 			}
 			fmt.Fprintf(w, "replay: fencesim replay %s\n", a.Minimized)
+		}
+		if !told && len(a.Timeline) > 0 {
+			// The first failure, told: one timeline per system.
+			told = true
+			fmt.Fprintf(w, "seed %d, the minimized run (%s): %s\n", a.Seed, a.Minimized, strings.Join(a.Timeline, "\n"))
 		}
 	}
 	for _, k := range x.Kept {

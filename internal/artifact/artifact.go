@@ -9,8 +9,10 @@ import (
 	"strings"
 
 	"github.com/fencesim/fencesim/internal/systems"
+	"github.com/fencesim/fencesim/sim"
 	"github.com/fencesim/fencesim/traces"
 	"github.com/fencesim/fencesim/traces/report"
+	"github.com/fencesim/fencesim/traces/story"
 )
 
 // Trace writes a run's header and events as JSON Lines and returns the
@@ -43,6 +45,7 @@ func Trace(path string, r *systems.Result) (string, error) {
 
 // Page is what a report shows beside the run itself.
 type Page struct {
+	Story     Story // the failure's story (StoryOf); zero: none
 	Title     string
 	Schedule  []string // the (minimized) schedule's lines, marked
 	Probes    []report.Probe
@@ -80,6 +83,10 @@ func Report(path, porcupine string, r *systems.Result, p Page) (string, error) {
 		Replay:        p.Replay,
 		TracePath:     p.TracePath,
 		Linearization: lin,
+		Story:         p.Story.Story,
+		Needed:        p.Story.Needed,
+		Window:        p.Story.Window,
+		Mattered:      p.Story.Mattered,
 	}
 	for _, v := range r.Failed() {
 		in.Violations = append(in.Violations, report.Violation{Property: v.Property, Message: v.Message, Events: v.Events, Detail: v.Detail})
@@ -136,4 +143,42 @@ func GoType(sys systems.System) string {
 		return "TwoPC"
 	}
 	return fmt.Sprintf("%T", sys)
+}
+
+// Story is what a report and a terminal timeline tell about a failure: the
+// violating key's story, the needed faults' events, the window from the
+// first of them to the violation, and the timeline's lines.
+type Story struct {
+	Story  *report.Story
+	Needed []uint64
+	Window [2]int64
+	// Mattered are the send events of the messages about the key (its
+	// tokens, or the key itself).
+	Mattered []uint64
+	Lines    []string
+}
+
+// StoryOf tells the story of a failing run recorded in full: the first
+// failed property's key (or the named property's, when it failed), and
+// the needed fault actions as they happened. maxLines bounds the timeline.
+func StoryOf(r *systems.Result, property string, needed []sim.Action, maxLines int) Story {
+	bad := r.Failed()
+	if len(bad) == 0 {
+		return Story{}
+	}
+	v := bad[0]
+	for _, x := range bad {
+		if property != "" && strings.HasPrefix(x.Property, property) {
+			v = x
+			break
+		}
+	}
+	var want []story.Fault
+	for _, a := range needed {
+		want = append(want, story.Fault{At: int64(a.At), Kind: string(a.Kind), Node: a.Node})
+	}
+	st := story.Of(r.System, r.Events, v.Events, v.Message)
+	faults := story.Faults(r.Events, want)
+	return Story{Story: st, Needed: faults, Window: story.Window(r.Events, faults, st, v.Events),
+		Mattered: story.Mattered(r.Events, st), Lines: story.Lines(r.Events, faults, st, v.Property, v.Message, maxLines)}
 }
