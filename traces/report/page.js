@@ -246,27 +246,34 @@
     drawn.steps = 0;
     if (STORY) {
       var st = D.story.steps, sy = STORYTOP, segY = sy + 5, segH = 18, markY = segY + segH / 2;
-      var states = [];
-      st.forEach(function (s, i) { if (s[4] !== "") states.push(i); });
+      // A segment per state, from the step that entered it (a step that
+      // leaves the state as it was does not start a new one).
+      var states = [], changed = {}, prev = null;
+      st.forEach(function (s, i) {
+        if (s[4] !== "" && (s[4] !== prev || s[5])) { states.push(i); changed[i] = true; prev = s[4]; }
+      });
       states.forEach(function (i, j) {
         var s = st[i], tEnd = j + 1 < states.length ? st[states[j + 1]][1] : D.t1;
         if (!vis(s[1], tEnd)) return;
         var a = Math.max(x0, X(s[1])), b = Math.min(x1, X(tEnd));
         var bad = s[5], fill = bad ? "#ffd7d5" : j % 2 ? "#dbeafe" : "#e0f2fe";
         out.push('<rect class="hover" data-g="' + i + '" x="' + a.toFixed(1) + '" y="' + segY + '" width="' + Math.max(1, b - a).toFixed(1) + '" height="' + segH + '" fill="' + fill + '" stroke="' + (bad ? "#cf222e" : "#7aa7d8") + '" stroke-width=".8"/>');
-        var label = fit(s[4], b - a - 8, FONT);
-        if (label) out.push('<text class="story-state" x="' + (a + 4).toFixed(1) + '" y="' + (segY + 13) + '">' + esc(label) + "</text>");
+        var label = fit(s[4], b - a - 14, FONT);
+        if (label) out.push('<text class="story-state" x="' + (a + 9).toFixed(1) + '" y="' + (segY + 13) + '">' + esc(label) + "</text>");
       });
       var labels = rows(2), order = [];
       st.forEach(function (s, i) { if (s[1] >= v0 && s[1] <= v1) order.push(i); });
-      // The bad step's words first, then the others in time order.
-      order.sort(function (a, b) { return (st[b][5] ? 1 : 0) - (st[a][5] ? 1 : 0) || a - b; });
+      // Words for the bad step first, then the steps that changed the
+      // state, then the others, each in time order.
+      function rank(i) { return st[i][5] ? 0 : changed[i] ? 1 : 2; }
+      order.sort(function (a, b) { return rank(a) - rank(b) || a - b; });
       order.forEach(function (i) {
         var s = st[i], x = X(s[1]);
         drawn.steps++;
         if (!fold[s[2]]) out.push('<line x1="' + x.toFixed(1) + '" y1="' + (sy + STORY) + '" x2="' + x.toFixed(1) + '" y2="' + laneY(s[2]) + '" stroke="' + (s[5] ? "#cf222e" : "#d97706") + '" stroke-opacity=".45" stroke-dasharray="2 3"/>');
         out.push('<circle class="hover" data-st="' + i + '" cx="' + x.toFixed(1) + '" cy="' + markY + '" r="' + (s[5] ? 7 : 5) + '" fill="' + (s[5] ? "#cf222e" : "#d97706") + '" stroke="#fff" stroke-width="1.5"/>');
-        var node = D.lanes[s[2]], text = s[3].indexOf(node + " ") === 0 ? s[3] : node + ": " + s[3], font = s[5] ? BOLD : FONT;
+        var node = D.lanes[s[2]], named = s[3].indexOf(node + " ") === 0 || s[3].indexOf(node + ":") === 0;
+        var text = named ? s[3] : node + ": " + s[3], font = s[5] ? BOLD : FONT;
         text = fit(text, Math.min(320, x1 - x - 4), font);
         var w = tw(text, font), a = Math.max(x0 + 2, Math.min(x - 6, x1 - w - 2));
         var r = text ? labels.place(a, a + w) : -1;
@@ -294,10 +301,11 @@
     function arrow(i) {
       var m = D.msgs[i], p = endPoint(m), hi = hiSeq[m[6]] || hiSeq[m[7]], mat = mattered[m[6]];
       var stroke = hi ? "#cf222e" : mat ? "#d97706" : m[4] === 1 ? "#cf222e" : m[5] ? "#8250df" : m[4] === 2 ? "#8c959f" : "#0969da";
+      var dim = D.story && !hi && !mat ? ' stroke-opacity=".45"' : "";
       var dash = m[5] ? ' stroke-dasharray="5 3"' : m[4] === 2 ? ' stroke-dasharray="2 3"' : "";
       var marker = m[4] === 0 ? (hi ? ' marker-end="url(#ahh)"' : mat ? ' marker-end="url(#ahm)"' : m[5] ? ' marker-end="url(#ahd)"' : ' marker-end="url(#ah)"') : "";
       var s = '<g class="hover" data-m="' + i + '"><line x1="' + p[0].toFixed(1) + '" y1="' + p[1] + '" x2="' + p[2].toFixed(1) + '" y2="' + p[3].toFixed(1) + '" stroke="transparent" stroke-width="9"/>' +
-        '<line x1="' + p[0].toFixed(1) + '" y1="' + p[1] + '" x2="' + p[2].toFixed(1) + '" y2="' + p[3].toFixed(1) + '" stroke="' + stroke + '" stroke-width="' + (hi || mat ? 2.6 : 1.3) + '"' + dash + marker + "/>";
+        '<line x1="' + p[0].toFixed(1) + '" y1="' + p[1] + '" x2="' + p[2].toFixed(1) + '" y2="' + p[3].toFixed(1) + '" stroke="' + stroke + '" stroke-width="' + (hi || mat ? 2.6 : 1.3) + '"' + dim + dash + marker + "/>";
       if (m[4] === 1) s += '<path d="M' + (p[2] - 4).toFixed(1) + "," + (p[3] - 4).toFixed(1) + "l8,8m0,-8l-8,8" + '" stroke="#cf222e" stroke-width="2.2"/>';
       return s + '<circle cx="' + p[0].toFixed(1) + '" cy="' + p[1] + '" r="' + (mat ? 3 : 2) + '" fill="' + stroke + '"/></g>';
     }

@@ -8,6 +8,7 @@ import (
 	"html/template"
 	"io"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/fencesim/fencesim/traces"
@@ -149,13 +150,14 @@ type viewViolation struct {
 // storyRow is one line of the story: a step of the key, or a needed fault
 // the steps do not name.
 type storyRow struct {
-	Seq   uint64
-	T     int64
-	Node  string
-	What  string
-	State string
-	Bad   bool
-	Fault bool
+	Seq     uint64
+	T       int64
+	Node    string
+	What    string
+	State   string
+	Bad     bool
+	Fault   bool
+	Changed bool // its state differs from the one before
 }
 
 type kindCount struct {
@@ -299,9 +301,18 @@ func prepare(in Input) (*view, error) {
 	if in.Story != nil {
 		v.StoryKey = in.Story.Key
 		named := map[uint64]bool{}
+		prev := ""
 		for _, st := range in.Story.Steps {
 			named[st.Seq] = true
-			v.Story = append(v.Story, storyRow{Seq: st.Seq, T: st.T, Node: st.Node, What: st.What, State: st.State, Bad: st.Bad})
+			changed := st.State != "" && st.State != prev
+			if st.State != "" {
+				prev = st.State
+			}
+			node := st.Node
+			if strings.HasPrefix(st.What, node+" ") || strings.HasPrefix(st.What, node+":") {
+				node = "" // the words name it already
+			}
+			v.Story = append(v.Story, storyRow{Seq: st.Seq, T: st.T, Node: node, What: st.What, State: st.State, Bad: st.Bad, Changed: changed})
 		}
 		for _, s := range in.Needed {
 			if i, ok := found[s]; ok && !named[s] {
@@ -310,7 +321,7 @@ func prepare(in Input) (*view, error) {
 				if a, ok := actionOf(e); ok {
 					what = faultWords(a)
 				}
-				v.Story = append(v.Story, storyRow{Seq: s, T: e.T, Node: e.Node, What: what, Fault: true})
+				v.Story = append(v.Story, storyRow{Seq: s, T: e.T, What: what, Fault: true})
 			}
 		}
 		sort.SliceStable(v.Story, func(i, j int) bool { return v.Story[i].T < v.Story[j].T })

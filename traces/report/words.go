@@ -169,13 +169,17 @@ func faultWords(a action) string {
 	case "drift":
 		return fmt.Sprintf("%s's clock drifts %d ppm", a.Node, a.Rate)
 	case "crash-at":
-		return fmt.Sprintf("%s to crash at %s%s", a.Node, a.Point, nth(a.Count))
+		return fmt.Sprintf("%s to crash the %s time it reaches %s", a.Node, ordinal(max(a.Count, 1)), a.Point)
 	case "crash-yield":
-		return fmt.Sprintf("%s to crash at a blocking call%s", a.Node, nth(a.Count))
+		s := fmt.Sprintf("%s to crash at its %s blocking call", a.Node, ordinal(max(a.Count, 1)))
+		if a.For > 0 {
+			s += ", restarted " + dur(a.For) + " later"
+		}
+		return s
 	case "pause-yield":
-		return fmt.Sprintf("%s to freeze at a blocking call%s%s", a.Node, nth(a.Count), forD)
+		return fmt.Sprintf("%s to freeze at its %s blocking call%s", a.Node, ordinal(max(a.Count, 1)), forD)
 	case "message":
-		return fmt.Sprintf("%s: %s a message%s", link, orDefault(a.Arg, "act on"), nth(a.Count))
+		return fmt.Sprintf("%s: the %s message %s", link, ordinal(max(a.Count, 1)), map[string]string{"drop": "dropped", "dup": "duplicated", "delay": "delayed " + dur(a.Amount)}[a.Arg])
 	case "command":
 		s := a.Node + " told " + a.Point
 		if a.Arg != "" {
@@ -186,11 +190,20 @@ func faultWords(a action) string {
 	return strings.TrimSpace(a.Kind + " " + a.Node + " " + a.Peer)
 }
 
-func nth(n int) string {
-	if n <= 1 {
-		return ""
+// ordinal is "1st", "2nd", "26th".
+func ordinal(n int) string {
+	suffix := "th"
+	if n%100 < 11 || n%100 > 13 {
+		switch n % 10 {
+		case 1:
+			suffix = "st"
+		case 2:
+			suffix = "nd"
+		case 3:
+			suffix = "rd"
+		}
 	}
-	return fmt.Sprintf(" (time %d)", n)
+	return fmt.Sprintf("%d%s", n, suffix)
 }
 
 func pct(perMillion int64) string {
