@@ -368,17 +368,21 @@ func fmtTime(ns int64) string {
 	return fmt.Sprintf("%s%d.%03d s", sign, ns/1e9, (ns%1e9)/1e6)
 }
 
-// rawOf is an event as the trace has it: the canonical text, then its
-// data as indented JSON.
+// rawOf is an event as the trace has it, as indented JSON.
 func rawOf(e traces.Event) string {
-	s := e.Kind
-	if d := e.Desc(); d != "" {
-		s += " " + d
+	type line struct {
+		Seq  uint64          `json:"seq"`
+		T    int64           `json:"t"`
+		Node string          `json:"node,omitempty"`
+		Kind string          `json:"kind"`
+		Text string          `json:"text,omitempty"`
+		Data json.RawMessage `json:"data,omitempty"`
 	}
-	if e.HasData() {
-		s += "\n" + pretty(e.DataJSON())
+	b, err := json.MarshalIndent(line{e.Seq, e.T, e.Node, e.Kind, e.Desc(), e.DataJSON()}, "", "  ")
+	if err != nil {
+		return e.Desc()
 	}
-	return s
+	return string(b)
 }
 
 func orDefault(s, d string) string {
