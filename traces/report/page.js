@@ -274,7 +274,7 @@
         out.push('<circle class="hover" data-st="' + i + '" cx="' + x.toFixed(1) + '" cy="' + markY + '" r="' + (s[5] ? 7 : 5) + '" fill="' + (s[5] ? "#cf222e" : "#d97706") + '" stroke="#fff" stroke-width="1.5"/>');
         var node = D.lanes[s[2]], named = s[3].indexOf(node + " ") === 0 || s[3].indexOf(node + ":") === 0;
         var text = named ? s[3] : node + ": " + s[3], font = s[5] ? BOLD : FONT;
-        text = fit(text, Math.min(320, x1 - x - 4), font);
+        text = fit(text, Math.min(320, x1 - x0 - 4), font);
         var w = tw(text, font), a = Math.max(x0 + 2, Math.min(x - 6, x1 - w - 2));
         var r = text ? labels.place(a, a + w) : -1;
         if (r >= 0) out.push('<text class="hover story-step' + (s[5] ? " bad" : "") + '" data-st="' + i + '" x="' + a.toFixed(1) + '" y="' + (segY + segH + 14 + r * ROW) + '">' + esc(text) + "</text>");
@@ -379,10 +379,12 @@
         if (xe > x + 1) out.push('<rect x="' + Math.max(x0, x).toFixed(1) + '" y="' + (y + 2) + '" width="' + (xe - Math.max(x0, x)).toFixed(1) + '" height="3" fill="#ea580c" fill-opacity=".55"/>');
         out.push('<path class="hover" data-n="' + i + '" d="M' + x.toFixed(1) + "," + (y - 9) + "l9,9l-9,9l-9,-9z" + '" fill="#ea580c" stroke="#7c2d12" stroke-width="1.5"/>');
         if (j > 0) return;
-        var label = fit(n[4], x1 - x - 12, BOLD), w = tw(label, BOLD);
+        // Right of the diamond, or left of it near the end of the view.
+        var label = fit(n[4], Math.min(360, x1 - x0 - 12), BOLD), w = tw(label, BOLD);
+        var lx = x + 10 + w <= x1 - 2 ? x + 10 : Math.max(x0 + 2, x - 10 - w);
         var lr = laneRows[ln] = laneRows[ln] || rows(1);
-        if (label && lr.place(x + 10, x + 10 + w) >= 0) {
-          out.push('<text class="hover needed-label" data-n="' + i + '" x="' + (x + 10).toFixed(1) + '" y="' + (y + 15) + '">' + esc(label) + "</text>");
+        if (label && lr.place(lx, lx + w) >= 0) {
+          out.push('<text class="hover needed-label" data-n="' + i + '" x="' + lx.toFixed(1) + '" y="' + (y + 15) + '">' + esc(label) + "</text>");
         }
       });
     });

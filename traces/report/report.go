@@ -324,7 +324,10 @@ func prepare(in Input) (*view, error) {
 				v.Story = append(v.Story, storyRow{Seq: s, T: e.T, What: what, Fault: true})
 			}
 		}
-		sort.SliceStable(v.Story, func(i, j int) bool { return v.Story[i].T < v.Story[j].T })
+		sort.SliceStable(v.Story, func(i, j int) bool {
+			a, b := v.Story[i], v.Story[j]
+			return a.T < b.T || (a.T == b.T && a.Seq < b.Seq)
+		})
 	}
 	if len(in.Linearization) > 0 {
 		if parts, ok := linView(in.Linearization, in.Events); ok {
