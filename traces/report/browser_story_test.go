@@ -34,8 +34,8 @@ type storyPage struct {
 
 // result is what Chromium saw of a page.
 type seen struct {
-	dom, stderr, selftest string
-	err                   error
+	dom, stderr, selftest, whole string
+	err                          error
 }
 
 // look loads every page in Chromium (its DOM after the script ran, its
@@ -57,6 +57,10 @@ func look(t *testing.T, bin string, pages []storyPage) []seen {
 			var self string
 			self, _, out[i].err = browse(t, bin, p.path+"#selftest", "--dump-dom")
 			out[i].selftest = self
+			if out[i].err != nil {
+				return
+			}
+			out[i].whole, _, out[i].err = browse(t, bin, p.path+"#whole", "--dump-dom", "--window-size=1400,1000")
 			if out[i].err != nil {
 				return
 			}
@@ -106,6 +110,11 @@ func checkStoryPage(t *testing.T, p storyPage, s seen) {
 		assert.Contains(t, s.dom, `class="hover needed-label"`, "%s: the needed faults are labelled in words", p.name)
 	}
 	assert.Equal(t, 0, r["overlaps"], "%s: no two labels of the timeline overlap", p.name)
+	assert.Equal(t, 0, r["clipped"], "%s: no mark or tick label is cut by the plot's frame", p.name)
+	w := rendered(t, s.whole)
+	assert.Equal(t, 0, w["overlaps"], "%s: no two labels overlap in the whole-run view", p.name)
+	assert.Equal(t, 0, w["clipped"], "%s: no mark or tick label is cut in the whole-run view (a lane's first mark, the first tick)", p.name)
+	assert.Empty(t, pageErrors(t, s.whole), "%s: the whole-run view runs without script errors", p.name)
 
 	lin := bodyAttr(t, s.dom, "data-lin")
 	if p.lin {
@@ -145,6 +154,17 @@ func TestBrowserStory(t *testing.T) {
 	q.name, q.path, q.screenshot = "overlapping", bad, filepath.Join(dir, "story-overlapping.png")
 	res := look(t, bin, []storyPage{p, q})
 	checkStoryPage(t, p, res[0])
+
+	// The key filter keeps the events that mention the key (and the
+	// story's own): "k1" is in the text of one put in three.
+	filtered, stderr, err := browse(t, bin, path+"#key=k1", "--dump-dom", "--window-size=1400,1000")
+	require.NoError(t, err)
+	assert.Empty(t, pageErrors(t, filtered))
+	assert.Empty(t, consoleErrors(stderr))
+	all, some := rendered(t, res[0].dom), rendered(t, filtered)
+	assert.Positive(t, some["marks"], "the events about k1 are kept")
+	assert.Less(t, some["marks"], all["marks"], "the others are filtered out")
+	assert.Less(t, some["arrows"], all["arrows"], "messages not about k1 are filtered out")
 	require.NoError(t, res[1].err)
 	assert.Positive(t, rendered(t, res[1].dom)["overlaps"], "lane names of 90px must overlap, and the probe must say so")
 	assert.NotContains(t, bodyAttr(t, res[1].dom, "data-lin"), "overlaps=0", "linearization labels stacked at one place must overlap, and the probe must say so")

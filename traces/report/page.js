@@ -33,6 +33,7 @@
   var kindShow = {};
   D.kinds.forEach(function (k) { kindShow[k] = true; });
   var v0 = D.focus[0], v1 = D.focus[1];
+  if (location.hash === "#whole") { v0 = D.t0; v1 = D.t1; } // the whole run first
   var flash = null; // the event a link jumped to: [t, lane]
 
   function esc(s) {
@@ -431,7 +432,19 @@
     }
     document.body.setAttribute("data-rendered", "lanes=" + D.lanes.length + " arrows=" + drawn.arrows + " marks=" + drawn.marks + " violation=" + drawn.hi +
       " spans=" + D.spans.length + " bands=" + D.bands.length + " story=" + (STORY ? 1 : 0) + " steps=" + drawn.steps + " needed=" + drawn.needed +
-      " folded=" + folded + " overlaps=" + overlaps(chart.querySelectorAll("svg text"), x0));
+      " folded=" + folded + " overlaps=" + overlaps(chart.querySelectorAll("svg text"), x0) + " clipped=" + clipped(x0, x1));
+  }
+
+  // clipped counts the marks and axis labels in view that the plot's frame
+  // cuts (a mark at either end of the view is drawn whole, a tick's label
+  // whole or not at all).
+  function clipped(x0, x1) {
+    var c = chart.getBoundingClientRect(), n = 0;
+    chart.querySelectorAll("[data-k], [data-n], [data-h] circle, g text.tick").forEach(function (el) {
+      var r = el.getBoundingClientRect();
+      if (r.width > 0 && (r.left < c.left + x0 - 0.5 || r.right > c.left + x1 + 0.5)) n++;
+    });
+    return n;
   }
 
   // overlaps counts the pairs of labels whose boxes intersect: the page's
@@ -740,6 +753,12 @@
     // With a story, the lanes it does not touch start folded too.
     for (var l = 0; l < D.lanes.length; l++) fold[l] = !keep[l] && (!busy[l] || !!D.story);
   })();
+
+  // "#key=104" in the address opens the page filtered by that key.
+  if (location.hash.indexOf("#key=") === 0) {
+    keyInput.value = decodeURIComponent(location.hash.slice(5));
+    setQuery(keyInput.value);
+  }
 
   var lastW = 0;
   window.addEventListener("resize", function () { if (width() !== lastW) { lastW = width(); render(); } });
