@@ -13,9 +13,28 @@
 // highlighted on the timeline and listed with the events around them), the
 // minimized schedule, the probe table, checker timings, the trace header
 // (system, seed, design, workload, limits), the trace hash and the command
-// that replays the run. A porcupine visualization can be embedded as
-// Input.Linearization (shown in a sandboxed frame), and any trusted HTML as
-// Input.Extra.
+// that replays the run.
+//
+// A failure's story, when the caller gives one: the timeline opens on
+// Input.Window (the first needed fault to the violation); the needed faults
+// (Input.Needed) are labelled in words on the lanes they hit ("arbiter-1
+// paused", "home-1 -> arbiter-1 stalled 40 s"); Input.Story is a lane of
+// its own at the top (the key's state over time, each step a mark with its
+// words, the bad one in red) and a list under the timeline; the messages
+// that mattered (Input.Mattered) are drawn over the others; lanes the story
+// does not touch start folded (a click on a lane's name folds or unfolds
+// it); a filter keeps the events that mention a key. The violation card
+// shows Violation.Explanation and links each of Violation.Links to its
+// event. Events are shown in words (the kind once, times as "75.123 s"),
+// each with its trace line as JSON behind a toggle.
+//
+// The linearization: porcupine's page (Input.Linearization) is not framed
+// (in the report's frame its labels were drawn over each other, though the
+// same page on its own renders well); the report reads the data porcupine's
+// page carries and draws its own view, one row per operation with its place in
+// the longest linearization and the state after it, each row a link to the
+// timeline. A page without that data is shown in a sandboxed frame as it
+// is. Any trusted HTML goes in Input.Extra.
 //
 // The API is one call:
 //
@@ -23,7 +42,13 @@
 //
 // The page's inline script draws the timeline from a JSON copy of the trace
 // model and lets the reader zoom (wheel, buttons), pan (drag, overview strip),
-// filter event kinds, and jump from a listed event to its place. A trace
+// filter event kinds or by key, fold lanes, and jump from a listed event to
+// its place. The address may say "#whole" (open on the whole run),
+// "#key=K" (open filtered by K) or "#selftest" (work every control once,
+// for the browser test). The page checks its own drawing and says so in
+// attributes of its body that the browser test reads: data-view (the first
+// view), data-rendered (what it drew, overlapping labels, marks cut by the
+// frame), data-lin (the linearization view's labels and their overlaps). A trace
 // longer than Input.MaxEvents (DefaultMaxEvents) is drawn around its
 // violation and the page says how many events it left out; crash, pause and
 // partition shading always covers the whole run. With more items in view

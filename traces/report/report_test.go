@@ -87,6 +87,11 @@ func TestWriteIsDeterministic(t *testing.T) {
 	in := failing(t)
 	a, b := render(t, in), render(t, in)
 	assert.Equal(t, a, b, "the same input must give the same bytes")
+
+	st := storied(t)
+	st.Linearization = porcupinePage(t, []int64{st.Events[10].T, st.Events[20].T, st.Events[30].T})
+	a, b = render(t, st), render(t, st)
+	assert.True(t, a == b, "the same input with a story and a linearization must give the same bytes")
 }
 
 func TestPageHasEveryPart(t *testing.T) {
