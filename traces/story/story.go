@@ -263,7 +263,7 @@ func diff(before, after map[string]any, cols ...string) string {
 // ---- systems B and C: a string key ----
 
 // keyFields are the data fields that name a key, by preference.
-var keyFields = []string{"gid", "key", "event"}
+var keyFields = []string{"gid", "key", "event", "event_id"}
 
 // stringKeyOf finds the key the violating events name most (a gid, an
 // idempotency key, an event id).
