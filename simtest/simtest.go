@@ -76,6 +76,9 @@ func (o Options) apply(d Design) (Design, Faults) {
 	return d, f
 }
 
+// timelineLines bounds the failure's timeline in the test's output.
+const timelineLines = 16
+
 // maxLines bounds each message rapid reports (a counterexample's schedule
 // is in the schedule file).
 const maxLines = 8
@@ -135,14 +138,20 @@ func writeFailure(t *testing.T, sys System, h traces.Header) []string {
 		return []string{fmt.Sprintf("simtest: writing %s: %v", trace, err)}
 	}
 	var lines []string
+	var needed []sim.Action
 	for _, a := range r.Schedule {
 		lines = append(lines, a.String())
+		if systems.Removable(a) {
+			needed = append(needed, a) // rapid shrank the schedule: what is left is needed
+		}
 	}
+	st := artifact.StoryOf(r, "", needed, timelineLines)
 	failed := strings.Join(r.FailedIDs(), ", ")
 	if err := os.WriteFile(sched, []byte(snippet(t, sys, r, trace, failed)), 0o644); err != nil {
 		return []string{fmt.Sprintf("simtest: writing %s: %v", sched, err)}
 	}
 	porc, err := artifact.Report(page, base+"-porcupine.html", r, artifact.Page{
+		Story: st,
 		Title: fmt.Sprintf("%s: %s failed (%s, rapid's shrunk case)", t.Name(), failed, sys.Name()), Schedule: lines,
 		Hash: hash, Replay: "fencesim replay " + trace, TracePath: trace})
 	if err != nil {
@@ -157,7 +166,8 @@ func writeFailure(t *testing.T, sys System, h traces.Header) []string {
 	if porc != "" {
 		out = append(out, "  porcupine: "+porc)
 	}
-	return append(out, "  replay:   go run ./cmd/fencesim replay "+trace)
+	out = append(out, "  replay:   go run ./cmd/fencesim replay "+trace)
+	return append(out, st.Lines...)
 }
 
 // snippet is the schedule file: the shrunk schedule, and how to keep the
@@ -252,6 +262,7 @@ func Replay(t testing.TB, path string) *Result {
 type recorder struct {
 	t       *testing.T
 	lines   []string
+	full    []string // the messages before clipping
 	failed  bool
 	skipped bool
 }
@@ -260,6 +271,12 @@ func (r *recorder) add(s string) {
 	if !*draws && strings.HasPrefix(s, "[rapid] draw ") {
 		return
 	}
+	for _, l := range r.full {
+		if strings.Contains(l, s) {
+			return // the failure's message again (rapid's replay of the shrunk case)
+		}
+	}
+	r.full = append(r.full, s)
 	ls := strings.Split(strings.TrimRight(s, "\n"), "\n")
 	if len(ls) > maxLines {
 		// rapid's own lines (how to reproduce) stay; the rest is clipped.

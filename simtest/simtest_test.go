@@ -51,6 +51,8 @@ func TestFailingCheck(t *testing.T) {
 			lines := strings.Split(strings.TrimRight(text, "\n"), "\n")
 			assert.LessOrEqual(t, len(lines), 40, "a failing property prints at most 40 lines:\n%s", text)
 			assert.NotContains(t, text, "[rapid] draw ", "the draw log is off")
+			assert.Regexp(t, `timeline of (submission|key|gid) `, text, "the failure's timeline is printed")
+			assert.Contains(t, text, " VIOLATES ", "the timeline marks the violating step")
 			for _, name := range []string{"trace", "schedule", "report"} {
 				m := regexp.MustCompile(`(?m)^\s*(?:\S+:\d+: )?\s*` + name + `:\s+(\S+)$`).FindStringSubmatch(text)
 				if assert.NotNil(t, m, "the output names the %s:\n%s", name, text) {

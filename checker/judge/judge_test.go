@@ -217,6 +217,12 @@ func TestLeaseModelMustPassAndMustFail(t *testing.T) {
 		v, info := Linearizable(b.run(t), view)
 		assert.False(t, v.OK, "view %d must catch the second owner", view)
 		assert.NotNil(t, info, "porcupine's info for the visualisation")
+		// The explanation names the operation that cannot be placed (the
+		// old token's successful heartbeat) and its trace events.
+		assert.Contains(t, v.Message, "home-1 heartbeat(A) -> 200 (called at ", "view %d: %s", view, v.Message)
+		assert.Contains(t, v.Message, "cannot be placed among the ", "view %d", view)
+		assert.Contains(t, v.Detail, "leaving the lease judging under token B gen 2", "view %d: %s", view, v.Detail)
+		assert.Len(t, v.Events, 2, "its call and its return")
 	}
 	// An unknown outcome (no return) may or may not have applied.
 	u := happy()

@@ -373,7 +373,7 @@ func (r *Run) History(view View) map[int64][]porcupine.Operation {
 	}
 	counts := map[int64]int{}
 	total := 0
-	r.history(view, decidedAt, rejudged, func(sub int64, _ string, _ LeaseIn, _ LeaseOut, _, _ int64) {
+	r.history(view, decidedAt, rejudged, func(sub int64, _ string, _ LeaseIn, _ LeaseOut, _, _ int64, _ [2]uint64) {
 		counts[sub]++
 		total++
 	})
@@ -387,7 +387,7 @@ func (r *Run) History(view View) map[int64][]porcupine.Operation {
 		clients[name] = len(clients)
 		return clients[name]
 	}
-	r.history(view, decidedAt, rejudged, func(sub int64, client string, in LeaseIn, lo LeaseOut, call, ret int64) {
+	r.history(view, decidedAt, rejudged, func(sub int64, client string, in LeaseIn, lo LeaseOut, call, ret int64, _ [2]uint64) {
 		ops, ok := out[sub]
 		if !ok {
 			n := counts[sub]
@@ -408,7 +408,7 @@ type subToken struct {
 // order: its submission, its client, input, output and interval. decidedAt
 // is when each accepted result's commit happened; rejudged says which
 // rejudges whose outcome their caller did not learn applied (oracle view).
-func (r *Run) history(view View, decidedAt map[subToken]int64, rejudged map[int]bool, add func(sub int64, client string, in LeaseIn, out LeaseOut, call, ret int64)) {
+func (r *Run) history(view View, decidedAt map[subToken]int64, rejudged map[int]bool, add func(sub int64, client string, in LeaseIn, out LeaseOut, call, ret int64, seqs [2]uint64)) {
 	// An attempt whose outcome the client did not learn (no reply, or a 503)
 	// applied its result only if the commit that recorded it happened
 	// within the attempt's own interval; otherwise a later attempt did.
@@ -436,7 +436,7 @@ func (r *Run) history(view View, decidedAt map[subToken]int64, rejudged map[int]
 			}
 			for _, l := range leasesOf(op.Return) {
 				in.Token, in.Gen = l.Token, l.Gen
-				add(l.Sub, c.Client, in, LeaseOut{Code: code}, op.Invoke, ret)
+				add(l.Sub, c.Client, in, LeaseOut{Code: code}, op.Invoke, ret, [2]uint64{op.CallSeq, op.ReturnSeq})
 			}
 			continue
 		case "heartbeat", "submit":
@@ -465,7 +465,7 @@ func (r *Run) history(view View, decidedAt map[subToken]int64, rejudged map[int]
 		if c.Op == "read" {
 			lo.Status, lo.Gen = op.Return.Status, op.Return.Gen
 		}
-		add(sub, c.Client, in, lo, op.Invoke, ret)
+		add(sub, c.Client, in, lo, op.Invoke, ret, [2]uint64{op.CallSeq, op.ReturnSeq})
 	}
 	if view == OracleView {
 		for _, id := range r.SubIDs() {
@@ -487,7 +487,7 @@ func (r *Run) history(view View, decidedAt map[subToken]int64, rejudged map[int]
 				default:
 					continue
 				}
-				add(id, "db", in, LeaseOut{Code: 200}, v.T, v.T)
+				add(id, "db", in, LeaseOut{Code: 200}, v.T, v.T, [2]uint64{v.Event, v.Event})
 			}
 		}
 	}
@@ -579,7 +579,12 @@ func Linearizable(r *Run, view View) (checker.Verdict, *porcupine.LinearizationI
 				id, len(ops), SearchLimit, MaxStates), nil
 		}
 		if res != porcupine.Ok {
-			return checker.Fail(name, nil, "submission %d: the %d operations on its lease are not linearizable against the lease specification", id, len(ops)), &info
+			v := checker.Fail(name, nil, "submission %d: the %d operations on its lease are not linearizable against the lease specification", id, len(ops))
+			if e, ok := r.explain(view, id, ops); ok {
+				v.Message += ": " + e.short
+				v.Detail, v.Events = e.long, e.seqs
+			}
+			return v, &info
 		}
 	}
 	return checker.Pass(name), nil

@@ -131,13 +131,16 @@ func TestPB1DifferentAnswersFail(t *testing.T) {
 func TestPB1TwoChargesFail(t *testing.T) {
 	x := good(t)
 	x.commit(30, "db", charge("h2.1.1", "evt-1", "order-1", 100, 30)[1:]...) // a second charge row, no key (check-then-insert)
+	second := uint64(len(x.events))
 	x.publish(300, "h2.1.1", "evt-1", 2)
 	x.effect(320, "h2.1.1", "evt-1", 2)
+	effect := uint64(len(x.events))
 	vs := judge(t, x)
 	requireOnly(t, vs, PB1)
 	v, _ := Find(vs, PB1)
 	assert.Contains(t, v.String(), "2 charge rows")
 	assert.Contains(t, v.String(), "2 side effects")
+	assert.Equal(t, []uint64{second, effect}, v.Events, "PB1 names the commits of the second charge row and the second effect")
 }
 
 func TestPB1NotFoundAfterSuccessFails(t *testing.T) {

@@ -84,6 +84,7 @@ type Change struct {
 // Commit is one committed transaction of a database node.
 type Commit struct {
 	Node    string   `json:"-"`
+	Event   uint64   `json:"-"` // the trace event that recorded it
 	Seq     uint64   `json:"seq"`
 	Tx      uint64   `json:"tx"`
 	At      int64    `json:"at"`
@@ -205,7 +206,7 @@ func Decode(events []traces.Event) (*History, error) {
 			dec := json.NewDecoder(bytes.NewReader(e.DataJSON()))
 			dec.UseNumber()
 			if err = dec.Decode(&c); err == nil {
-				c.Node = e.Node
+				c.Node, c.Event = e.Node, e.Seq
 				for k := range c.Changes {
 					normalize(c.Changes[k].Before)
 					normalize(c.Changes[k].After)

@@ -33,6 +33,9 @@ type Verdict struct {
 	Property string   `json:"property"`
 	OK       bool     `json:"ok"`
 	Why      []string `json:"why,omitempty"` // sorted; at most maxWhy
+	// Events are the trace events that break it (the commits of the rows
+	// an event has too many of), by Seq; empty when a failure names none.
+	Events []uint64 `json:"events,omitempty"`
 }
 
 const maxWhy = 8
@@ -45,11 +48,24 @@ func (v Verdict) String() string {
 }
 
 type verdict struct {
-	id  string
-	why []string
+	id     string
+	why    []string
+	events map[uint64]bool
 }
 
 func (v *verdict) fail(format string, a ...any) { v.why = append(v.why, fmt.Sprintf(format, a...)) }
+
+// at names the trace events of a failure.
+func (v *verdict) at(events ...uint64) {
+	if v.events == nil {
+		v.events = map[uint64]bool{}
+	}
+	for _, e := range events {
+		if e != 0 {
+			v.events[e] = true
+		}
+	}
+}
 
 func (v *verdict) done() Verdict {
 	sort.Strings(v.why)
@@ -57,7 +73,12 @@ func (v *verdict) done() Verdict {
 		n := len(v.why)
 		v.why = append(v.why[:maxWhy], fmt.Sprintf("(and %d more)", n-maxWhy))
 	}
-	return Verdict{Property: v.id, OK: len(v.why) == 0, Why: v.why}
+	var evs []uint64
+	for e := range v.events {
+		evs = append(evs, e)
+	}
+	sort.Slice(evs, func(i, j int) bool { return evs[i] < evs[j] })
+	return Verdict{Property: v.id, OK: len(v.why) == 0, Why: v.why, Events: evs}
 }
 
 // Failed returns the ids of the failed properties.
@@ -93,10 +114,26 @@ func Check(h *History) []Verdict {
 // order.
 func (h *History) inserts(table string) []map[string]any {
 	var out []map[string]any
+	for _, r := range h.insertsAt(table) {
+		out = append(out, r.row)
+	}
+	return out
+}
+
+// inserted is an inserted row and the trace event of its commit.
+type inserted struct {
+	row   map[string]any
+	event uint64
+}
+
+// insertsAt returns the rows inserted into a table, with their commits'
+// trace events.
+func (h *History) insertsAt(table string) []inserted {
+	var out []inserted
 	for _, c := range h.Commits {
 		for _, ch := range c.Changes {
 			if ch.Table == table && ch.Op == "insert" {
-				out = append(out, ch.After)
+				out = append(out, inserted{ch.After, c.Event})
 			}
 		}
 	}
@@ -128,29 +165,37 @@ func CheckPB1(h *History) Verdict {
 	for _, p := range checkKeys(PB1Operations(h)).illegal {
 		v.fail("answers not linearizable: %s", p)
 	}
-	count := func(rows []map[string]any, what string, keep func(map[string]any) bool) {
+	count := func(rows []inserted, what string, keep func(map[string]any) bool) {
 		n := map[string][]string{}
+		at := map[string][]uint64{}
 		for _, r := range rows {
-			if keep(r) {
-				n[str(r, "event_id")] = append(n[str(r, "event_id")], str(r, "id"))
+			if keep(r.row) {
+				ev := str(r.row, "event_id")
+				n[ev] = append(n[ev], str(r.row, "id"))
+				at[ev] = append(at[ev], r.event)
 			}
 		}
 		for _, ev := range sortedKeys(n) {
 			if len(n[ev]) > 1 {
 				v.fail("event %s has %d %s: %s", ev, len(n[ev]), what, strings.Join(n[ev], ", "))
+				v.at(at[ev][1:]...) // the rows after the first: the effects too many
 			}
 		}
 	}
 	all := func(map[string]any) bool { return true }
-	count(h.inserts(TCharges), "charge rows", all)
-	count(h.inserts(TLedger), "refund entries", func(r map[string]any) bool { return str(r, "kind") == OpRefund })
+	count(h.insertsAt(TCharges), "charge rows", all)
+	count(h.insertsAt(TLedger), "refund entries", func(r map[string]any) bool { return str(r, "kind") == OpRefund })
 	effects := map[string][]string{}
-	for _, r := range h.inserts(TEffects) {
-		effects[str(r, "event_id")] = append(effects[str(r, "event_id")], str(r, "msg_id"))
+	effectAt := map[string][]uint64{}
+	for _, r := range h.insertsAt(TEffects) {
+		ev := str(r.row, "event_id")
+		effects[ev] = append(effects[ev], str(r.row, "msg_id"))
+		effectAt[ev] = append(effectAt[ev], r.event)
 	}
 	for _, ev := range sortedKeys(effects) {
 		if len(effects[ev]) > 1 {
 			v.fail("event %s has %d side effects (messages %s)", ev, len(effects[ev]), strings.Join(effects[ev], ", "))
+			v.at(effectAt[ev][1:]...)
 		}
 	}
 	return v.done()

@@ -125,10 +125,11 @@ func neededActions(m *systems.Minimized) []sim.Action {
 // run and report write), and porcupine's visualization, when a
 // linearization failed, to base+"-porcupine.html", whose path it returns.
 // tracePath is the run's trace file, hash its hash; schedule is the
-// minimized schedule (nil: none).
+// minimized schedule (nil: none). A failing run's page tells the story of
+// its first failure (no fault is marked needed: the run is not minimized).
 func writePage(path, base string, full *systems.Result, title, tracePath, hash string, schedule []string, probes []report.Probe) (porcupine string, err error) {
-	return art.Report(path, base+"-porcupine.html", full, art.Page{Title: title, Schedule: schedule, Probes: probes, Hash: hash,
-		Replay: "fencesim replay " + tracePath, TracePath: tracePath})
+	return art.Report(path, base+"-porcupine.html", full, art.Page{Story: art.StoryOf(full, "", nil, timelineLines),
+		Title: title, Schedule: schedule, Probes: probes, Hash: hash, Replay: "fencesim replay " + tracePath, TracePath: tracePath})
 }
 
 // scheduleLines renders the minimized schedule for the report.

@@ -89,7 +89,13 @@ func Report(path, porcupine string, r *systems.Result, p Page) (string, error) {
 		Mattered:      p.Story.Mattered,
 	}
 	for _, v := range r.Failed() {
-		in.Violations = append(in.Violations, report.Violation{Property: v.Property, Message: v.Message, Events: v.Events, Detail: v.Detail})
+		x := report.Violation{Property: v.Property, Message: v.Message, Events: v.Events, Detail: v.Detail}
+		if strings.Contains(v.Message, "not linearizable") && v.Detail != "" {
+			// A linearizability checker's detail says in words which
+			// operation cannot be placed, and its events are that operation's.
+			x.Explanation, x.Links, x.Detail = v.Detail, v.Events, ""
+		}
+		in.Violations = append(in.Violations, x)
 	}
 	for _, t := range r.Timings {
 		in.Timings = append(in.Timings, report.Timing{Name: t.Name, D: t.D})

@@ -19,7 +19,7 @@ func TestStoryOfEachSystem(t *testing.T) {
 		named             bool // the checker names the violating events
 	}{
 		{"arbiter", "fence-by-worker-id", "submission ", true},
-		{"outbox", "check-then-insert", "key ", false},
+		{"outbox", "check-then-insert", "key ", true},
 		{"twopc", "commit-before-log", "gid ", true},
 	} {
 		t.Run(tc.system, func(t *testing.T) {

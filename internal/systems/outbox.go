@@ -157,7 +157,7 @@ func (Outbox) result(d outbox.Design, wl outbox.Workload, events []outbox.Event,
 		if name == "" {
 			name = v.Property
 		}
-		r.Verdicts = append(r.Verdicts, checker.Verdict{Property: name, OK: v.OK, Message: strings.Join(v.Why, "; ")})
+		r.Verdicts = append(r.Verdicts, checker.Verdict{Property: name, OK: v.OK, Message: strings.Join(v.Why, "; "), Events: v.Events})
 	}
 	r.Probes = probes
 	m := out.Metrics

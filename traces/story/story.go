@@ -263,7 +263,7 @@ func diff(before, after map[string]any, cols ...string) string {
 // ---- systems B and C: a string key ----
 
 // keyFields are the data fields that name a key, by preference.
-var keyFields = []string{"gid", "key", "event"}
+var keyFields = []string{"gid", "key", "event", "event_id"}
 
 // stringKeyOf finds the key the violating events name most (a gid, an
 // idempotency key, an event id).
@@ -379,7 +379,13 @@ func keyStory(system string, events []traces.Event, key string, bad map[uint64]b
 	needle, _ := json.Marshal(key)
 	for i := range events {
 		e := &events[i]
-		if e.Kind == "send" || e.Kind == "deliver" || len(e.Data) == 0 || !bytes.Contains(e.Data, needle) {
+		if e.Kind == "send" || e.Kind == "deliver" {
+			continue
+		}
+		if len(e.Data) == 0 {
+			e.Fill()
+		}
+		if len(e.Data) == 0 || !bytes.Contains(e.Data, needle) {
 			continue
 		}
 		step := report.Step{Seq: e.Seq, T: e.T, Node: e.Node, Bad: bad[e.Seq], What: orText(e.Node, "world") + ": " + e.Kind + " " + e.Text}
