@@ -391,14 +391,23 @@
     });
 
     // The violation.
+    // The violation: each event ringed, its number beside it where there
+    // is room (right, else left; close neighbours share one ring's label).
     drawn.hi = 0;
+    var hiRows = {};
     D.hi.forEach(function (h, i) {
       if (h[1] < v0 || h[1] > v1) return;
       drawn.hi++;
-      var x = X(h[1]).toFixed(1), y = laneY(h[2]);
-      out.push('<line x1="' + x + '" y1="' + TOP + '" x2="' + x + '" y2="' + H + '" stroke="#cf222e" stroke-width="1.2" stroke-dasharray="6 3"/>');
-      out.push('<g class="hover" data-h="' + i + '"><circle cx="' + x + '" cy="' + y + '" r="10" fill="rgba(207,34,46,.18)" stroke="#cf222e" stroke-width="2"/>' +
-        '<text class="hi-label" x="' + (+x + 12) + '" y="' + (y - 8) + '">#' + h[0] + "</text></g>");
+      var x = X(h[1]), y = laneY(h[2]), label = "#" + h[0], w = tw(label, BOLD);
+      out.push('<line x1="' + x.toFixed(1) + '" y1="' + TOP + '" x2="' + x.toFixed(1) + '" y2="' + H + '" stroke="#cf222e" stroke-width="1.2" stroke-dasharray="6 3"/>');
+      var g = '<g class="hover" data-h="' + i + '"><circle cx="' + x.toFixed(1) + '" cy="' + y + '" r="10" fill="rgba(207,34,46,.18)" stroke="#cf222e" stroke-width="2"/>';
+      var lr = hiRows[h[2]] = hiRows[h[2]] || rows(1), lx = x + 12;
+      if (lx + w > x1 - 2 || lr.place(lx, lx + w) < 0) {
+        lx = x - 12 - w;
+        if (lx < x0 + 2 || lr.place(lx, lx + w) < 0) lx = null;
+      }
+      if (lx !== null) g += '<text class="hi-label" x="' + lx.toFixed(1) + '" y="' + (y - 8) + '">' + label + "</text>";
+      out.push(g + "</g>");
     });
     if (flash && flash[0] >= v0 && flash[0] <= v1 && flash[1] >= 0) {
       out.push('<circle cx="' + X(flash[0]).toFixed(1) + '" cy="' + laneY(flash[1]) + '" r="14" fill="none" stroke="#0969da" stroke-width="3" stroke-opacity=".8"/>');

@@ -145,6 +145,7 @@ type viewViolation struct {
 	Missing      []uint64
 	Linked       []traces.Event // the events of Links, in the order given
 	LinksMissing []uint64
+	SameLinks    bool // Links are the offending events: listed once
 }
 
 // storyRow is one line of the story: a step of the key, or a needed fault
@@ -281,6 +282,7 @@ func prepare(in Input) (*view, error) {
 				vv.LinksMissing = append(vv.LinksMissing, s)
 			}
 		}
+		vv.SameLinks = len(vi.Links) > 0 && sameSet(vi.Links, vi.Events)
 		v.Violations = append(v.Violations, vv)
 	}
 	var idx []int
@@ -386,6 +388,21 @@ func rawOf(e traces.Event) string {
 		return e.Desc()
 	}
 	return string(b)
+}
+
+// sameSet reports whether a and b hold the same Seqs (and some).
+func sameSet(a, b []uint64) bool {
+	as, bs := map[uint64]bool{}, map[uint64]bool{}
+	for _, x := range a {
+		as[x] = true
+	}
+	for _, x := range b {
+		if !as[x] {
+			return false
+		}
+		bs[x] = true
+	}
+	return len(as) == len(bs) && len(as) > 0
 }
 
 func orDefault(s, d string) string {

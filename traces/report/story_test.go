@@ -182,6 +182,18 @@ func TestViolationExplanationAndLinks(t *testing.T) {
 		assert.Regexp(t, `<ol class="evs links">(?s:.*?)data-seq="`+fmt.Sprint(s)+`" data-t="\d+">#`+fmt.Sprint(s)+`</a>`, page, "link #%d jumps to its event", s)
 	}
 	assert.Contains(t, page, "named events not in this trace: #999999", "a link to an event the trace lacks is said")
+	assert.Contains(t, page, "the offending events</div>", "links other than the offending events: both lists")
+
+	// Links that are the offending events are listed once.
+	in.Violations[0].Links = append([]uint64(nil), in.Violations[0].Events...)
+	page = render(t, in)
+	assert.Contains(t, page, "the offending events, which it names")
+	assert.NotContains(t, page, "the offending events</div>", "the same events are not listed twice")
+
+	// A second violation's explanation is folded, the first one's open.
+	in.Violations = append(in.Violations, report.Violation{Property: "q", Explanation: "second why"})
+	page = render(t, in)
+	assert.Contains(t, page, `<details class="explain"><summary>why</summary><p class="explain">second why</p></details>`)
 }
 
 func TestEventsInWords(t *testing.T) {
