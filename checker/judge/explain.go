@@ -26,14 +26,7 @@ type explanation struct {
 func (r *Run) explain(view View, sub int64, ops []porcupine.Operation) (explanation, bool) {
 	// The same operations, with their trace events.
 	var seqs [][2]uint64
-	decidedAt := make(map[subToken]int64, len(r.Accepted))
-	for _, a := range r.Accepted {
-		decidedAt[subToken{a.Sub, a.Token}] = a.T
-	}
-	var rejudged map[int]bool
-	if view == OracleView {
-		rejudged = r.rejudgesApplied()
-	}
+	decidedAt, rejudged := r.settled(view)
 	r.history(view, decidedAt, rejudged, func(s int64, _ string, _ LeaseIn, _ LeaseOut, _, _ int64, ev [2]uint64) {
 		if s == sub {
 			seqs = append(seqs, ev)

@@ -363,14 +363,7 @@ func boxOut(lo LeaseOut) any {
 func (r *Run) History(view View) map[int64][]porcupine.Operation {
 	// Two passes over the same operations: the first counts each
 	// submission's, the second fills their slices, cut from one array.
-	decidedAt := make(map[subToken]int64, len(r.Accepted))
-	for _, a := range r.Accepted {
-		decidedAt[subToken{a.Sub, a.Token}] = a.T
-	}
-	var rejudged map[int]bool
-	if view == OracleView {
-		rejudged = r.rejudgesApplied()
-	}
+	decidedAt, rejudged := r.settled(view)
 	counts := map[int64]int{}
 	total := 0
 	r.history(view, decidedAt, rejudged, func(sub int64, _ string, _ LeaseIn, _ LeaseOut, _, _ int64, _ [2]uint64) {
@@ -396,6 +389,21 @@ func (r *Run) History(view View) map[int64][]porcupine.Operation {
 		out[sub] = append(ops, porcupine.Operation{ClientId: cid(client), Input: in, Output: boxOut(lo), Call: call, Return: ret})
 	})
 	return out
+}
+
+// settled is what the view's history settles its unknown outcomes by:
+// when each accepted result's commit happened, and (oracle view) which
+// rejudges whose caller did not learn their outcome applied.
+func (r *Run) settled(view View) (map[subToken]int64, map[int]bool) {
+	decidedAt := make(map[subToken]int64, len(r.Accepted))
+	for _, a := range r.Accepted {
+		decidedAt[subToken{a.Sub, a.Token}] = a.T
+	}
+	var rejudged map[int]bool
+	if view == OracleView {
+		rejudged = r.rejudgesApplied()
+	}
+	return decidedAt, rejudged
 }
 
 // subToken is a (submission, token) pair.
