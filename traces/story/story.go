@@ -219,8 +219,11 @@ func submissionStory(events []traces.Event, sub int64, bad map[uint64]bool) *rep
 }
 
 func leaseText(token string, gen int64) string {
-	if token == "" {
+	switch {
+	case token == "":
 		return ""
+	case gen == 0: // a heartbeat names its token only
+		return fmt.Sprintf(" (token %s)", token)
 	}
 	return fmt.Sprintf(" (token %s gen %d)", token, gen)
 }
@@ -390,6 +393,9 @@ func keyStory(system string, events []traces.Event, key string, bad map[uint64]b
 			continue
 		}
 		step := report.Step{Seq: e.Seq, T: e.T, Node: e.Node, Bad: bad[e.Seq], What: orText(e.Node, "world") + ": " + e.Kind + " " + e.Text}
+		if e.Kind == "fault" {
+			step.What = orText(e.Node, "world") + ": " + faultText(e.Text)
+		}
 		if e.Kind == hist.KindCommit {
 			var rows []string
 			for _, c := range changes(e) {
@@ -435,6 +441,9 @@ func compact(row map[string]any) string {
 	var parts []string
 	for _, k := range sortedKeys(row) {
 		v := str(row[k])
+		if n, ok := toInt(row[k]); ok && (k == "at" || strings.HasSuffix(k, "_at")) {
+			v = seconds(n) // a timestamp: simulated nanoseconds
+		}
 		if len(v) > 24 {
 			v = v[:24] + "..."
 		}
