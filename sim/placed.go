@@ -64,6 +64,9 @@ type Anchor struct {
 type LinkRef struct {
 	From, To string
 	At       []clock.Time
+	// Datagrams: some of its messages were datagrams (the others went
+	// over connections, which never deliver a message twice).
+	Datagrams bool
 }
 
 // RefRecorder records a Reference as a fault-free world runs: it is the
@@ -71,10 +74,11 @@ type LinkRef struct {
 // protocol events. Build the world with it, Watch the world, run it up to
 // until, and take the Reference.
 type RefRecorder struct {
-	w     *World
-	ref   *Reference
-	index map[string]int
-	links map[[2]string][]clock.Time
+	w         *World
+	ref       *Reference
+	index     map[string]int
+	links     map[[2]string][]clock.Time
+	datagrams map[[2]string]bool
 }
 
 // NewRefRecorder starts a reference recorded up to until, with the
@@ -83,7 +87,7 @@ func NewRefRecorder(until clock.Time, timeouts []time.Duration) *RefRecorder {
 	return &RefRecorder{
 		ref:   &Reference{Until: until, Timeouts: timeouts},
 		index: map[string]int{},
-		links: map[[2]string][]clock.Time{},
+		links: map[[2]string][]clock.Time{}, datagrams: map[[2]string]bool{},
 	}
 }
 
@@ -107,14 +111,19 @@ func (r *RefRecorder) Record(e *traces.Event) {
 	}
 	if e.Kind == "send" {
 		var from, to string
+		conn := false
 		if e.Msg != nil {
-			from, to = e.Msg.From, e.Msg.To
+			from, to, conn = string(e.Msg.From), string(e.Msg.To), e.Msg.Conn != 0
 		} else if f := strings.Fields(e.Text); len(f) > 1 {
 			from, to, _ = strings.Cut(f[1], "->")
+			conn = len(f) > 2 && strings.HasPrefix(f[2], "conn=")
 		}
 		if from != "" && to != "" {
 			l := [2]string{from, to}
 			r.links[l] = append(r.links[l], t)
+			if !conn {
+				r.datagrams[l] = true
+			}
 		}
 		return
 	}
@@ -152,7 +161,7 @@ func (r *RefRecorder) Reference(standby []string) *Reference {
 		return strings.Compare(a[1], b[1])
 	})
 	for _, l := range keys {
-		ref.Links = append(ref.Links, LinkRef{From: l[0], To: l[1], At: r.links[l]})
+		ref.Links = append(ref.Links, LinkRef{From: l[0], To: l[1], At: r.links[l], Datagrams: r.datagrams[l]})
 	}
 	return ref
 }
@@ -186,12 +195,18 @@ func (ref *Reference) Fault(r Rand, on []Kind) []Action {
 		l := ref.Links[r.Uint64n("link", uint64(len(ref.Links)))]
 		i := int(r.Uint64n("message", uint64(len(l.At))))
 		a := Action{At: 0, Kind: Message, Node: l.From, Peer: l.To, Count: i + 1, FromStart: true}
-		switch r.Uint64n("fate", 3) {
-		case 0:
+		// A connection never delivers a message twice: a link of
+		// connections only is dropped or delayed.
+		fates := []string{FateDrop, FateDelay}
+		if l.Datagrams {
+			fates = []string{FateDrop, FateDup, FateDelay}
+		}
+		switch fates[r.Uint64n("fate", uint64(len(fates)))] {
+		case FateDrop:
 			a.Arg = FateDrop
-		case 1:
+		case FateDup:
 			a.Arg = FateDup
-		case 2:
+		case FateDelay:
 			// Late, but in before the heal-all: the faults end there.
 			a.Arg, a.Amount = FateDelay, max(time.Millisecond, min(ref.past(r, "delay"), ref.Until.Sub(l.At[i])))
 		}

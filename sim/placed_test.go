@@ -41,7 +41,7 @@ func TestFaultDraws(t *testing.T) {
 			{Name: "b", Calls: 5},
 		},
 		Standby:  []string{"s1", "s2"},
-		Links:    []sim.LinkRef{{From: "a", To: "b", At: []clock.Time{ms(100), ms(900)}}},
+		Links:    []sim.LinkRef{{From: "a", To: "b", At: []clock.Time{ms(100), ms(900)}, Datagrams: true}},
 		Until:    ms(1000),
 		Timeouts: []time.Duration{time.Second, 3 * time.Second},
 		Events:   []clock.Time{ms(100), ms(200)},
@@ -114,7 +114,8 @@ func TestFaultDraws(t *testing.T) {
 	}
 }
 
-// TestRefRecorder: sends count on their links (sorted), a watched node's
+// TestRefRecorder: sends count on their links (sorted; a link says whether
+// it carried datagrams), a watched node's
 // other events are its protocol events, nothing after Until counts, and a
 // node that made no blocking call is left out.
 func TestRefRecorder(t *testing.T) {
@@ -123,7 +124,7 @@ func TestRefRecorder(t *testing.T) {
 	rec.Watch(w, []string{"a", "b"})
 	for _, e := range []traces.Event{
 		{T: int64(ms(10)), Kind: "send", Node: "b", Text: "send b->a x"},
-		{T: int64(ms(20)), Kind: "send", Node: "a", Msg: &traces.Msg{From: "a", To: "b"}},
+		{T: int64(ms(20)), Kind: "send", Node: "a", Msg: &traces.Msg{From: "a", To: "b", Conn: 3}}, // over a connection
 		{T: int64(ms(30)), Kind: "commit", Node: "a"},
 		{T: int64(ms(40)), Kind: "commit", Node: "z"}, // not watched
 		{T: int64(ms(50)), Kind: "send", Node: "b", Text: "send b->a y"},
@@ -136,8 +137,8 @@ func TestRefRecorder(t *testing.T) {
 	want := &sim.Reference{
 		Standby: []string{"s"},
 		Links: []sim.LinkRef{
-			{From: "a", To: "b", At: []clock.Time{ms(20)}},
-			{From: "b", To: "a", At: []clock.Time{ms(10), ms(50)}},
+			{From: "a", To: "b", At: []clock.Time{ms(20)}},                          // connections only
+			{From: "b", To: "a", At: []clock.Time{ms(10), ms(50)}, Datagrams: true}, // datagrams
 		},
 		End:      ms(30),
 		Until:    ms(500),
@@ -146,4 +147,26 @@ func TestRefRecorder(t *testing.T) {
 		Nodes:    []sim.NodeRef{}, // neither node made a blocking call
 	}
 	assert.Equal(t, want, ref, "the reference")
+}
+
+// TestConnectionLinksNeverDup: a link whose messages all went over
+// connections is never given a dup fate (a connection delivers each
+// message once); a link that carried datagrams is.
+func TestConnectionLinksNeverDup(t *testing.T) {
+	for _, datagrams := range []bool{false, true} {
+		ref := &sim.Reference{
+			Links:    []sim.LinkRef{{From: "a", To: "b", At: []clock.Time{ms(100), ms(900)}, Datagrams: datagrams}},
+			Until:    ms(1000),
+			Timeouts: []time.Duration{time.Second},
+		}
+		fates := map[string]int{}
+		for seed := uint64(1); seed <= 300; seed++ {
+			for _, a := range ref.Fault(sim.NewPCG(seed).Stream("f"), []sim.Kind{sim.Message}) {
+				fates[a.Arg]++
+			}
+		}
+		assert.Positive(t, fates[sim.FateDrop], "datagrams %v: %v", datagrams, fates)
+		assert.Positive(t, fates[sim.FateDelay], "datagrams %v: %v", datagrams, fates)
+		assert.Equal(t, datagrams, fates[sim.FateDup] > 0, "datagrams %v: %v", datagrams, fates)
+	}
 }

@@ -44,8 +44,8 @@ var Kinds = []Kind{Crash, Restart, Pause, Resume, Partition, Cut, Heal, Loss, Du
 
 // The fates of a message fault (Action.Arg of kind Message).
 const (
-	FateDrop  = "drop"  // the message is lost (on a connection too: the connection stays open)
-	FateDup   = "dup"   // a second copy arrives (on a connection, right behind the first)
+	FateDrop  = "drop"  // the message is lost (on a connection, the connection breaks with it: TCP does not lose one message and carry the next)
+	FateDup   = "dup"   // a second copy arrives (a datagram only: a connection delivers each message once, so on one it does nothing)
 	FateDelay = "delay" // the message arrives Amount late (on a connection, later ones queue behind it)
 )
 

@@ -663,6 +663,12 @@ func (w *World) apply(idx int32, e *Effect) {
 		if fate.N > 1 && w.wants(kDup) {
 			w.emit(s.name, kDup, idText(msg.ID, "copied as #"+strconv.FormatUint(fate.Copy[1].ID, 10)))
 		}
+		if fate.Dropped == fateDropped && e.Conn != 0 && w.net.Open(e.Conn) {
+			// A connection does not lose one message and carry the next:
+			// the lost message breaks it (both ends are told), as a
+			// partition's does.
+			w.connBroken(e.Conn, -1)
+		}
 		if fate.Dropped == "" && e.Conn != 0 && !w.net.Open(e.Conn) {
 			// The send broke the connection (a partition): tell both ends.
 			w.connBroken(e.Conn, -1)
@@ -753,6 +759,9 @@ func (w *World) deliver(id uint64, slot uint32, bySlot bool) {
 }
 
 // connBroken tells the live ends of a broken connection (except skip).
+// fateDropped is why a message fault's drop lost a message.
+const fateDropped = "message fault"
+
 func (w *World) connBroken(id network.ConnID, skip int32) {
 	a, b, ok := w.net.Ends(id)
 	if !ok {
@@ -953,9 +962,11 @@ func (w *World) fate(msg *network.Message, f *network.Fate) string {
 				w.net.Discard(c.ID, c.Slot)
 			}
 			f.N = 0
-			f.Dropped = "message fault"
+			f.Dropped = fateDropped
 		case FateDup:
-			if f.N == 1 {
+			// A connection (TCP) delivers each message once: only a
+			// datagram can arrive twice.
+			if f.N == 1 && msg.Conn == 0 {
 				f.Copy[1] = w.net.Duplicate(f.Copy[0].Slot, f.Copy[0].At)
 				f.N = 2
 			}

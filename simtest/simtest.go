@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -13,6 +14,7 @@ import (
 	"pgregory.net/rapid"
 
 	"github.com/fencesim/fencesim/internal/artifact"
+	"github.com/fencesim/fencesim/internal/hunt"
 	"github.com/fencesim/fencesim/internal/systems"
 	"github.com/fencesim/fencesim/sim"
 	"github.com/fencesim/fencesim/traces"
@@ -55,6 +57,11 @@ type Options struct {
 	Faults Faults
 	// World is system A's world mode: drawn (default), fixed or wide.
 	World string
+	// Seed and Checks fix rapid's seed and its number of checks for this
+	// Check (0: rapid's flags, -rapid.seed and -rapid.checks, decide; its
+	// seed is then random, a new search each run).
+	Seed   uint64
+	Checks int
 }
 
 // Property is the system's rapid property under a design (the world, the
@@ -90,6 +97,16 @@ const maxLines = 8
 func Check(t *testing.T, sys System, d Design, o Options) {
 	t.Helper()
 	d, f := o.apply(d)
+	set := map[string]string{}
+	if o.Seed != 0 {
+		set["rapid.seed"] = strconv.FormatUint(o.Seed, 10)
+	}
+	if o.Checks != 0 {
+		set["rapid.checks"] = strconv.Itoa(o.Checks)
+	}
+	if len(set) > 0 {
+		defer hunt.SetFlags(set)()
+	}
 	var last traces.Header
 	found := false
 	prop := sys.Property(d, f, func(h traces.Header) { last, found = h, true })

@@ -98,6 +98,11 @@ var (
 	passedRe = regexp.MustCompile(`passed (\d+) tests`)
 )
 
+// SetFlags sets rapid's flags (rapid.seed, rapid.checks, ...) and returns
+// the function that restores them. rapid reads them at each Check: the
+// caller holds them for its Check only, and none runs in parallel.
+func SetFlags(vals map[string]string) func() { return setFlags(vals) }
+
 func setFlags(vals map[string]string) func() {
 	old := map[string]string{}
 	for k, v := range vals {
