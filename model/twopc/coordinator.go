@@ -249,8 +249,9 @@ func (c *Coordinator) tell(p *sim.Proc, conns []*db.Conn, gid, outcome string, p
 // coordinator restarts; found by the generic search). The tombstone is the
 // agents' (Refuse): a txlog row that the gid's own work conflicts with, so
 // a late PREPARE fails. When the late PREPARE holds that row already (the
-// insert waits out lock_timeout), it is prepared or about to be: it is
-// rolled back, and the refusal tried again until one of the two sticks.
+// insert waits out lock_timeout, or request_timeout gives up on it first),
+// it is prepared or about to be: it is rolled back, and the refusal tried
+// again until one of the two sticks.
 func (c *Coordinator) refuse(p *sim.Proc, conn *db.Conn, i int, gid string, tries *int) {
 	conn.Timeout = c.d.ReqTimeout
 	for {
@@ -262,7 +263,10 @@ func (c *Coordinator) refuse(p *sim.Proc, conn *db.Conn, i int, gid string, trie
 				c.note(p, hist.Txn{What: hist.TxnRefuse, GID: gid, Participant: string(c.parts[i]), Reason: "its vote did not come within vote_timeout: a late PREPARE must fail"})
 			}
 			return
-		case db.Code(err) == db.CodeLockNotAvailable:
+		case db.Code(err) == db.CodeLockNotAvailable || db.Unknown(err):
+			// The tombstone waits on a row lock, out to lock_timeout or
+			// past request_timeout (an unknown: found by the soak, seeds
+			// 3525 and 4994): the late PREPARE holds the row.
 			if !c.finish(p, conn, i, gid, hist.OutcomeAbort, tries) {
 				return // the late PREPARE had prepared: rolled back now
 			}

@@ -60,3 +60,16 @@ func TestLatePrepareIsRefused(t *testing.T) {
 	assert.Equal(t, hist.OutcomeAbort, o.World.Decision("x1"), "the inventory died with the PREPARE: its vote is unknown")
 	assert.Empty(t, o.World.DB("inventory").Rows(twopc.TTxlog), "no tombstone after a broken connection")
 }
+
+// TestRefusalOutwaitsTheLatePrepare: found by the soak (seeds 3525 and
+// 4994 of the default design): a paused participant prepared x2 after its
+// abort, the coordinator's tombstone waited on the late PREPARE's row past
+// request_timeout, and it retried the tombstone for ever instead of rolling
+// the late PREPARE back; x2 stayed prepared (PC4, PC5).
+func TestRefusalOutwaitsTheLatePrepare(t *testing.T) {
+	for _, seed := range []uint64{3525, 4994} {
+		o := RunSeed(twopc.Default(), seed)
+		require.NoError(t, o.Err, "seed %d", seed)
+		assert.Empty(t, o.Failed(), "seed %d: %s", seed, o.Report.String())
+	}
+}
