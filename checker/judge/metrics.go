@@ -225,12 +225,8 @@ func (r *Run) stuckEpisodes() []episode {
 
 // outages are the windows in which the arbiter or the database was down.
 func (r *Run) outages() []Interval {
-	var out []Interval
-	for node, ivs := range r.Down {
-		if node == "db" || (len(node) >= 7 && node[:7] == "arbiter") {
-			out = append(out, ivs...)
-		}
-	}
+	out := append([]Interval(nil), r.Down["db"]...)
+	out = append(out, r.arbitersDown()...)
 	for _, f := range r.Faults {
 		if f.Kind == "partition" || (f.Kind == "cut" && (f.Node == "db" || f.Peer == "db")) {
 			out = append(out, Interval{f.T, r.healAfter(f.T)})
@@ -238,6 +234,37 @@ func (r *Run) outages() []Interval {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Start < out[j].Start })
 	return out
+}
+
+// arbitersDown are the times no arbiter was up: an arbiter's crash is an
+// outage only until another one (a standby taking over, or its own
+// restart) is up (found by explore: seed 10702 counted the requests after a
+// standby's takeover as outage retries, MA5).
+func (r *Run) arbitersDown() []Interval {
+	var ups []Interval
+	arbiters := false
+	for _, node := range checker.SortedKeys(r.Up) {
+		if strings.HasPrefix(node, "arbiter") {
+			arbiters = true
+			ups = append(ups, r.Up[node]...)
+		}
+	}
+	if !arbiters {
+		return nil
+	}
+	sort.Slice(ups, func(i, j int) bool { return ups[i].Start < ups[j].Start })
+	var out []Interval
+	covered := int64(0) // the union of the up intervals so far ends here
+	for _, u := range ups {
+		if u.Start > covered {
+			out = append(out, Interval{Start: covered, End: u.Start})
+		}
+		if u.End == 0 {
+			return out // up to the end of the run
+		}
+		covered = max(covered, u.End)
+	}
+	return append(out, Interval{Start: covered}) // every arbiter down from here to the end
 }
 
 func (r *Run) outageAt(t int64) bool {

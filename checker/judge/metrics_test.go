@@ -1,6 +1,7 @@
 package judge
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -310,4 +311,25 @@ func TestOutageLoadMA5(t *testing.T) {
 	b.on(200 * s).fault(map[string]any{"kind": "heal"})
 	calls(b, "home-1", "claim", 201*s, 202*s, 203*s, 204*s)
 	assert.Equal(t, 3, Measure(b.run(t)).OutageLoad)
+}
+
+// TestOutageEndsAtTakeover: an arbiter's crash is an outage only until
+// another arbiter is up (found by explore, seed 10702: a standby took over
+// and the requests of its first minutes counted as outage retries).
+func TestOutageEndsAtTakeover(t *testing.T) {
+	load := func(takeover bool) int {
+		b := &h{}
+		b.on(0).add("arbiter-1", "start", nil)
+		b.on(1000*s).add("arbiter-1", "crash", nil)
+		if takeover {
+			b.on(1100*s).add("arbiter-2", "start", nil)
+		}
+		for i := int64(0); i < 10; i++ {
+			b.on((1160+i)*s).call(fmt.Sprintf("c%d", i), "home-1", "claim", 0, "", 0, "")
+		}
+		b.on(2000*s).add("arbiter-1", "restart", nil)
+		return Measure(b.run(t)).OutageLoad
+	}
+	assert.Equal(t, 10, load(false), "no arbiter up: ten claims in a minute of the outage")
+	assert.Equal(t, 0, load(true), "arbiter-2 is up from 1100 s: no outage then")
 }

@@ -166,6 +166,7 @@ type Run struct {
 	Judgings []*Judging
 	Results  []*ResultLife
 	Down     map[string][]Interval // crash..restart per node
+	Up       map[string][]Interval // start or restart..crash per node (a standby is up from its first start)
 	Paused   map[string][]Interval
 	Faults   []FaultAt
 	Alerts   []AlertAt
@@ -235,7 +236,7 @@ func Decode(h traces.Header, evs []traces.Event) (*Run, error) {
 		return nil, err
 	}
 	r := &Run{Header: h, P: p, Events: evs, Subs: map[int64][]Version{}, Arrived: map[int64]int64{}, Owner: map[int64][2]int64{}, XP: map[int64]int64{},
-		Down: map[string][]Interval{}, Paused: map[string][]Interval{}}
+		Down: map[string][]Interval{}, Up: map[string][]Interval{}, Paused: map[string][]Interval{}}
 	r.Poison = poisonOf(h)
 	if r.Shape, err = ShapeOf(h); err != nil {
 		return nil, err
@@ -387,9 +388,16 @@ func (r *Run) notes() error {
 		switch e.Kind {
 		case "crash":
 			open(r.Down, e.Node, e.T)
+			if len(r.Up[e.Node]) == 0 {
+				// No start recorded (a history that begins with the
+				// node running): it was up from the start.
+				r.Up[e.Node] = []Interval{{Start: 0, End: e.T}}
+			}
+			closeIv(r.Up, e.Node, e.T)
 			closeIv(r.Paused, e.Node, e.T)
 		case "restart", "start":
 			closeIv(r.Down, e.Node, e.T)
+			open(r.Up, e.Node, e.T)
 		case "fault":
 			if !e.HasData() {
 				continue // a note about a fault (a burst ended), not an action
