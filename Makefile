@@ -26,7 +26,7 @@ fmt:
 
 ## race: every test under the race detector
 race:
-	$(GO) test -race -count=1 $(PKGS)
+	$(GO) test -race -count=1 -timeout 60m $(PKGS)
 
 ## bench: every benchmark once, with allocation figures
 bench:
@@ -68,7 +68,7 @@ pg:
 pg-stop:
 	@bash scripts/pg.sh stop
 
-## sim: build bin/fencesim and explore every system on its default design (3,000 seeds each; 19 s on two shared cores)
+## sim: build bin/fencesim and explore every system on its default design (3,000 seeds each)
 SIM_RUNS ?= 3000
 .PHONY: sim
 sim:

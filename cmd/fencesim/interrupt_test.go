@@ -136,7 +136,7 @@ func TestInterruptCompare(t *testing.T) {
 // finished in time are skipped and said so).
 func TestTimeBoundsEverything(t *testing.T) {
 	out := t.TempDir()
-	budget := 2 * time.Second
+	budget := 2 * time.Second * slowdown
 	start := time.Now()
 	// Seed 60 is the first of 1-60 this knob fails.
 	code, stdout, stderr := run(t, "explore", "--system", "arbiter", "--knob", "fence-by-worker-id", "--time", budget.String(), "--first", "60",

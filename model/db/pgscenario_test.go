@@ -251,7 +251,24 @@ func runRequest(ctx context.Context, s *pgSess, stmts []db.Stmt, atomicReq bool,
 	return outs
 }
 
+// pgScenario runs a scenario on PostgreSQL and compares it with the
+// model's run. A divergence in timing alone (an answer later or earlier
+// than the model's, beyond the tolerances) is run again, up to three times
+// in all: the server's times are wall-clock times, and a loaded machine
+// (the race detector, other jobs on two cores) delays them; a divergence
+// in what was answered fails at once.
 func pgScenario(t *testing.T, r *run, schema db.Schema, cfg db.Config, sched sim.Schedule, clients []client) {
+	for attempt := 1; ; attempt++ {
+		if !pgScenarioOnce(t, r, schema, cfg, sched, clients, attempt == 3) {
+			return
+		}
+		t.Logf("attempt %d diverged in timing only: running it again", attempt)
+	}
+}
+
+// pgScenarioOnce is one attempt; it reports whether it diverged in timing
+// only and may be run again (never on the last attempt, which fails).
+func pgScenarioOnce(t *testing.T, r *run, schema db.Schema, cfg db.Config, sched sim.Schedule, clients []client, final bool) (again bool) {
 	pgtest.Require(t)
 	resetLeftoverConfig(t)
 	last := time.Duration(0)
@@ -454,7 +471,7 @@ func pgScenario(t *testing.T, r *run, schema db.Schema, cfg db.Config, sched sim
 		bad    bool
 	}
 	var lines []line
-	bad, nreq, nstmt := 0, 0, 0
+	bad, answers, nreq, nstmt := 0, 0, 0, 0
 	opts := cmpOpts{timeTol: tsTol}
 	for ci, c := range clients {
 		pc := pcs[ci]
@@ -474,6 +491,7 @@ func pgScenario(t *testing.T, r *run, schema db.Schema, cfg db.Config, sched sim
 			}
 			nreq++
 			var msgs []string
+			timed := 0 // of msgs, the divergences in timing only
 			var b strings.Builder
 			if !ok || !mok {
 				msgs = append(msgs, fmt.Sprintf("answered: server %v, model %v", ok, mok))
@@ -522,6 +540,7 @@ func pgScenario(t *testing.T, r *run, schema db.Schema, cfg db.Config, sched sim
 				ls := sa.at - sa.sent
 				if ls < lm-earlyTol || ls > lm+lateTol {
 					msgs = append(msgs, fmt.Sprintf("answered after %v, the model after %v", ls.Round(time.Millisecond), lm))
+					timed++
 				}
 				fmt.Fprintf(&b, "\n      (answered after %v; model %v)", ls.Round(time.Millisecond), lm)
 			}
@@ -532,6 +551,9 @@ func pgScenario(t *testing.T, r *run, schema db.Schema, cfg db.Config, sched sim
 			text := fmt.Sprintf("step %d, %s:%s", i, kind, b.String())
 			if len(msgs) > 0 {
 				bad++
+				if len(msgs) > timed {
+					answers++ // what was answered differs, not only when
+				}
 				text += "\n      DIVERGES: " + strings.Join(msgs, "; ")
 			}
 			lines = append(lines, line{at: st.at, client: c.name, text: text, bad: len(msgs) > 0})
@@ -575,9 +597,14 @@ func pgScenario(t *testing.T, r *run, schema db.Schema, cfg db.Config, sched sim
 		for _, f := range finals {
 			fmt.Fprintf(&b, "  %s\n", f)
 		}
+		if answers == 0 && len(finals) == 0 && !final {
+			t.Logf("PostgreSQL answered %d requests at other times than the model (tolerance -%v/+%v): \n%s", bad, earlyTol, lateTol, b.String())
+			return true
+		}
 		t.Errorf("PostgreSQL and the model diverge (%d):\n%s", bad, b.String())
-		return
+		return false
 	}
 	t.Logf("postgres agrees: %d requests, %d statements, final rows of %d tables, %d prepared transactions",
 		nreq, nstmt, len(schema.Tables), len(gids))
+	return false
 }

@@ -190,13 +190,17 @@ func replay(log []db.CommitRecord) map[string]map[string]db.Row {
 		return fmt.Sprint(ks...)
 	}
 	for _, rec := range log {
+		// Every row the transaction replaced goes, then every row it left
+		// comes: its changes are net per row, in no particular order (one
+		// may give a key another deletes).
 		for _, ch := range rec.Changes {
-			tb := state[ch.Table]
 			if ch.Before != nil {
-				delete(tb, key(ch.Table, ch.Before))
+				delete(state[ch.Table], key(ch.Table, ch.Before))
 			}
+		}
+		for _, ch := range rec.Changes {
 			if ch.After != nil {
-				tb[key(ch.Table, ch.After)] = ch.After
+				state[ch.Table][key(ch.Table, ch.After)] = ch.After
 			}
 		}
 	}
@@ -262,6 +266,7 @@ func TestPropertyInvariants(t *testing.T) {
 			for _, e := range tail {
 				s += e.String() + "\n"
 			}
+
 			rt.Fatalf("schedule:\n%s\n%s\nlast events:\n%s", sim.Schedule(sched), fmt.Sprintf(format, args...), s)
 		}
 		for tm := 250 * ms; tm <= 8*sec; tm += 250 * ms {

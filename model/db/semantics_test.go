@@ -379,3 +379,23 @@ func TestCommitLogShape(t *testing.T) {
 	require.NoError(t, err)
 	assert.JSONEq(t, commits[1], string(b), "the node's log and the trace agree")
 }
+
+// Durability of a key handed on within one transaction: the transaction
+// deletes row 3 and gives key 3 to a row it inserted, and recovery from
+// the log rebuilds what it committed, as PostgreSQL's does. Its log record
+// lists the insert of key 3 before the delete of the old row 3 (changes are
+// net per row, in no particular order); TestPropertyInvariants found a
+// replay that applied them in that order losing the new row, in a history
+// where the new row's chain came first among key 3's (this short history
+// does not build that order: it checks the outcome, here and on the server).
+func TestCrashKeepsAHandedOnKey(t *testing.T) {
+	sched := sim.Schedule{{At: at(1 * sec), Kind: sim.Crash, Node: "db"}, {At: at(2 * sec), Kind: sim.Restart, Node: "db"}}
+	seed := map[string][]db.Row{"stock": {{"id": int64(1), "n": int64(1)}, {"id": int64(3), "n": int64(9)}}}
+	r := runBoth(t, schema, db.Config{Seed: seed}, sched, 5*sec,
+		cl("a", atomic(0, db.Insert("stock", db.Row{"id": 2, "n": 7}), db.Delete("stock", db.W("id", db.Eq, 3)),
+			db.Update("stock", []db.Assign{db.Set("id", int64(3))}, db.W("id", db.Eq, 2))),
+			send(3*sec, db.Select("stock").OrderedBy(db.Order{Col: "id"}))),
+	)
+	assert.Equal(t, []any{int64(1), int64(3)}, rowsOf(r.ans("a", 1).last(), "id"), "rows 1 and 3 after the recovery")
+	assert.Equal(t, []any{int64(1), int64(7)}, rowsOf(r.ans("a", 1).last(), "n"), "row 3 is the inserted one")
+}
