@@ -161,3 +161,34 @@ func TestPauseYieldFreezesAtTheNthBlockingCall(t *testing.T) {
 	s := sim.Schedule{{At: 0, Kind: sim.PauseYield, Node: "server", Count: 1}}
 	assert.ErrorContains(t, s.Validate([]string{"server"}), "positive \"for\"")
 }
+
+// TestPauseAtFreezesAtThePoint: a pause-at freezes the node the moment a
+// process passes the named point: that process goes on only when the node
+// thaws, and the node's other processes wait too (a timer due meanwhile
+// fires at the thaw).
+func TestPauseAtFreezesAtThePoint(t *testing.T) {
+	var log []string
+	rec := &textRec{}
+	f := func(string, *sim.Disk) sim.Node {
+		return sim.Program(func(p *sim.Proc) {
+			p.Go("ticker", func(p *sim.Proc) {
+				for i := 0; i < 3; i++ {
+					p.Sleep(time.Second, "tick")
+					log = append(log, p.Now().String()+" tick")
+				}
+			})
+			p.Sleep(500*time.Millisecond, "work")
+			p.Point("mid")
+			log = append(log, p.Now().String()+" after mid")
+		})
+	}
+	s := sim.Schedule{{At: 0, Kind: sim.PauseAt, Node: "n", Point: "mid", For: 2 * time.Second}}
+	w := sim.New(sim.Config{Entropy: sim.NewPCG(1), Schedule: s, Recorder: rec, Limits: sim.Limits{MaxTime: clock.Time(time.Minute), MaxEvents: 1000}})
+	w.Add("n", f)
+	require.NoError(t, w.Run())
+	w.Close()
+	assert.ElementsMatch(t, []string{"2.500s after mid", "2.500s tick", "3.500s tick", "4.500s tick"}, log, "frozen from 0.5 s to 2.5 s at the point; the tick due at 1 s fires at the thaw")
+	assert.Contains(t, strings.Join(rec.lines, "\n"), "n fault freeze at crash point mid for 2s")
+	bad := sim.Schedule{{Kind: sim.PauseAt, Node: "n", Point: "mid"}}
+	assert.ErrorContains(t, bad.Validate([]string{"n"}), "positive \"for\"")
+}

@@ -213,7 +213,22 @@ func (e *Env) Skip(kind string) {
 // injected (a crash-at fault). When it returns true the node has crashed: it
 // must return from Step at once; the effects asked for before the point are
 // carried out, nothing after.
+//
+// A pause-at fault armed for the point freezes the node once this step is
+// over (a node written as processes freezes the process at the point
+// itself: Proc.Point).
 func (e *Env) CrashPoint(point string) bool {
+	if e.crashed {
+		return true
+	}
+	if e.world != nil && len(e.slot.armed) > 0 {
+		e.world.pausePoint(e.slot, point)
+	}
+	return e.crashPoint(point)
+}
+
+// crashPoint is CrashPoint without its pause-at faults.
+func (e *Env) crashPoint(point string) bool {
 	if e.crashed {
 		return true
 	}

@@ -598,14 +598,29 @@ func (p *Proc) Armed() bool {
 // the node here (the process is unwound; what it asked for before is carried
 // out, nothing after). Every blocking call is such a point, and counts
 // toward crash-yield faults.
+//
+// A pause-at fault armed for the label freezes the node, and this process
+// stays at the point until the node thaws: what it would do next (a
+// claim's reply after its COMMIT) waits for the thaw, while the node's
+// other processes finish the step they are in.
 func (p *Proc) Point(label string) {
 	e := p.h.env
-	if e.world != nil && (e.CrashPoint(label) || e.world.yieldPoint(e.slot, label)) {
+	if e.world == nil {
+		return
+	}
+	var frozen time.Duration
+	if len(e.slot.armed) > 0 {
+		frozen = e.world.pausePoint(e.slot, label)
+	}
+	if e.crashPoint(label) || e.world.yieldPoint(e.slot, label) {
 		p.h.crashed = true
 		// What was asked for so far is carried out; what deferred calls
 		// ask for while the process unwinds is not.
 		p.h.env = discardEnv()
 		panic(unwind{})
+	}
+	if frozen > 0 {
+		p.wait(frozen, "frozen at "+label)
 	}
 }
 

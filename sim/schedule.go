@@ -32,6 +32,7 @@ const (
 	Jump       Kind = "jump"        // Node's wall clock jumps by Amount (negative: backwards)
 	Drift      Kind = "drift"       // Node's clocks drift at Rate ppm from now on
 	CrashAt    Kind = "crash-at"    // arm: Node crashes the Count-th time (default 1) it passes CrashPoint Point
+	PauseAt    Kind = "pause-at"    // arm: Node freezes, for For, the Count-th time (default 1) it passes crash point Point (a GC pause at a moment the protocol names)
 	CrashYield Kind = "crash-yield" // arm: Node crashes at its Count-th blocking call (a process's yield; a state machine's input) from At on; with For, it restarts For after
 	PauseYield Kind = "pause-yield" // arm: Node freezes at its Count-th blocking call from At on, for For (a GC pause or a SIGSTOP at a moment the protocol chose)
 	Message    Kind = "message"     // arm: the Count-th message Node sends to Peer from At on is dropped (Arg "drop"), duplicated ("dup") or delayed by Amount ("delay")
@@ -40,7 +41,7 @@ const (
 )
 
 // Kinds lists every fault kind in a fixed order.
-var Kinds = []Kind{Crash, Restart, Pause, Resume, Partition, Cut, Heal, Loss, Dup, Delay, Stall, Break, Jump, Drift, CrashAt, CrashYield, PauseYield, Message, Do, HealAll}
+var Kinds = []Kind{Crash, Restart, Pause, Resume, Partition, Cut, Heal, Loss, Dup, Delay, Stall, Break, Jump, Drift, CrashAt, PauseAt, CrashYield, PauseYield, Message, Do, HealAll}
 
 // The fates of a message fault (Action.Arg of kind Message).
 const (
@@ -189,8 +190,8 @@ func (a Action) validate(known map[string]bool) error {
 	if a.At < 0 {
 		return fmt.Errorf("time %v is negative", a.At)
 	}
-	if a.FromStart && (a.At != 0 || (a.Kind != CrashYield && a.Kind != PauseYield && a.Kind != CrashAt && a.Kind != Message)) {
-		return fmt.Errorf("from_start needs time 0 and a crash-yield, pause-yield, crash-at or message fault")
+	if a.FromStart && (a.At != 0 || (a.Kind != CrashYield && a.Kind != PauseYield && a.Kind != CrashAt && a.Kind != PauseAt && a.Kind != Message)) {
+		return fmt.Errorf("from_start needs time 0 and a crash-yield, pause-yield, crash-at, pause-at or message fault")
 	}
 	switch a.Kind {
 	case Crash, Restart, Pause, Resume:
@@ -256,6 +257,17 @@ func (a Action) validate(known map[string]bool) error {
 		}
 		if a.Count < 0 {
 			return fmt.Errorf("count %d is negative", a.Count)
+		}
+		return node(a.Node, "node", false)
+	case PauseAt:
+		if a.Point == "" {
+			return fmt.Errorf("needs \"point\", the crash point's name")
+		}
+		if a.Count < 0 {
+			return fmt.Errorf("count %d is negative", a.Count)
+		}
+		if a.For <= 0 {
+			return fmt.Errorf("needs a positive \"for\", how long the node stays frozen, got %v", a.For)
 		}
 		return node(a.Node, "node", false)
 	case CrashYield:

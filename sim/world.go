@@ -844,7 +844,7 @@ func (w *World) crash(idx int32, why string) {
 func (w *World) crashPoint(s *slot, point string) bool {
 	for i := range s.armed {
 		a := &s.armed[i]
-		if a.Point != point {
+		if a.Point != point || a.Kind == PauseAt {
 			continue
 		}
 		if a.Count > 1 {
@@ -858,6 +858,33 @@ func (w *World) crashPoint(s *slot, point string) bool {
 		return true
 	}
 	return false
+}
+
+// pausePoint counts a passage of a crash point for the pause-at arms on
+// it: the first one due freezes the node once this step is over, for its
+// For (actions of the schedule from now on, as a pause-yield's), and
+// pausePoint returns how long (0: no freeze).
+func (w *World) pausePoint(s *slot, point string) time.Duration {
+	for i := range s.armed {
+		a := &s.armed[i]
+		if a.Point != point || a.Kind != PauseAt {
+			continue
+		}
+		if a.Count > 1 {
+			a.Count--
+			return 0
+		}
+		d := a.For
+		s.armed = append(s.armed[:i], s.armed[i+1:]...)
+		if w.want.has(kFault) {
+			w.emit(s.name, kFault, fmt.Sprintf("freeze at crash point %s for %v", point, d))
+		}
+		w.sched = append(w.sched, Action{At: w.now, Kind: Pause, Node: s.name}, Action{At: w.now.Add(d), Kind: Resume, Node: s.name})
+		w.push(event{at: w.now, kind: evFault, id: uint64(len(w.sched) - 2)})
+		w.push(event{at: w.now.Add(d), kind: evFault, id: uint64(len(w.sched) - 1)})
+		return d
+	}
+	return 0
 }
 
 // yieldPoint counts a blocking call of a process and reports whether an
@@ -1056,7 +1083,7 @@ func (w *World) fault(a Action) {
 		w.slots[idx].clock.Jump(a.Amount)
 	case Drift:
 		w.slots[idx].clock.SetDrift(w.now, clock.PPM(a.Rate))
-	case CrashAt:
+	case CrashAt, PauseAt:
 		if a.Count == 0 {
 			a.Count = 1
 		}
