@@ -429,7 +429,7 @@ func (w *Worker) upload(p *sim.Proc, key string) {
 		for {
 			code, done := w.submit(p, pd.res)
 			if done {
-				w.answered(p, key, code)
+				w.answered(p, key, pd, code)
 				return
 			}
 			r := pd.res
@@ -459,15 +459,21 @@ func (w *Worker) submit(p *sim.Proc, r hist.Result) (code int, done bool) {
 }
 
 // answered forgets a result the arbiter answered for good.
-func (w *Worker) answered(p *sim.Proc, key string, code int) {
-	pd := w.results[key]
+func (w *Worker) answered(p *sim.Proc, key string, pd *pending, code int) {
+	res := pd.res
+	res.Phase, res.Code = hist.ResultAnswered, code
+	if w.results[key] != pd {
+		// The same key was saved again meanwhile (the lease judged again,
+		// as a token kept across a reclaim allows): that saving's own
+		// upload forgets the key.
+		w.note(p, res)
+		return
+	}
 	delete(w.results, key)
 	delete(w.memory, key)
 	// The answer is noted before the sync: a crash at the sync (the
 	// deletion already durable on an auto-syncing disk) must not read as
 	// a result lost (PA7) when its 200 came back.
-	res := pd.res
-	res.Phase, res.Code = hist.ResultAnswered, code
 	w.note(p, res)
 	p.Disk().Delete(key)
 	p.Sync("result answered")
