@@ -19,7 +19,7 @@ type GenSpec struct {
 	MaxDown    time.Duration // longest crash downtime / pause / partition / burst
 	MaxJump    time.Duration // largest clock jump (either way)
 	MaxDrift   clock.PPM     // largest drift rate (either way)
-	Points     []PointSpec   // crash points that crash-at may arm
+	Points     []PointSpec   // crash points that crash-at (and pause-at, when in Kinds) may arm
 	Commands   []CmdSpec     // system-specific commands that may be drawn
 	Crashable  []string      // nodes that may crash or pause; nil means Nodes
 	// Yields are the nodes written as processes (Program) that crash-yield
@@ -41,7 +41,18 @@ type GenSpec struct {
 	// two, so that a fault outlasts a deadline by a little as often as it
 	// falls short, however the entropy leans (rapid's draws lean small).
 	Landmarks []time.Duration
+	// ByProgress draws half of the faults from the kinds timed by the
+	// protocol's own progress (crash-at, pause-at, crash-yield,
+	// pause-yield, message: at a named point, a blocking call, the n-th
+	// message) and half from those timed by the clock, when the profile
+	// has both: a profile has few of the first, which would otherwise be
+	// a small share of the draws.
+	ByProgress bool
 }
+
+// progressKinds are the kinds timed by a node's progress through the
+// protocol rather than by the clock (GenSpec.ByProgress).
+var progressKinds = []Kind{CrashAt, PauseAt, CrashYield, PauseYield, Message}
 
 // PointSpec names the crash points of one node.
 type PointSpec struct {
@@ -137,7 +148,16 @@ func Generate(r Rand, g GenSpec) (Schedule, Profile) {
 	if rr, ok := r.(*Rapid); ok {
 		// Under rapid, each action is one element of a drawn slice, so the
 		// shrinker can delete whole actions.
-		one := rapid.Custom(func(t *rapid.T) []Action { return g.drawAction(NewRapid(t), prof, crashable, maxDown) })
+		// Under NewRapidUniform each action is drawn either evenly over
+		// its ranges (a time over the horizon, a length up to minutes) or,
+		// on a zero draw, with rapid's own lean toward small values (early,
+		// short faults, the first kinds and nodes), which finds what a
+		// fault at the start does: half of each.
+		one := rapid.Custom(func(t *rapid.T) []Action {
+			e := &Rapid{t: t}
+			e.uniform = rr.uniform && e.Uint64n("fault-even", 2) == 1
+			return g.drawAction(e, prof, crashable, maxDown)
+		})
 		for _, acts := range rapid.SliceOfN(one, 0, g.MaxActions).Draw(rr.t, "faults") {
 			s = append(s, acts...)
 		}
@@ -181,7 +201,7 @@ func (g GenSpec) drawAction(r Rand, prof Profile, crashable []string, maxDown ti
 		}
 		return v
 	}
-	k := prof.On[r.Uint64n("kind", uint64(len(prof.On)))]
+	k := g.kind(r, prof)
 	at := clock.Time(dur("at", g.Horizon))
 	switch k {
 	case Crash:
@@ -250,15 +270,26 @@ func (g GenSpec) drawAction(r Rand, prof Profile, crashable []string, maxDown ti
 		}
 		point := pick("point", ps.Points)
 		count := int(r.Uint64n("count", 3)) + 1
-		down := dur("down", maxDown)
+		down := length("down", maxDown)
 		return append(out, Action{At: at, Kind: CrashAt, Node: ps.Node, Point: point, Count: count},
 			Action{At: at.Add(down + time.Millisecond), Kind: Restart, Node: ps.Node})
+	case PauseAt:
+		if len(g.Points) == 0 {
+			return nil
+		}
+		ps := g.Points[r.Uint64n("point-node", uint64(len(g.Points)))]
+		if len(ps.Points) == 0 {
+			return nil
+		}
+		point := pick("point", ps.Points)
+		count := int(r.Uint64n("count", 3)) + 1
+		return append(out, Action{At: at, Kind: PauseAt, Node: ps.Node, Point: point, Count: count, For: length("stuck", maxDown) + time.Millisecond})
 	case CrashYield:
 		node, n := g.yieldAt(r, pick)
 		if n == 0 {
 			return nil // zero is no crash
 		}
-		down := dur("down", maxDown)
+		down := length("down", maxDown)
 		return append(out, Action{At: at, Kind: CrashYield, Node: node, Count: n},
 			Action{At: at.Add(down + time.Millisecond), Kind: Restart, Node: node})
 	case PauseYield:
@@ -298,6 +329,29 @@ func (g GenSpec) drawAction(r Rand, prof Profile, crashable []string, maxDown ti
 		return append(out, Action{At: at, Kind: Do, Node: c.Node, Point: c.Name, Arg: arg})
 	}
 	return out
+}
+
+// kind draws the kind of a fault among the profile's (GenSpec.ByProgress:
+// first whether it is timed by the protocol's progress or by the clock).
+func (g GenSpec) kind(r Rand, prof Profile) Kind {
+	on := prof.On
+	if g.ByProgress {
+		var timed, clocked []Kind
+		for _, k := range on {
+			if hasKind(progressKinds, k) {
+				timed = append(timed, k)
+			} else {
+				clocked = append(clocked, k)
+			}
+		}
+		if len(timed) > 0 && len(clocked) > 0 {
+			on = clocked
+			if r.Uint64n("kind-by-progress", 2) == 1 {
+				on = timed
+			}
+		}
+	}
+	return on[r.Uint64n("kind", uint64(len(on)))]
 }
 
 // yieldAt draws the node and the blocking call a crash-yield or a

@@ -91,7 +91,7 @@ func (r *Run) onlyArbiterRestarts(w string, a, b int64) bool {
 			if f.Kind == "drift" {
 				until = r.nextDrift(f)
 			}
-		case "heal", "heal-all", "crash-at", "crash-yield", "pause-yield", "message":
+		case "heal", "heal-all", "crash-at", "pause-at", "crash-yield", "pause-yield", "message":
 			continue // a heal, or an arming: what it arms shows when it fires
 		case "command":
 			if f.Point == "rejudge" {

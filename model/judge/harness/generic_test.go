@@ -64,13 +64,11 @@ func caughtBy(o *Outcome, want []string) ([]string, bool) {
 // pcgMisses and rapidMisses are the harmful knobs a route does not catch
 // within its budget, and why; their families do (TestDesignKnobs).
 var pcgMisses = map[judge.Knob]string{
-	judge.ClaimLookupOnly: "PA4 needs a claim retried at a second arbiter while the first one's claim transaction, between its look-up and its commit, is held up past the worker's request timeout, and the first one losing its leader lock meanwhile (family twice)",
-	judge.AttemptsAtGrant: "MA3 needs a lease nobody confirmed lost to an arbiter or database fault on a submission whose other attempts its workers spent (a poison submission): rapid's route finds it, 500 seeds do not (family orphan-last)",
+	judge.ClaimLookupOnly: "PA4 needs a claim transaction of the first arbiter to outlive that arbiter's leader lock. The lock's session ends only when its connection breaks, and a fault breaks every connection between the arbiter and the database at once (break, cut, partition, a crash of either), the open transaction's too; so the transaction must start on a fresh connection within leader_retry (5 s) after the break, before the arbiter sees its lock gone, and then be held (a freeze at the claim's commit point) past the worker's claim timeout while the retry reaches the second arbiter, now the leader: a break, a claim and a freeze within seconds of each other, in a two-arbiter world, which no generic draw places together (family twice)",
 }
 
 var rapidMisses = map[judge.Knob]string{
 	judge.ClaimLookupOnly: "see pcgMisses",
-	judge.NoGrace:         "MA2 where promised needs the one arbiter down longer than a lease while a healthy worker judges, and nothing else faulted around that lease: the seeded route finds it, 200 rapid runs do not (family outage)",
 }
 
 // TestGenericFindsEveryKnob: the generic generator alone (no family: the

@@ -36,6 +36,9 @@ type Faults struct {
 	// role first (the database, an arbiter, a worker process), so that a
 	// fleet of many worker processes does not make the arbiter's crash rare.
 	ByRole bool
+	// ByProgress draws half of the faults among the kinds timed by the
+	// protocol's progress (sim.GenSpec.ByProgress).
+	ByProgress bool
 }
 
 // byRole lists the database, the arbiters and the worker processes so
@@ -96,6 +99,24 @@ func Spec(d judge.Design, wl []judge.Arrival, f Faults) sim.GenSpec {
 		points = append(points, sim.PointSpec{Node: a, Points: []string{judge.PointBeforeCommit, judge.PointAfterCommit, judge.PointAfterCommit, judge.PointAfterReply}})
 	}
 	points = append(points, sim.PointSpec{Node: n.DB, Points: []string{db.PointCommit}})
+	if f.ByRole {
+		// Each worker process's calls are named moments too (a crash
+		// right after a result went out, a freeze right after a claim):
+		// the arbiters', the database's and the workers' points each a
+		// third of the picks, as a crash's node is picked by its role.
+		ws := n.Workers()
+		var byRole []sim.PointSpec
+		for i := 0; i < max(len(ws), 1); i++ {
+			byRole = append(byRole, points[i%len(n.Arbiters)])
+		}
+		for i := 0; i < max(len(ws), 1); i++ {
+			byRole = append(byRole, points[len(n.Arbiters)])
+		}
+		for _, w := range ws {
+			byRole = append(byRole, sim.PointSpec{Node: w, Points: []string{judge.OpClaim.Path(), judge.OpHeartbeat.Path(), judge.OpSubmit.Path()}})
+		}
+		points = byRole
+	}
 	var ids []string
 	for _, a := range wl {
 		ids = append(ids, fmt.Sprint(a.ID))
@@ -117,7 +138,7 @@ func Spec(d judge.Design, wl []judge.Arrival, f Faults) sim.GenSpec {
 		}
 	}
 	return sim.GenSpec{Nodes: nodes, Crashable: crashable, Horizon: f.Horizon, MaxActions: f.MaxActions, MaxDown: f.MaxDown,
-		MaxJump: 2 * time.Minute, MaxDrift: 200_000, Kinds: f.Kinds, Points: points, Commands: cmds, Yields: f.Yields, MaxYield: f.MaxYield, Links: links, Landmarks: f.Landmarks}
+		MaxJump: 2 * time.Minute, MaxDrift: 200_000, Kinds: f.Kinds, Points: points, Commands: cmds, Yields: f.Yields, MaxYield: f.MaxYield, Links: links, Landmarks: f.Landmarks, ByProgress: f.ByProgress}
 }
 
 // Schedule draws a schedule and ends it with heal-all at the horizon (the

@@ -91,16 +91,20 @@ func DrawWorld(r sim.Rand, d judge.Design, mode WorldMode, f Faults) World {
 		d.Sandboxes = 1 + n("world/sandboxes", 3)
 		d.Zombies = n("world/zombie", 2)
 		d.LocalRequestIDs = n("world/local-request-ids", 2) == 1
-		switch n("world/arbiters", 3) {
-		case 0:
+		// One arbiter in half the worlds (where MA2 is promised), two or
+		// one and a standby in the others.
+		switch n("world/arbiters", 4) {
+		case 0, 1:
 			d.Arbiters, d.StandbyArbiters = 1, 0
-		case 1:
-			d.Arbiters, d.StandbyArbiters = 2, 0
 		case 2:
+			d.Arbiters, d.StandbyArbiters = 2, 0
+		case 3:
 			d.Arbiters, d.StandbyArbiters = 1, 1
 		}
 	}
-	if n("world/poison", 4) == 3 {
+	// A poison submission in half the worlds: its attempts are what a
+	// lease lost for nothing spends (MA3).
+	if n("world/poison", 4) >= 2 {
 		wl.Poison = []int64{wl.Arrivals[n("world/poison-sub", len(wl.Arrivals))].ID}
 	}
 	if mode == WorldWide {
@@ -200,13 +204,17 @@ func JudgeGeneric(res *jc.Result, d judge.Design) {
 // and faults timed by the protocol's own progress rather than by the
 // clock: crash-yield and pause-yield at every arbiter and worker process
 // (a crash between two statements, a pause right after a claim's reply,
-// long enough for a lease to expire), and message faults (the n-th message
-// of a link dropped, duplicated or delivered late).
+// long enough for a lease to expire), crash-at and pause-at at the named
+// points (an arbiter frozen between a claim's grant and its COMMIT, or
+// after the COMMIT before its reply; a worker crashed right after its
+// result went out), and message faults (the n-th message of a link
+// dropped, duplicated or delivered late); half of the faults are of these
+// kinds, and crashes, pauses and points pick their node's role first.
 func (f Faults) Protocol(d judge.Design) Faults {
 	if f.Kinds == nil {
-		f.Kinds = append(append([]sim.Kind(nil), sim.GenericKinds...), sim.PauseYield, sim.Message, sim.CrashAt, sim.Do)
+		f.Kinds = append(append([]sim.Kind(nil), sim.GenericKinds...), sim.PauseYield, sim.Message, sim.CrashAt, sim.PauseAt, sim.Do)
 	}
-	f.ByRole = true
+	f.ByRole, f.ByProgress = true, true
 	if f.Yields == nil {
 		n := judge.NamesOf(d)
 		ws := n.Workers()
