@@ -515,7 +515,13 @@ func mostChanged(d *runDelta, recs map[uint64][2]*seedRecord, n int) []keptRun {
 				continue
 			}
 			x := math.Abs(sum(pair[1].Metrics[i].Values)-sum(m.Values)) / spread[m.Name]
-			t += x
+			if math.IsNaN(x) {
+				continue // a metric without a value on one side: no move to rank
+			}
+			// Finite and below a newly passing seed's score, so that the
+			// order is total (a NaN or an infinite score would leave the
+			// sort's result to the map order the seeds came in).
+			t = math.Min(t+x, math.MaxFloat64/2)
 			if x > best {
 				best, moved = x, m.Name
 			}
