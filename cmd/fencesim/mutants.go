@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"sort"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -27,6 +28,10 @@ type MutantRow struct {
 	Kept     int      `json:"kept,omitempty"`     // after minimization
 	Needed   int      `json:"needed,omitempty"`   // of those, the ones the failure needs
 	RunNS    int64    `json:"run_ns"`             // time of the runs made (one core each)
+	// BaseFails are the seeds that failed with the knob and fail as well,
+	// by the same properties, without it: the design's own failures, not
+	// the knob's damage; they do not count as catches.
+	BaseFails []uint64 `json:"base_fails,omitempty"`
 }
 
 func (m MutantRow) caught() bool { return m.Seed != 0 || m.Scenario != "" }
@@ -50,6 +55,7 @@ func (s *Summary) mergeMutant(m MutantRow) {
 		}
 		y.Runs += m.Runs
 		y.RunNS += m.RunNS
+		y.BaseFails = append(y.BaseFails, m.BaseFails...)
 		if m.Seed != 0 && (y.Seed == 0 || m.Seed < y.Seed) {
 			y.Seed, y.Failed, y.Faults, y.Kept, y.Needed = m.Seed, m.Failed, m.Faults, m.Kept, m.Needed
 		}
@@ -215,6 +221,22 @@ func huntKnob(ctx context.Context, sys systems.System, k systems.Knob, sets []st
 	if err != nil {
 		panic(err) // the registry's own knob, and settings checked before
 	}
+	base, err := sys.NewDesign(nil, sets, nil)
+	if err != nil {
+		panic(err)
+	}
+	// ownFailures are the properties a failing seed fails with the knob that
+	// the design without it does not fail on the same seed: the knob's damage.
+	ownFailures := func(r *systems.Result) []string {
+		without := play(task{sys: sys, d: base, seed: r.Seed}, f)
+		var out []string
+		for _, p := range r.FailedIDs() {
+			if !without.Fails(p) {
+				out = append(out, p)
+			}
+		}
+		return out
+	}
 	var stop atomic.Uint64
 	in := make(chan task)
 	go func() {
@@ -236,6 +258,10 @@ func huntKnob(ctx context.Context, sys systems.System, k systems.Knob, sets []st
 		row.RunNS += int64(x.dur)
 		prog.add(1)
 		if len(x.r.Failed()) > 0 && (best == nil || x.seed < best.Seed) {
+			if len(ownFailures(x.r)) == 0 {
+				row.BaseFails = append(row.BaseFails, x.seed)
+				return
+			}
 			best = x.r
 			stop.Store(x.seed)
 		}
@@ -244,8 +270,18 @@ func huntKnob(ctx context.Context, sys systems.System, k systems.Knob, sets []st
 		return row, false
 	}
 	prog.add(len(seeds) - row.Runs)
+	// Seeds past the catch that failed only as the design does are not
+	// reported: the search stopped there.
+	kept := row.BaseFails[:0]
+	for _, s := range row.BaseFails {
+		if best == nil || s < best.Seed {
+			kept = append(kept, s)
+		}
+	}
+	row.BaseFails = kept
+	sort.Slice(row.BaseFails, func(i, j int) bool { return row.BaseFails[i] < row.BaseFails[j] })
 	if best != nil {
-		row.Seed, row.Failed = best.Seed, best.FailedIDs()
+		row.Seed, row.Failed = best.Seed, ownFailures(best)
 		var m *systems.Minimized
 		var err error
 		if !within(ctx, func() { m, err = systems.MinimizeContext(ctx, sys, d, best.Seed, f, best, minBudget) }) || ctx.Err() != nil {
@@ -395,5 +431,36 @@ func (t *mutantTable) footer(s *Summary) {
 		fmt.Fprintf(t.w, ", %d NOT (a harmful knob no run and no scenario caught, or a harmless knob a property failed on)", missed)
 	}
 	fmt.Fprintln(t.w)
+	for _, sys := range systemsOf(s.Mutants) {
+		var seeds []uint64
+		seen := map[uint64]bool{}
+		for _, m := range s.Mutants {
+			for _, x := range m.BaseFails {
+				if m.System == sys && !seen[x] {
+					seen[x] = true
+					seeds = append(seeds, x)
+				}
+			}
+		}
+		if len(seeds) > 0 {
+			sort.Slice(seeds, func(i, j int) bool { return seeds[i] < seeds[j] })
+			word := "seeds"
+			if len(seeds) == 1 {
+				word = "seed"
+			}
+			fmt.Fprintf(t.w, "%s: THE DESIGN ITSELF FAILS %s%s without any knob (fencesim run --seed N shows why): not counted for its knobs\n", sys, word, seedList(" ", seeds, 10))
+		}
+	}
 	fmt.Fprintln(t.w, "seconds to detect: runs to detect times the knob's mean run time on one core; \"scenario\": only the named scenario of the source caught it")
+}
+
+// systemsOf lists the systems of the rows, in their order.
+func systemsOf(rows []MutantRow) []string {
+	var out []string
+	for _, m := range rows {
+		if len(out) == 0 || out[len(out)-1] != m.System {
+			out = append(out, m.System)
+		}
+	}
+	return out
 }

@@ -238,8 +238,8 @@ func (s *Summary) failed() bool {
 		}
 	}
 	for _, m := range s.Mutants {
-		if !m.asExpected() {
-			return true
+		if !m.asExpected() || len(m.BaseFails) > 0 {
+			return true // a knob not judged as expected, or a design that fails on its own
 		}
 	}
 	return false
