@@ -44,22 +44,27 @@ func listFlags(e *env, name string, args []string) (_ []systems.System, asJSON b
 }
 
 func runKnobs(e *env, args []string) int {
-	all, asJSON, code, done := listFlags(e, "knobs", args)
+	return runList(e, "knobs", args, func(sys systems.System) listed { return listed{System: sys.Name(), Knobs: sys.Knobs()} }, writeKnobs)
+}
+
+// runList is knobs and params: each system's entry as JSON, or its table.
+func runList(e *env, name string, args []string, entry func(systems.System) listed, write func(io.Writer, systems.System)) int {
+	all, asJSON, code, done := listFlags(e, name, args)
 	if done {
 		return code
 	}
 	if asJSON {
 		var out []listed
 		for _, sys := range all {
-			out = append(out, listed{System: sys.Name(), Knobs: sys.Knobs()})
+			out = append(out, entry(sys))
 		}
-		return printJSON(e, "knobs", out)
+		return printJSON(e, name, out)
 	}
 	for i, sys := range all {
 		if i > 0 {
 			fmt.Fprintln(e.stdout)
 		}
-		writeKnobs(e.stdout, sys)
+		write(e.stdout, sys)
 	}
 	return exitOK
 }
@@ -90,24 +95,7 @@ func writeKnobs(w io.Writer, sys systems.System) {
 }
 
 func runParams(e *env, args []string) int {
-	all, asJSON, code, done := listFlags(e, "params", args)
-	if done {
-		return code
-	}
-	if asJSON {
-		var out []listed
-		for _, sys := range all {
-			out = append(out, listed{System: sys.Name(), Params: sys.ParamInfos()})
-		}
-		return printJSON(e, "params", out)
-	}
-	for i, sys := range all {
-		if i > 0 {
-			fmt.Fprintln(e.stdout)
-		}
-		writeParams(e.stdout, sys)
-	}
-	return exitOK
+	return runList(e, "params", args, func(sys systems.System) listed { return listed{System: sys.Name(), Params: sys.ParamInfos()} }, writeParams)
 }
 
 // writeParams renders a system's parameter table.
