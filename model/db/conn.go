@@ -122,9 +122,30 @@ var ErrCommitRolledBack = errors.New("commit: the transaction had failed and was
 type Tx struct {
 	c      *Conn
 	p      *sim.Proc
-	begun  bool // BEGIN was sent
+	begun  bool           // BEGIN was sent
+	conn   network.ConnID // the session BEGIN went on: the transaction lives and dies with it
 	queued []Stmt
 	done   bool
+}
+
+// errSessionLost is a transaction's statement after its session broke.
+var errSessionLost = &Error{Code: CodeConnectionFailure, Msg: "the connection broke during the transaction: its session, and the transaction, are gone"}
+
+// lost reports whether the transaction's session is gone: its connection
+// broke (while the node was frozen, say) or was replaced. Nothing more of
+// it may be sent: on a new session the rest would run outside the
+// transaction, as statements of their own (found by explore, seed 5142: a
+// claim frozen before COMMIT, its connection broken meanwhile, committed
+// its claim row alone on a fresh connection, without the grant).
+func (tx *Tx) lost() bool {
+	return tx.begun && (tx.c.conn != tx.conn || tx.conn == 0 || tx.p.Broken(tx.conn))
+}
+
+// sent records the session after a round trip that carried BEGIN.
+func (tx *Tx) sent(first bool, err error) {
+	if first && (err == nil || !Unknown(err)) {
+		tx.conn = tx.c.conn
+	}
 }
 
 // Queue adds statements whose results the caller does not read one by one:
@@ -154,9 +175,15 @@ func (tx *Tx) Batch(stmts ...Stmt) ([]Result, error) {
 	if tx.done {
 		panic("db: statement on a finished transaction")
 	}
+	if tx.lost() {
+		tx.done = true
+		return nil, errSessionLost
+	}
+	first := !tx.begun
 	send := tx.pending(len(stmts))
 	send = append(send, stmts...)
 	rs, err := tx.c.roundTrip(tx.p, send, false)
+	tx.sent(first, err)
 	skip := len(send) - len(stmts)
 	tx.c.recycle(send, err)
 	if err != nil && Unknown(err) {
@@ -197,6 +224,9 @@ func (tx *Tx) CommitBatch(stmts ...Stmt) ([]Result, error) {
 	if !tx.begun && len(tx.queued) == 0 && len(stmts) == 0 {
 		return nil, nil // nothing was ever sent
 	}
+	if tx.lost() {
+		return nil, errSessionLost
+	}
 	send := append(tx.pending(len(stmts)+1), stmts...)
 	skip := len(send) - len(stmts)
 	send = append(send, Commit())
@@ -223,8 +253,8 @@ func (tx *Tx) Rollback() error {
 	}
 	tx.done = true
 	tx.queued = nil
-	if !tx.begun {
-		return nil
+	if !tx.begun || tx.lost() {
+		return nil // never sent, or the session (and the transaction with it) is gone
 	}
 	send := append(tx.c.buffer(1), Rollback())
 	_, err := tx.c.roundTrip(tx.p, send, false)
