@@ -390,6 +390,7 @@ type threshold struct {
 	Crossed bool `json:"crossed"`
 	bound   float64
 	percent bool
+	fall    bool // the bound is on a fall (-X): "-0" is one too
 }
 
 // thresholdStats are the statistics a threshold can bound.
@@ -423,11 +424,14 @@ func parseThreshold(spec string, names []string, units map[string]string) (thres
 	if strings.HasSuffix(bound, "%") {
 		t.percent, bound = true, strings.TrimSuffix(bound, "%")
 	}
-	v, err := strconv.ParseFloat(bound, 64)
-	if err != nil || (bound[0] != '+' && bound[0] != '-') || math.IsNaN(v) || math.IsInf(v, 0) {
+	if bound == "" || (bound[0] != '+' && bound[0] != '-') {
 		return t, usagef("--fail-on %q: the bound %q must be signed, + for a rise or - for a fall, e.g. +10%% or -0.5", spec, bound)
 	}
-	t.bound = v
+	v, err := strconv.ParseFloat(bound, 64)
+	if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
+		return t, usagef("--fail-on %q: the bound %q is not a number, e.g. +10%% or -0.5", spec, bound)
+	}
+	t.bound, t.fall = v, bound[0] == '-'
 	return t, nil
 }
 
@@ -485,10 +489,10 @@ func (t *threshold) judge(d *runDelta) {
 	if t.percent {
 		limit = t.bound / 100 * math.Abs(a)
 	}
-	if t.bound >= 0 {
-		t.Crossed = move > limit
-	} else {
+	if t.fall {
 		t.Crossed = move < limit
+	} else {
+		t.Crossed = move > limit
 	}
 }
 

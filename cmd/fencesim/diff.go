@@ -141,6 +141,7 @@ func runDiff(e *env, args []string) int {
 	defer cleanup()
 	if err != nil {
 		if e.ctx.Err() != nil {
+			fmt.Fprintf(e.stderr, "fencesim diff: interrupted (%s) while building: nothing ran\n", interruption(e.ctx))
 			return exitInterrupted
 		}
 		return e.fail(c.name, err)
@@ -159,12 +160,15 @@ func runDiff(e *env, args []string) int {
 		say("running %s on the %s", p.text(), map[int]string{0: "base " + short(rev), 1: "working tree"}[i])
 		file := filepath.Join(tmp, sides[i]+".jsonl")
 		args := append([]string{"explore", "--artifacts", "0", "--audit", "0", "--json", "--per-seed", file}, common...)
-		if err := runChild(e.ctx, bin, root, args); err != nil {
-			if e.ctx.Err() != nil {
-				res.Interrupted = interruption(e.ctx)
+		if err := runChild(e.ctx, bin, root, args); err != nil && e.ctx.Err() == nil {
+			return e.fail(c.name, fmt.Errorf("the %s: %v", map[int]string{0: "base revision " + short(rev), 1: "working tree"}[i], err))
+		}
+		if e.ctx.Err() != nil {
+			// What the interrupted child finished is in its file.
+			res.Interrupted = interruption(e.ctx)
+			if _, err := os.Stat(file); err != nil {
 				break
 			}
-			return e.fail(c.name, fmt.Errorf("the %s: %v", map[int]string{0: "base revision " + short(rev), 1: "working tree"}[i], err))
 		}
 		fh, err := os.Open(file)
 		if err != nil {
@@ -177,6 +181,9 @@ func runDiff(e *env, args []string) int {
 		}
 		for j := range recs[i] {
 			recs[i][j].Side = sides[i]
+		}
+		if res.Interrupted != "" {
+			break
 		}
 	}
 	res.Timing[1] = int64(time.Since(start))
@@ -198,12 +205,21 @@ func runDiff(e *env, args []string) int {
 		if d.Altered > 0 && res.Verdict == "unchanged" {
 			res.Verdict = "changed"
 		}
+		if d.Seeds == 0 && res.Verdict == "unchanged" {
+			res.Verdict = "incomplete" // nothing to compare: not "identical"
+		}
 		if d.newlyFailing() || d.crossed() {
 			res.Verdict = "failed"
 		}
 	}
+	if res.Interrupted != "" && res.Verdict != "failed" {
+		res.Verdict = "incomplete"
+	}
 	if *keep > 0 && res.Interrupted == "" {
 		res.Kept = keepChanged(e.ctx, bins, root, sel, f, res.Systems, recs, *keep, *out, say)
+		if res.Interrupted == "" {
+			res.Interrupted = interruption(e.ctx)
+		}
 	}
 	if *asJSON {
 		b, err := json.MarshalIndent(res, "", "  ")
@@ -217,7 +233,7 @@ func runDiff(e *env, args []string) int {
 	switch {
 	case res.Interrupted != "":
 		return exitInterrupted
-	case res.Verdict == "failed":
+	case res.Verdict == "failed" || res.Verdict == "incomplete":
 		return exitFail
 	}
 	return exitOK
@@ -242,6 +258,8 @@ func (r *diffResult) writeText(w io.Writer) {
 	}
 	fmt.Fprintln(w)
 	switch r.Verdict {
+	case "incomplete":
+		fmt.Fprintf(w, "verdict: incomplete: the seeds did not run on both sides\n")
 	case "unchanged":
 		fmt.Fprintf(w, "verdict: unchanged: every run identical on both sides\n")
 	case "changed":
@@ -430,6 +448,10 @@ func buildBoth(ctx context.Context, root, rev, tmp string) ([2]string, func(), e
 // results; exit 2 is the child's refusal, returned with its message.
 func runChild(ctx context.Context, bin, dir string, args []string) error {
 	cmd := exec.CommandContext(ctx, bin, args...)
+	// Interrupted, the child stops as fencesim does on Ctrl-C (it prints
+	// and writes what finished); killed only past the grace.
+	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
+	cmd.WaitDelay = grace + time.Second
 	cmd.Dir = dir
 	var stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = io.Discard, &stderr
@@ -451,9 +473,15 @@ func runChild(ctx context.Context, bin, dir string, args []string) error {
 // writeBothSides writes both sides' records, by seed, base first.
 func writeBothSides(path string, recs [2][]seedRecord) error {
 	all := append(append([]seedRecord(nil), recs[0]...), recs[1]...)
+	rank := map[string]int{} // the systems in the order they ran
+	for _, r := range all {
+		if _, ok := rank[r.System]; !ok {
+			rank[r.System] = len(rank)
+		}
+	}
 	sort.SliceStable(all, func(i, j int) bool {
 		if all[i].System != all[j].System {
-			return false
+			return rank[all[i].System] < rank[all[j].System]
 		}
 		return all[i].Seed < all[j].Seed
 	})
@@ -583,6 +611,9 @@ func keepChanged(ctx context.Context, bins [2]string, root string, sel selection
 			}
 		}
 		for _, k := range mostChanged(d, pairs, n) {
+			if ctx.Err() != nil {
+				break
+			}
 			sides := [2]string{"base", "working"}
 			for i, bin := range bins {
 				dir := filepath.Join(abs, fmt.Sprintf("%s-seed-%d", d.System, k.Seed), sides[i])

@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"runtime/pprof"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -120,26 +121,21 @@ func runExplore(e *env, args []string) int {
 			if _, _, err := worstSpec(spec); err != nil {
 				return err
 			}
+			var first error
+			found := false
 			for _, sys := range cfg.systems {
 				w, err := parseWorst(spec, sys)
 				if err != nil {
-					if len(cfg.systems) == 1 {
-						return err
+					if first == nil || !strings.Contains(err.Error(), "no metric") {
+						first = err // an ambiguous name says more than a missing one
 					}
-					continue // a metric of another system
+					continue // a metric of another system, maybe
 				}
+				found = true
 				cfg.worst[sys.Name()] = append(cfg.worst[sys.Name()], w)
 			}
-		}
-		for _, spec := range cfg.keepWorst {
-			found := false
-			for _, ws := range cfg.worst {
-				for _, w := range ws {
-					found = found || w.spec == spec
-				}
-			}
 			if !found {
-				return usagef("--keep-worst %q: no system of this run has that metric", spec)
+				return first
 			}
 		}
 		if cfg.artifacts > 0 || len(cfg.keepWorst) > 0 {

@@ -59,6 +59,16 @@ func (s *Summary) mergeMutant(m MutantRow) {
 		if m.Seed != 0 && (y.Seed == 0 || m.Seed < y.Seed) {
 			y.Seed, y.Failed, y.Faults, y.Kept, y.Needed = m.Seed, m.Failed, m.Faults, m.Kept, m.Needed
 		}
+		// As one machine would have: the design's own failures before the
+		// catch, by seed (a shard's past another's catch are not).
+		kept := y.BaseFails[:0]
+		for _, x := range y.BaseFails {
+			if y.Seed == 0 || x < y.Seed {
+				kept = append(kept, x)
+			}
+		}
+		y.BaseFails = kept
+		sort.Slice(y.BaseFails, func(i, j int) bool { return y.BaseFails[i] < y.BaseFails[j] })
 		if y.Scenario == "" {
 			y.Scenario = m.Scenario
 		}

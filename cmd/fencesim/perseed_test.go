@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -165,4 +166,34 @@ func TestMutantsSeparateTheDesignsOwnFailures(t *testing.T) {
 	var text bytes.Buffer
 	writeMutants(&text, &s)
 	assert.Contains(t, text.String(), "arbiter: THE DESIGN ITSELF FAILS seed 163 without any knob")
+}
+
+// TestReviewFindings: the edge cases a review reproduced: a "-0" bound is
+// a fall; both sides' records of several systems are written by system,
+// then seed; merged shards keep only the design's own failures before the
+// catch, by seed.
+func TestReviewFindings(t *testing.T) {
+	d := &runDelta{Metrics: []metricDelta{{Name: "wasted_judgings (MA2)", Sides: [2]metricStats{{Mean: 5}, {Mean: 6}}}}}
+	for _, spec := range []string{"MA2=-0", "MA2=-0%"} {
+		th, err := parseThreshold(spec, []string{"wasted_judgings (MA2)"}, map[string]string{})
+		require.NoError(t, err)
+		th.judge(d)
+		assert.False(t, th.Crossed, "%s bounds a fall: a rise does not cross it", spec)
+	}
+	rec := func(sys, side string, seed uint64) seedRecord {
+		return seedRecord{Format: perSeedFormat, System: sys, Side: side, Seed: seed, Failed: []string{}, Held: []string{}, Metrics: []systems.Metric{}}
+	}
+	file := filepath.Join(t.TempDir(), "both.jsonl")
+	require.NoError(t, writeBothSides(file, [2][]seedRecord{
+		{rec("arbiter", "base", 1), rec("arbiter", "base", 2), rec("outbox", "base", 1)},
+		{rec("arbiter", "working", 1), rec("arbiter", "working", 2), rec("outbox", "working", 1)}}))
+	var order []string
+	for _, r := range readRecords(t, file) {
+		order = append(order, fmt.Sprintf("%s/%s/%d", r.System, r.Side, r.Seed))
+	}
+	assert.Equal(t, []string{"arbiter/base/1", "arbiter/working/1", "arbiter/base/2", "arbiter/working/2", "outbox/base/1", "outbox/working/1"}, order)
+	s := &Summary{}
+	s.mergeMutant(MutantRow{System: "arbiter", Knob: "k", Harmful: true, Seed: 10, BaseFails: []uint64{8, 2}})
+	s.mergeMutant(MutantRow{System: "arbiter", Knob: "k", Harmful: true, BaseFails: []uint64{15, 3}})
+	assert.Equal(t, []uint64{2, 3, 8}, s.Mutants[0].BaseFails, "the design's own failures before the catch, by seed")
 }

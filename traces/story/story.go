@@ -540,6 +540,7 @@ func Mattered(events []traces.Event, st *report.Story) []uint64 {
 		return nil
 	}
 	var needles []string
+	word := "" // a string key, matched as a whole word
 	seen := map[string]bool{}
 	for _, s := range st.Steps {
 		for _, m := range tokenRe.FindAllStringSubmatch(s.What+" ", -1) {
@@ -552,7 +553,7 @@ func Mattered(events []traces.Event, st *report.Story) []uint64 {
 	if sub, ok := strings.CutPrefix(st.Key, "submission "); ok {
 		needles = append(needles, "sub="+sub+" ", "sub="+sub+"\n")
 	} else if _, key, ok := strings.Cut(st.Key, " "); ok {
-		needles = append(needles, key)
+		word = key
 	}
 	var out []uint64
 	for i := range events {
@@ -561,11 +562,12 @@ func Mattered(events []traces.Event, st *report.Story) []uint64 {
 			continue
 		}
 		text := e.Desc() + "\n"
+		hit := word != "" && wordIndex(text, word) >= 0
 		for _, n := range needles {
-			if strings.Contains(text, n) {
-				out = append(out, e.Seq)
-				break
-			}
+			hit = hit || strings.Contains(text, n)
+		}
+		if hit {
+			out = append(out, e.Seq)
 		}
 		if len(out) == maxMattered {
 			break

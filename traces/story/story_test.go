@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/fencesim/fencesim/traces"
+	"github.com/fencesim/fencesim/traces/report"
 )
 
 func ev(seq uint64, t int64, node, kind, text string, data any) traces.Event {
@@ -109,4 +110,25 @@ func TestTimelineFits(t *testing.T) {
 	assert.Contains(t, text, "fault", "the needed fault stays")
 	assert.Contains(t, text, "VIOLATES", "the violating step stays")
 	assert.Contains(t, text, fmt.Sprintf("#%-6d", 150))
+}
+
+// TestReviewFindings: the violating line stays however many needed faults
+// crowd it; a string key matters only as a whole word.
+func TestReviewFindings(t *testing.T) {
+	var evs []traces.Event
+	var faults []uint64
+	for i := uint64(1); i <= 5; i++ {
+		evs = append(evs, ev(i, int64(i), "n", "fault", "@1.000s crash n", map[string]any{"at": i * 1e9, "kind": "crash", "node": "n"}))
+		faults = append(faults, i)
+	}
+	evs = append(evs, ev(6, 6, "db", "2pc", "vote", map[string]any{"what": "vote", "gid": "g1"}), ev(7, 7, "db", "2pc", "decide", map[string]any{"what": "decide", "gid": "g1"}))
+	st := Of("twopc", evs, []uint64{7}, "")
+	lines := Lines(evs, faults, st, "PC1", "split", 6)
+	text := strings.Join(lines, "\n")
+	assert.Contains(t, text, "VIOLATES", "the violating step is never dropped")
+	assert.Equal(t, 5, strings.Count(text, " fault "), "nor a needed fault, even past the bound")
+	assert.Contains(t, text, "1 earlier steps not shown", "only the ordinary step goes")
+
+	sends := []traces.Event{ev(1, 1, "a", "send", "#1 a->b key=evt-12", nil), ev(2, 2, "a", "send", "#2 a->b key=evt-1 x", nil)}
+	assert.Equal(t, []uint64{2}, Mattered(sends, &report.Story{Key: "key evt-1"}), "evt-12 is another key")
 }

@@ -94,7 +94,8 @@ type line struct {
 // Lines renders the failure as a compact terminal timeline of at most max
 // lines: the needed faults and the key's story in time order, one line per
 // step (routine heartbeats counted, not printed), the violating step
-// marked, earlier steps dropped first when it is too long.
+// marked, earlier steps dropped first when it is too long. The needed
+// faults and the violating steps are never dropped, even past max.
 func Lines(events []traces.Event, faults []uint64, st *report.Story, property, message string, maxLines int) []string {
 	var ls []line
 	isFault := map[uint64]bool{}
@@ -192,8 +193,11 @@ func Lines(events []traces.Event, faults []uint64, st *report.Story, property, m
 		room-- // the line that says so
 		for len(shown) > room {
 			i := 0
-			for i < len(shown)-1 && shown[i].keep {
+			for i < len(shown) && shown[i].keep {
 				i++
+			}
+			if i == len(shown) {
+				break // only the lines that stay are left
 			}
 			shown = append(shown[:i], shown[i+1:]...)
 			dropped++
