@@ -207,7 +207,8 @@ func (r *Run) stuckEpisodes() []episode {
 			}
 		}
 	}
-	for node, ivs := range r.Paused {
+	for _, node := range checker.SortedKeys(r.Paused) {
+		ivs := r.Paused[node]
 		if len(node) < 7 || node[:7] != "arbiter" {
 			continue
 		}
@@ -219,7 +220,18 @@ func (r *Run) stuckEpisodes() []episode {
 			out = append(out, episode{node, iv.Start, end})
 		}
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].start < out[j].start })
+	// By start, then node, then end: the same order on every run (the
+	// episodes' detection times are a metric's samples, in this order).
+	sort.Slice(out, func(i, j int) bool {
+		a, b := out[i], out[j]
+		if a.start != b.start {
+			return a.start < b.start
+		}
+		if a.node != b.node {
+			return a.node < b.node
+		}
+		return a.end < b.end
+	})
 	return out
 }
 
