@@ -5,11 +5,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"pgregory.net/rapid"
 
@@ -110,20 +108,16 @@ func Check(t *testing.T, sys System, d Design, o Options) {
 	var last traces.Header
 	found := false
 	prop := sys.Property(d, f, func(h traces.Header) { last, found = h, true })
-	rec := &recorder{t: t}
-	done := make(chan struct{})
-	go func() { // rapid stops a failing check with runtime.Goexit
-		defer close(done)
-		rapid.Check(rec, prop)
-	}()
-	<-done
-	for _, l := range rec.lines {
+	var lines lineFilter
+	rec := &hunt.Recorder{TestName: t.Name(), Filter: lines.keep, DeadlineOf: t.Deadline}
+	rec.Check(prop)
+	for _, l := range rec.Lines {
 		t.Log(l)
 	}
-	if rec.skipped {
+	if rec.Skipped() {
 		t.SkipNow()
 	}
-	if !rec.failed {
+	if !rec.Failed() {
 		return
 	}
 	if found {
@@ -273,24 +267,20 @@ func Replay(t testing.TB, path string) *Result {
 	return r
 }
 
-// recorder is the rapid.TB Check hands rapid: it keeps rapid's lines (the
-// draw log dropped unless -fencesim.draws, each message clipped) for the
-// test's log, and stops the check's goroutine where rapid stops a test.
-type recorder struct {
-	t       *testing.T
-	lines   []string
-	full    []string // the messages before clipping
-	failed  bool
-	skipped bool
+// lineFilter is what Check keeps of rapid's lines for the test's log: the
+// draw log dropped unless -fencesim.draws, a message seen already dropped,
+// each message clipped.
+type lineFilter struct {
+	full []string // the messages kept, before clipping
 }
 
-func (r *recorder) add(s string) {
+func (r *lineFilter) keep(s string) (string, bool) {
 	if !*draws && strings.HasPrefix(s, "[rapid] draw ") {
-		return
+		return "", false
 	}
 	for _, l := range r.full {
 		if strings.Contains(l, s) {
-			return // the failure's message again (rapid's replay of the shrunk case)
+			return "", false // the failure's message again (rapid's replay of the shrunk case)
 		}
 	}
 	r.full = append(r.full, s)
@@ -311,21 +301,5 @@ func (r *recorder) add(s string) {
 		}
 		ls = append(kept, rapids...)
 	}
-	r.lines = append(r.lines, strings.Join(ls, "\n"))
+	return strings.Join(ls, "\n"), true
 }
-
-func (r *recorder) Helper()                                 {}
-func (r *recorder) Name() string                            { return r.t.Name() }
-func (r *recorder) Logf(f string, a ...any)                 { r.add(fmt.Sprintf(f, a...)) }
-func (r *recorder) Log(a ...any)                            { r.add(fmt.Sprint(a...)) }
-func (r *recorder) Skipf(f string, a ...any)                { r.Logf(f, a...); r.SkipNow() }
-func (r *recorder) Skip(a ...any)                           { r.Log(a...); r.SkipNow() }
-func (r *recorder) SkipNow()                                { r.skipped = true; runtime.Goexit() }
-func (r *recorder) Errorf(f string, a ...any)               { r.failed = true; r.Logf(f, a...) }
-func (r *recorder) Error(a ...any)                          { r.failed = true; r.Log(a...) }
-func (r *recorder) Fatalf(f string, a ...any)               { r.Errorf(f, a...); runtime.Goexit() }
-func (r *recorder) Fatal(a ...any)                          { r.Error(a...); runtime.Goexit() }
-func (r *recorder) FailNow()                                { r.failed = true; runtime.Goexit() }
-func (r *recorder) Fail()                                   { r.failed = true }
-func (r *recorder) Failed() bool                            { return r.failed }
-func (r *recorder) Deadline() (deadline time.Time, ok bool) { return r.t.Deadline() }

@@ -45,14 +45,9 @@ func RunShrink(name string, checks int, seed uint64, shrink time.Duration, prop 
 	}
 	restore := setFlags(flags)
 	defer restore()
-	tb := &recorder{name: name}
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		rapid.Check(tb, prop)
-	}()
-	<-done
-	res := Result{Found: tb.failed, Output: strings.Join(tb.lines, "\n")}
+	tb := &Recorder{TestName: name}
+	tb.Check(prop)
+	res := Result{Found: tb.Failed(), Output: strings.Join(tb.Lines, "\n")}
 	if m := afterRe.FindStringSubmatch(res.Output); m != nil {
 		n, _ := strconv.Atoi(m[1])
 		res.Runs = n + 1
@@ -122,24 +117,64 @@ func setFlags(vals map[string]string) func() {
 	}
 }
 
-// recorder is a rapid.TB that records instead of failing a test.
-type recorder struct {
-	name   string
-	failed bool
-	lines  []string
+// Recorder is a rapid.TB that records instead of failing a test: rapid's
+// lines go through Filter (nil: kept as they are) into Lines, and the
+// check's goroutine stops where rapid would stop a test (Check runs it on
+// its own goroutine for that).
+type Recorder struct {
+	TestName string
+	// Filter returns a line to keep, or false to drop it.
+	Filter func(string) (string, bool)
+	// Deadline, when set, is the test's deadline (rapid bounds its search by it).
+	DeadlineOf func() (time.Time, bool)
+	Lines      []string
+	failed     bool
+	skipped    bool
 }
 
-func (r *recorder) Helper()                   {}
-func (r *recorder) Name() string              { return r.name }
-func (r *recorder) Logf(f string, a ...any)   { r.lines = append(r.lines, fmt.Sprintf(f, a...)) }
-func (r *recorder) Log(a ...any)              { r.lines = append(r.lines, fmt.Sprint(a...)) }
-func (r *recorder) Skipf(f string, a ...any)  { r.Logf(f, a...); runtime.Goexit() }
-func (r *recorder) Skip(a ...any)             { r.Log(a...); runtime.Goexit() }
-func (r *recorder) SkipNow()                  { runtime.Goexit() }
-func (r *recorder) Errorf(f string, a ...any) { r.failed = true; r.Logf(f, a...) }
-func (r *recorder) Error(a ...any)            { r.failed = true; r.Log(a...) }
-func (r *recorder) Fatalf(f string, a ...any) { r.Errorf(f, a...); runtime.Goexit() }
-func (r *recorder) Fatal(a ...any)            { r.Error(a...); runtime.Goexit() }
-func (r *recorder) FailNow()                  { r.failed = true; runtime.Goexit() }
-func (r *recorder) Fail()                     { r.failed = true }
-func (r *recorder) Failed() bool              { return r.failed }
+// Check runs rapid.Check with prop on the recorder, on a goroutine of its
+// own (rapid stops a failing check with runtime.Goexit), and waits for it.
+func (r *Recorder) Check(prop func(*rapid.T)) {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		rapid.Check(r, prop)
+	}()
+	<-done
+}
+
+func (r *Recorder) add(s string) {
+	if r.Filter != nil {
+		var ok bool
+		if s, ok = r.Filter(s); !ok {
+			return
+		}
+	}
+	r.Lines = append(r.Lines, s)
+}
+
+// Skipped reports whether the check skipped.
+func (r *Recorder) Skipped() bool { return r.skipped }
+
+func (r *Recorder) Helper()                   {}
+func (r *Recorder) Name() string              { return r.TestName }
+func (r *Recorder) Logf(f string, a ...any)   { r.add(fmt.Sprintf(f, a...)) }
+func (r *Recorder) Log(a ...any)              { r.add(fmt.Sprint(a...)) }
+func (r *Recorder) Skipf(f string, a ...any)  { r.Logf(f, a...); r.SkipNow() }
+func (r *Recorder) Skip(a ...any)             { r.Log(a...); r.SkipNow() }
+func (r *Recorder) SkipNow()                  { r.skipped = true; runtime.Goexit() }
+func (r *Recorder) Errorf(f string, a ...any) { r.failed = true; r.Logf(f, a...) }
+func (r *Recorder) Error(a ...any)            { r.failed = true; r.Log(a...) }
+func (r *Recorder) Fatalf(f string, a ...any) { r.Errorf(f, a...); runtime.Goexit() }
+func (r *Recorder) Fatal(a ...any)            { r.Error(a...); runtime.Goexit() }
+func (r *Recorder) FailNow()                  { r.failed = true; runtime.Goexit() }
+func (r *Recorder) Fail()                     { r.failed = true }
+func (r *Recorder) Failed() bool              { return r.failed }
+
+// Deadline is the test's deadline, when the recorder has one.
+func (r *Recorder) Deadline() (time.Time, bool) {
+	if r.DeadlineOf == nil {
+		return time.Time{}, false
+	}
+	return r.DeadlineOf()
+}
