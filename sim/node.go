@@ -101,6 +101,7 @@ type Env struct {
 	dial      func(to network.Addr) network.ConnID // test mode
 	world     *World                               // kernel mode
 	slot      *slot
+	outside   *Outside // a node stepped by a driver outside the kernel (live)
 	crashed   bool
 }
 
@@ -142,6 +143,9 @@ func (e *Env) Recording() bool { return e.recording }
 func (e *Env) Records(kind string) bool {
 	if e.world != nil {
 		return e.world.wantsNote(kind)
+	}
+	if e.outside != nil && e.outside.Records != nil {
+		return e.outside.Records(kind)
 	}
 	return e.recording
 }
@@ -246,6 +250,7 @@ type Disk struct {
 	durable map[string]any
 	pending map[string]any
 	deleted map[string]bool
+	version uint64 // changes to durable
 	// AutoSync makes every write durable at once (an fsync per write).
 	AutoSync bool
 }
@@ -259,6 +264,7 @@ func NewDisk() *Disk {
 func (d *Disk) Put(key string, v any) {
 	if d.AutoSync {
 		d.durable[key] = v
+		d.version++
 		return
 	}
 	delete(d.deleted, key)
@@ -269,6 +275,7 @@ func (d *Disk) Put(key string, v any) {
 func (d *Disk) Delete(key string) {
 	if d.AutoSync {
 		delete(d.durable, key)
+		d.version++
 		return
 	}
 	delete(d.pending, key)
@@ -309,6 +316,9 @@ func (d *Disk) Keys(prefix string) []string {
 
 // Sync makes every pending write durable.
 func (d *Disk) Sync() {
+	if len(d.pending)+len(d.deleted) > 0 {
+		d.version++
+	}
 	for k, v := range d.pending {
 		d.durable[k] = v
 	}

@@ -591,6 +591,9 @@ func (p *Proc) OnCommand(h CommandHandler) { p.h.command = h }
 // statement names) can skip it when nothing listens.
 func (p *Proc) Armed() bool {
 	e := p.h.env
+	if e.outside != nil {
+		return e.outside.Point != nil
+	}
 	return e.world != nil && (len(e.slot.armed) > 0 || len(e.slot.yields) > 0)
 }
 
@@ -606,6 +609,9 @@ func (p *Proc) Armed() bool {
 func (p *Proc) Point(label string) {
 	e := p.h.env
 	if e.world == nil {
+		if e.outside != nil && e.outside.Point != nil {
+			e.outside.Point(e, label)
+		}
 		return
 	}
 	var frozen time.Duration
@@ -633,6 +639,8 @@ func (p *Proc) Die(label string, restart time.Duration) {
 	e := p.h.env
 	if e.world != nil {
 		e.world.die(e.slot, label, restart)
+	} else if e.outside != nil && e.outside.Die != nil {
+		e.outside.Die(label, restart)
 	}
 	p.h.crashed = true
 	p.h.env = discardEnv()

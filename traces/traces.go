@@ -31,6 +31,9 @@ type Header struct {
 	Limits   json.RawMessage `json:"limits,omitempty"`
 	Network  json.RawMessage `json:"network,omitempty"` // the base network policy
 	Commit   string          `json:"commit,omitempty"`  // source revision; not part of the hash
+	// Live marks the record of a live run (fencesim live): real processes,
+	// sockets and a real PostgreSQL. It cannot be replayed.
+	Live bool `json:"live,omitempty"`
 }
 
 // Event is one line after the header.

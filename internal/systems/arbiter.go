@@ -165,6 +165,25 @@ func (a Arbiter) Replay(h traces.Header) (*Result, error) {
 	return r, nil
 }
 
+// Judge runs the checkers on a record made elsewhere (a live run's): the
+// same decoding, invariants, porcupine and metrics as a simulated run's.
+func (a Arbiter) Judge(h traces.Header, evs []traces.Event) *Result {
+	r := &Result{System: judge.System, Seed: h.Seed, Header: h, Events: evs}
+	if d, err := judge.ParseDesign(h.Design); err == nil {
+		r.Nodes = judge.NamesOf(d).All()
+	}
+	t0 := time.Now()
+	run, err := jc.Decode(h, evs)
+	t1 := time.Now()
+	if err != nil {
+		r.Verdicts = []checker.Verdict{runFailed(err)}
+		return r
+	}
+	a.judged(r, jc.Check(run))
+	r.Timings = []Timing{{"decode", t1.Sub(t0)}, {"invariants, porcupine, metrics", time.Since(t1)}}
+	return r
+}
+
 // Scenarios implements System: A-S1..A-S9, docs/systems.md A.5 with the
 // measured costs.
 func (Arbiter) Scenarios() (string, bool, error) {

@@ -175,22 +175,28 @@ type World struct {
 	Names    Names
 }
 
-// Build turns a design, a workload and a kernel configuration (entropy,
-// network policy, fault schedule, limits, recorder) into a runnable world.
-func Build(d Design, wl Workload, cfg sim.Config) (*World, error) {
+// Plan is what a world of system A is made of, for the simulator (Build)
+// and the live world alike: the database's schema and seed rows, and every
+// other node with its factory.
+type Plan struct {
+	Arrivals []Arrival
+	Names    Names
+	Schema   db.Schema
+	Seed     map[string][]db.Row
+	Nodes    []sim.Spec // the arbiters, workers, monitor and web front (not the database)
+}
+
+// PlanOf lists a world's nodes; the arrivals are drawn from r unless the
+// workload gives them.
+func PlanOf(d Design, wl Workload, r sim.Rand) (Plan, error) {
 	if err := d.Validate(); err != nil {
-		return nil, err
+		return Plan{}, err
 	}
 	if err := wl.Validate(); err != nil {
-		return nil, err
+		return Plan{}, err
 	}
-	if cfg.Entropy == nil {
-		cfg.Entropy = sim.NewPCG(0)
-	}
-	arrivals := wl.Plan(cfg.Entropy.Stream("workload"))
+	arrivals := wl.Plan(r)
 	names := NamesOf(d)
-	w := sim.New(cfg)
-
 	users := map[int64]bool{}
 	var seedUsers []db.Row
 	for _, a := range arrivals {
@@ -205,16 +211,19 @@ func Build(d Design, wl Workload, cfg sim.Config) (*World, error) {
 		// deletes it with the global lock.
 		seed[TDispatch] = []db.Row{{"id": int64(1), "round": int64(0)}}
 	}
-	w.Add(names.DB, db.New(Schema(d), db.Config{Seed: seed}))
+	pl := Plan{Arrivals: arrivals, Names: names, Schema: Schema(d), Seed: seed}
+	add := func(name string, f sim.Factory, down bool) {
+		pl.Nodes = append(pl.Nodes, sim.Spec{Name: name, Factory: f, Down: down})
+	}
 	var arbs []network.Addr
 	for _, a := range names.AllArbiters() {
 		arbs = append(arbs, network.Addr(a))
 	}
 	for _, a := range names.Arbiters {
-		w.Add(a, NewArbiter(ArbiterConfig{Design: d, DB: network.Addr(names.DB)}))
+		add(a, NewArbiter(ArbiterConfig{Design: d, DB: network.Addr(names.DB)}), false)
 	}
 	for _, a := range names.Standby {
-		w.Add(a, NewArbiter(ArbiterConfig{Design: d, DB: network.Addr(names.DB)}), sim.Down())
+		add(a, NewArbiter(ArbiterConfig{Design: d, DB: network.Addr(names.DB)}), true)
 	}
 	all := names.Workers()
 	poison := map[int64]bool{}
@@ -224,15 +233,33 @@ func Build(d Design, wl Workload, cfg sim.Config) (*World, error) {
 	for i, name := range names.AllWorkers() {
 		cfg := WorkerConfig{Design: d, ID: WorkerID(name), Home: names.IsHome(name), Arbiters: arbs,
 			Direct: i < len(all) && i >= len(all)-d.LegacyWorkers, DB: network.Addr(names.DB), Poison: poison}
-		if i < len(all) {
-			w.Add(name, NewWorker(cfg))
+		add(name, NewWorker(cfg), i >= len(all))
+	}
+	add(names.Monitor, NewMonitor(d, arbs), false)
+	add(names.Web, NewWeb(network.Addr(names.DB), arrivals), false)
+	return pl, nil
+}
+
+// Build turns a design, a workload and a kernel configuration (entropy,
+// network policy, fault schedule, limits, recorder) into a runnable world.
+func Build(d Design, wl Workload, cfg sim.Config) (*World, error) {
+	if cfg.Entropy == nil {
+		cfg.Entropy = sim.NewPCG(0)
+	}
+	pl, err := PlanOf(d, wl, cfg.Entropy.Stream("workload"))
+	if err != nil {
+		return nil, err
+	}
+	w := sim.New(cfg)
+	w.Add(pl.Names.DB, db.New(pl.Schema, db.Config{Seed: pl.Seed}))
+	for _, n := range pl.Nodes {
+		if n.Down {
+			w.Add(n.Name, n.Factory, sim.Down())
 		} else {
-			w.Add(name, NewWorker(cfg), sim.Down())
+			w.Add(n.Name, n.Factory)
 		}
 	}
-	w.Add(names.Monitor, NewMonitor(d, arbs))
-	w.Add(names.Web, NewWeb(network.Addr(names.DB), arrivals))
-	return &World{World: w, Design: d, Workload: wl, Arrivals: arrivals, Names: names}, nil
+	return &World{World: w, Design: d, Workload: wl, Arrivals: pl.Arrivals, Names: pl.Names}, nil
 }
 
 // ShapeOf returns the shape of a design's worlds, as the checkers read it:
