@@ -9,8 +9,9 @@
 // the live runner (fencesim live) starts the servers, calls Start with their
 // addresses, hands each client the address Addr gives it, and calls the fault
 // methods at the schedule's times. It never talks to a toxiproxy server over
-// HTTP and keeps no global state: each Net has its own toxiproxy ApiServer
-// value, so tests may run several at once.
+// HTTP and keeps no mutable global state: each Net has its own toxiproxy
+// ApiServer value, so tests may run several at once (the one process-wide act
+// is registering the drop toxic's type with toxiproxy, once, at init).
 //
 // # Directions
 //
@@ -29,19 +30,21 @@
 //   - Cut(from, to), "Node -> Peer is blocked", and the simulator breaks every
 //     connection between the two: the links between them are restarted
 //     (proxy Stop then Start on the same port, which closes every connection
-//     through it at once; a dial in that instant is refused), and a timeout
-//     toxic with timeout 0 goes on the from->to stream: data sent that way is
-//     swallowed, so a request (or its reply) never arrives and the caller's
-//     own timeout fires, as for a dropped datagram. A connection dialed
-//     during the cut is accepted but carries nothing that way. We do not
-//     refuse new connections (by disabling the proxy): a partitioned network
-//     never answers a SYN with a refusal.
+//     through it at once; a dial in that instant is refused), and a drop
+//     toxic (drop.go, registered with toxiproxy) at rate one million goes on
+//     the from->to stream: data sent that way is swallowed, so a request (or
+//     its reply) never arrives and the caller's own timeout fires, as for a
+//     dropped datagram. A connection dialed during the cut is accepted but
+//     carries nothing that way. We do not refuse new connections (by
+//     disabling the proxy): a partitioned network never answers a SYN with a
+//     refusal, it lets the dial or the call time out.
 //   - Partition(groups), "groups cannot talk to each other (both ways);
 //     crossing connections break": Cut both ways for every pair of nodes in
 //     different groups. Nodes in no group are untouched.
-//   - Heal(): the cut toxics are removed. toxiproxy closes every connection
-//     that passed through a removed timeout toxic (its stream had a gap),
-//     which is the simulator's "broken connections stay broken".
+//   - Heal(): the cut toxics are removed, and every connection that lost
+//     data to one is closed (a stream with a gap is no stream): the
+//     simulator's "broken connections stay broken". A connection that sent
+//     nothing across the cut lives on.
 //   - Break(from, to), "connections between Node and Peer break" (either
 //     direction): the links between them are restarted. New connections work
 //     at once.
@@ -54,20 +57,24 @@
 //   - Delay(from, to, amount, d), "up to Amount of extra delay": a latency
 //     toxic of amount/2 with jitter amount/2 (uniform in [0, amount)) for d.
 //     A connection stays in order, so it delays but never reorders.
-//   - Loss(from, to, perMillion, d): TCP cannot lose one message and carry
-//     the next (the schedule's own note for a dropped message on a
-//     connection: the connection breaks with it). A reset_peer toxic with
-//     timeout 0 and toxicity perMillion/1e6 goes on the from->to stream for
-//     d: a connection it picks is reset on the next data sent that way, and
-//     that data is lost. toxiproxy draws the toxicity once per connection
-//     (and again when the link's toxics change), not per message.
+//   - Loss(from, to, perMillion, d), "datagrams are lost at Rate per
+//     million": TCP cannot lose one message and carry the next (the
+//     schedule's own note for a dropped message on a connection: the
+//     connection breaks with it). A drop toxic at rate perMillion goes on the
+//     from->to stream for d: each chunk read from that stream is lost with
+//     that probability, and after a loss so is the rest of that
+//     connection's stream, so the caller times out; when d ends, the
+//     connections that lost data are closed. A chunk is what one read
+//     returned, about one request on a quiet link, not one message.
 //   - HealAll(): Heal, and every timed fault ends at once.
 //
 // # Limits
 //
 // Times are whole milliseconds (toxiproxy's unit): a duration is rounded up.
-// toxiproxy draws jitter and toxicity from the global math/rand, so a live
-// run is not reproducible from a seed; its trace is the record. A toxic
+// toxiproxy draws jitter from the global math/rand and the drop toxic from
+// math/rand/v2's, so a live run is not reproducible from a seed; its trace is
+// the record. The drop toxic's name, fencesim_drop, is registered in
+// toxiproxy's process-wide toxic registry by this package's init. A toxic
 // change waits until every connection of the link is at a chunk boundary: a
 // receiver that does not read (a paused process whose buffers are full) holds
 // the change up, and toxiproxy can wedge for good when a destination dies

@@ -265,7 +265,7 @@ func (n *Net) cut(t target) error {
 	if t.l.toxics[name] {
 		return nil
 	}
-	return n.add(t, toxic{Name: name, Type: "timeout", Toxicity: 1, Attributes: map[string]int64{"timeout": 0}})
+	return n.add(t, toxic{Name: name, Type: dropType, Toxicity: 1, Attributes: map[string]int64{"rate": 1_000_000}})
 }
 
 // Partition cuts both ways between every two nodes of different groups and
@@ -300,8 +300,8 @@ func (n *Net) Partition(groups [][]string) error {
 	return errors.Join(errs...)
 }
 
-// Heal removes every cut and partition; the connections that crossed one
-// are closed.
+// Heal removes every cut and partition; the connections that lost data to
+// one are closed.
 func (n *Net) Heal() error {
 	n.mu.Lock()
 	defer n.mu.Unlock()
@@ -355,8 +355,9 @@ func (n *Net) Delay(from, to string, amount, d time.Duration) error {
 	return n.timed(from, to, d, toxic{Type: "latency", Toxicity: 1, Attributes: map[string]int64{"latency": ms / 2, "jitter": ms - ms/2}})
 }
 
-// Loss resets, for d, each connection carrying data from -> to with
-// probability perMillion per million, on its next data that way.
+// Loss loses, for d, each chunk of data from -> to with probability
+// perMillion per million; a connection that lost one carries nothing more
+// that way and is closed when the loss ends.
 func (n *Net) Loss(from, to string, perMillion int64, d time.Duration) error {
 	if perMillion < 0 || perMillion > 1_000_000 {
 		return fmt.Errorf("netproxy: loss rate %d is not in [0, 1000000] per million", perMillion)
@@ -364,7 +365,7 @@ func (n *Net) Loss(from, to string, perMillion int64, d time.Duration) error {
 	if perMillion == 0 || d <= 0 {
 		return nil
 	}
-	return n.timed(from, to, d, toxic{Type: "reset_peer", Toxicity: float32(perMillion) / 1e6, Attributes: map[string]int64{"timeout": 0}})
+	return n.timed(from, to, d, toxic{Type: dropType, Toxicity: 1, Attributes: map[string]int64{"rate": perMillion}})
 }
 
 // timed puts x on every stream from -> to and removes it after d.

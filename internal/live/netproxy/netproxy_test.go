@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/Shopify/toxiproxy/v2/stream"
+	"github.com/Shopify/toxiproxy/v2/toxics"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -279,19 +281,63 @@ func TestDelay(t *testing.T) {
 	assert.Less(t, time.Since(begin), 50*time.Millisecond, "heal-all ends the delay at once")
 }
 
-func TestLossResetsConnections(t *testing.T) {
-	n, _ := start(t)
+func TestLossLosesDataAndClosesAtTheEnd(t *testing.T) {
+	n, e := start(t)
 	require.NoError(t, n.Loss("c", "s", 0, time.Second), "zero is nothing")
 	assert.Error(t, n.Loss("c", "s", 2_000_000, time.Second), "above a million")
-	const d = 300 * time.Millisecond
+	const d = 500 * time.Millisecond
 	require.NoError(t, n.Loss("c", "s", 1_000_000, d))
 	c := dial(t, n)
-	_, err := roundTrip(c, "x", time.Second)
-	assert.True(t, err != nil && !isTimeout(err), "at a rate of one million the connection is reset: got %v", err)
-	time.Sleep(d + 50*time.Millisecond)
+	_, err := roundTrip(c, "x", quick)
+	assert.True(t, isTimeout(err), "at a rate of one million the request vanishes: want a read timeout, got %v", err)
+	assert.Equal(t, "", e.received(), "the server saw nothing")
+	assert.True(t, broken(c, time.Second), "the connection that lost data is closed when the loss ends")
 	got, err := roundTrip(dial(t, n), "y", time.Second)
 	require.NoError(t, err, "after d the loss ends")
 	assert.Equal(t, "y", got)
+}
+
+// The drop toxic on its own: each chunk at the rate, then nothing after a
+// loss; removal closes only a stream that lost data, and drains it.
+func TestDropToxic(t *testing.T) {
+	run := func(rate int64, chunks int) (passed int, stub *toxics.ToxicStub, in chan *stream.StreamChunk) {
+		in = make(chan *stream.StreamChunk)
+		out := make(chan *stream.StreamChunk, chunks)
+		stub = toxics.NewToxicStub(in, out)
+		x := &dropToxic{Rate: rate}
+		stub.State = x.NewState()
+		w := &toxics.ToxicWrapper{Toxic: x, Type: dropType, Toxicity: 1}
+		done := make(chan struct{})
+		go func() { stub.Run(w); close(done) }()
+		for i := 0; i < chunks; i++ {
+			in <- &stream.StreamChunk{Data: []byte{byte(i)}}
+		}
+		stub.Interrupt <- struct{}{}
+		<-done
+		x.Cleanup(stub)
+		for {
+			select {
+			case c, ok := <-out:
+				if !ok {
+					return passed, stub, in
+				}
+				require.Equal(t, byte(passed), c.Data[0], "chunks pass in order, none after a loss")
+				passed++
+			default:
+				return passed, stub, in
+			}
+		}
+	}
+	passed, stub, in := run(0, 50)
+	assert.Equal(t, 50, passed, "rate 0 loses nothing")
+	assert.False(t, stub.Closed(), "a stream that lost nothing stays open at removal")
+	passed, stub, in = run(1_000_000, 50)
+	assert.Equal(t, 0, passed, "rate one million loses the first chunk and all after it")
+	assert.True(t, stub.Closed(), "a stream that lost data is closed at removal")
+	in <- &stream.StreamChunk{Data: []byte{0}} // drained: the send does not block
+	close(in)
+	passed, _, _ = run(500_000, 50)
+	assert.Less(t, passed, 50, "at a half, 50 chunks all pass with chance 2^-50")
 }
 
 func TestHealAllEndsEverything(t *testing.T) {
@@ -327,6 +373,80 @@ func TestCloseLeavesNothing(t *testing.T) {
 	require.NoError(t, err, "the proxy's port is free after Close")
 	ln.Close()
 
+	deadline := time.Now().Add(2 * time.Second)
+	for runtime.NumGoroutine() > before && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if now := runtime.NumGoroutine(); now > before {
+		buf := make([]byte, 1<<20)
+		os.Stderr.Write(buf[:runtime.Stack(buf, true)])
+		t.Fatalf("%d goroutines before Start, %d after Close", before, now)
+	}
+}
+
+// Faults while clients keep the link busy: every change finishes promptly
+// and Close still leaves nothing behind.
+func TestFaultsUnderTraffic(t *testing.T) {
+	e := newEcho(t)
+	before := runtime.NumGoroutine()
+	n, err := Start([]Link{{From: "c", To: "s", Upstream: e.addr()}})
+	require.NoError(t, err)
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for i := 0; i < 4; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			buf := make([]byte, 4096)
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				c, err := net.DialTimeout("tcp", n.Addr("c", "s"), 200*time.Millisecond)
+				if err != nil {
+					continue
+				}
+				for j := 0; j < 50; j++ {
+					c.SetDeadline(time.Now().Add(50 * time.Millisecond))
+					if _, err := c.Write(buf); err != nil {
+						break
+					}
+					if _, err := io.ReadFull(c, buf); err != nil {
+						break
+					}
+				}
+				c.Close()
+			}
+		}()
+	}
+	faults := []struct {
+		name string
+		do   func() error
+	}{
+		{"break", func() error { return n.Break("c", "s") }},
+		{"cut", func() error { return n.Cut("c", "s") }},
+		{"heal", n.Heal},
+		{"partition", func() error { return n.Partition([][]string{{"c"}, {"s"}}) }},
+		{"heal", n.Heal},
+		{"stall", func() error { return n.Stall("s", "c", 30*time.Millisecond) }},
+		{"delay", func() error { return n.Delay("c", "s", 20*time.Millisecond, 40*time.Millisecond) }},
+		{"loss", func() error { return n.Loss("", "", 300_000, 40*time.Millisecond) }},
+		{"cut", func() error { return n.Cut("s", "c") }},
+		{"heal-all", n.HealAll},
+	}
+	for round := 0; round < 3; round++ {
+		for _, f := range faults {
+			time.Sleep(20 * time.Millisecond)
+			begin := time.Now()
+			assert.NoError(t, f.do(), "%s in round %d", f.name, round)
+			assert.Less(t, time.Since(begin), time.Second, "%s in round %d took long", f.name, round)
+		}
+	}
+	close(stop)
+	wg.Wait()
+	require.NoError(t, n.Close())
 	deadline := time.Now().Add(2 * time.Second)
 	for runtime.NumGoroutine() > before && time.Now().Before(deadline) {
 		time.Sleep(10 * time.Millisecond)
