@@ -16,6 +16,7 @@
 # FENCESIM_PG_STATE) records URL, data directory, pg_ctl and log so that stop, restart and
 # internal/pgtest.Restart can find it. As root, the server runs as the "postgres" user.
 # Settings for speed, not durability: fsync, synchronous_commit and full_page_writes off.
+# track_commit_timestamp is on: internal/pgexec's commit capture orders commits by it.
 set -euo pipefail
 
 STATE_DIR="${FENCESIM_PG_STATE:-/tmp/fencesim-pg}"
@@ -167,6 +168,7 @@ listen_addresses = '127.0.0.1'
 unix_socket_directories = '$dir'
 max_connections = 100
 max_prepared_transactions = 20
+track_commit_timestamp = on
 fsync = off
 synchronous_commit = off
 full_page_writes = off

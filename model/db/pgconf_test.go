@@ -12,7 +12,6 @@ package db_test
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net"
 	"reflect"
@@ -25,9 +24,9 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/fencesim/fencesim/clock"
+	"github.com/fencesim/fencesim/internal/pgexec"
 	"github.com/fencesim/fencesim/internal/pgtest"
 	"github.com/fencesim/fencesim/model/db"
 )
@@ -112,89 +111,27 @@ func modelOut(st db.Stmt, res db.Result) pgOut {
 	return o
 }
 
-var (
-	vacuumRe   = regexp.MustCompile(`tuples: (\d+) removed, (\d+) remain, (\d+) are dead but not yet removable`)
-	vacuum14Re = regexp.MustCompile(`found (\d+) removable, (\d+) nonremovable row versions`)
-	dead14Re   = regexp.MustCompile(`(\d+) dead row versions cannot be removed yet`)
-)
-
-// vacuumStats sums the tuples figures of VACUUM VERBOSE's INFO messages
-// (PostgreSQL 15 and later: "tuples: N removed, M remain, K are dead but not
-// yet removable"; 14 and earlier: "found N removable, M nonremovable row
-// versions" with "K dead row versions cannot be removed yet").
-func vacuumStats(infos []string) (db.VacuumStats, bool) {
-	var st db.VacuumStats
-	found := false
-	atoi := func(s string) int { n, _ := strconv.Atoi(s); return n }
-	for _, m := range infos {
-		for _, g := range vacuumRe.FindAllStringSubmatch(m, -1) {
-			found = true
-			st.Removed += atoi(g[1])
-			st.Remain += atoi(g[2])
-			st.DeadNotRemovable += atoi(g[3])
-		}
-		if g := vacuum14Re.FindStringSubmatch(m); g != nil {
-			found = true
-			st.Removed += atoi(g[1])
-			st.Remain += atoi(g[2])
-		}
-		if g := dead14Re.FindStringSubmatch(m); g != nil {
-			st.DeadNotRemovable += atoi(g[1])
-		}
-	}
-	return st, found
-}
-
-// pgSess is one server session.
+// pgSess is one server session: a pgexec.Session, the live runs' own, so
+// that the conformance tests hold the code that serves model/db's protocol
+// from a real server, not a copy of it.
 type pgSess struct {
+	sess *pgexec.Session
 	conn *pgx.Conn
 	nc   net.Conn
-
-	mu      sync.Mutex
-	notices []*pgconn.Notice
 }
 
 // pgDial opens a session with search_path set to schema and the given
 // lock_timeout and deadlock_timeout (0: the server's default) as the
 // session's defaults, as db.Config sets them for the model's sessions.
 func pgDial(ctx context.Context, name, schema string, lockTimeout, deadlockTimeout time.Duration) (*pgSess, error) {
-	cfg, err := pgx.ParseConfig(pgtest.URL())
+	sess, err := pgexec.Dial(ctx, pgtest.URL(), pgexec.Options{App: name, Schema: schema, LockTimeout: lockTimeout, DeadlockTimeout: deadlockTimeout})
 	if err != nil {
 		return nil, err
 	}
-	if cfg.ConnectTimeout == 0 {
-		cfg.ConnectTimeout = 10 * time.Second
-	}
-	if len(name) > 63 {
-		name = name[:63]
-	}
-	cfg.RuntimeParams["application_name"] = name
-	if schema != "" {
-		cfg.RuntimeParams["search_path"] = pgx.Identifier{schema}.Sanitize()
-	}
-	cfg.RuntimeParams["lock_timeout"] = fmt.Sprintf("%dus", lockTimeout/time.Microsecond)
-	if deadlockTimeout > 0 {
-		cfg.RuntimeParams["deadlock_timeout"] = fmt.Sprintf("%dus", deadlockTimeout/time.Microsecond)
-	}
-	s := &pgSess{}
-	cfg.OnNotice = func(_ *pgconn.PgConn, n *pgconn.Notice) {
-		s.mu.Lock()
-		s.notices = append(s.notices, n)
-		s.mu.Unlock()
-	}
-	s.conn, err = pgx.ConnectConfig(ctx, cfg)
-	if err != nil {
-		return nil, err
-	}
-	s.nc = s.conn.PgConn().Conn()
-	return s, nil
+	return &pgSess{sess: sess, conn: sess.Conn(), nc: sess.Conn().PgConn().Conn()}, nil
 }
 
-func (s *pgSess) close() {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	s.conn.Close(ctx)
-}
+func (s *pgSess) close() { s.sess.Close() }
 
 // inTx reports whether the session is in a transaction block (open or
 // failed).
@@ -203,85 +140,17 @@ func (s *pgSess) inTx() bool { return s.conn.PgConn().TxStatus() != 'I' }
 // exec runs one statement. shift is added to every timestamp literal (see
 // the file comment); t0 is the instant model time 0 stands for.
 func (s *pgSess) exec(ctx context.Context, st db.Stmt, shift time.Duration, t0 time.Time) pgOut {
-	s.mu.Lock()
-	s.notices = nil
-	s.mu.Unlock()
-	sql := shiftStmt(st, shift).SQL()
-	var got []db.Row
-	rows, err := s.conn.Query(ctx, sql, pgx.QueryExecModeSimpleProtocol)
-	if err == nil {
-		for rows.Next() {
-			vals, verr := rows.Values()
-			if verr != nil {
-				err = verr
-				break
-			}
-			r := db.Row{}
-			for j, f := range rows.FieldDescriptions() {
-				v := vals[j]
-				if ts, ok := v.(time.Time); ok {
-					v = clock.Time(ts.Sub(t0))
-				}
-				r[f.Name] = v
-			}
-			if st.Kind == db.SPreparedXacts {
-				delete(r, "transaction")
-			}
-			got = append(got, r)
-		}
-		rows.Close()
-		if err == nil {
-			err = rows.Err()
-		}
+	return serverOut(st, s.sess.Exec(ctx, shiftStmt(st, shift), t0))
+}
+
+// serverOut converts the server's outcome of st: its db.Result as the
+// model's is converted, with every warning the server sent.
+func serverOut(st db.Stmt, o pgexec.Outcome) pgOut {
+	out := modelOut(st, o.Result)
+	if !out.Lost {
+		out.Notices = o.Notices
 	}
-	s.mu.Lock()
-	notices := s.notices
-	s.notices = nil
-	s.mu.Unlock()
-	var o pgOut
-	if err != nil {
-		code := pgtest.Code(err)
-		// No SQLSTATE, or the server's end of the session (57P01 admin
-		// shutdown, 57P02 crash shutdown, 57P03 cannot connect now, 08xxx):
-		// the model's 08006, an unknown outcome.
-		if code == "" || strings.HasPrefix(code, "57P") || strings.HasPrefix(code, "08") || s.conn.IsClosed() {
-			return pgOut{Lost: true, Note: err.Error()}
-		}
-		o = pgOut{Code: code, Note: err.Error()}
-		if code == db.CodeUniqueViolation {
-			var pe *pgconn.PgError
-			if errors.As(err, &pe) {
-				o.Constraint = pe.ConstraintName
-			}
-		}
-	} else {
-		o = pgOut{Tag: rows.CommandTag().String(), Rows: got}
-	}
-	var infos []string
-	for _, n := range notices {
-		sev := n.SeverityUnlocalized
-		if sev == "" {
-			sev = n.Severity
-		}
-		if sev == "INFO" {
-			infos = append(infos, n.Message)
-			continue
-		}
-		if n.Code == "01000" || n.Code == "" {
-			o.Notices = append(o.Notices, sev)
-		} else {
-			o.Notices = append(o.Notices, sev+" "+n.Code)
-		}
-	}
-	if st.Kind == db.SVacuum && o.Code == "" {
-		v, ok := vacuumStats(infos)
-		if !ok {
-			v = db.VacuumStats{Removed: -1, Remain: -1, DeadNotRemovable: -1}
-		}
-		o.Vacuum = &v
-		o.Rows = nil
-	}
-	return o
+	return out
 }
 
 // shiftStmt adds d to every timestamp literal of st.
@@ -462,39 +331,21 @@ func absDur(d time.Duration) time.Duration {
 
 // ---- schema setup ----
 
-// setupSQL is the DDL and seed of a schema on the server: each table with
-// autovacuum (and autoanalyze) off, so that only the tests' VACUUMs remove
-// row versions; the seed rows; serial sequences moved past the seeded
+// setupSQL is the DDL and seed of a schema on the server (pgexec's, the
+// live runs' own): each table with autovacuum (and autoanalyze) off, so
+// that only the tests' VACUUMs remove row versions; the seed rows, their
+// timestamps shifted by shift; serial sequences moved past the seeded
 // values, as the model does.
 func setupSQL(tables []db.Table, seed map[string][]db.Row, shift time.Duration) []string {
-	var out []string
-	for _, tb := range tables {
-		out = append(out, tb.SQL()+" WITH (autovacuum_enabled = off)")
-	}
-	for _, tb := range tables {
-		var ins []string
-		for _, row := range seed[tb.Name] {
-			ins = append(ins, shiftStmt(db.Insert(tb.Name, row), shift).SQL())
-		}
-		for len(ins) > 0 { // in batches: one round trip each
-			n := min(len(ins), 500)
-			out = append(out, strings.Join(ins[:n], "; "))
-			ins = ins[n:]
-		}
-		if len(seed[tb.Name]) == 0 {
-			continue
-		}
-		for _, c := range tb.Columns {
-			if c.Serial {
-				out = append(out, fmt.Sprintf("SELECT setval(pg_get_serial_sequence(%s, %s), max(%s)) FROM %s HAVING max(%s) IS NOT NULL",
-					quote(pgx.Identifier{tb.Name}.Sanitize()), quote(c.Name), pgx.Identifier{c.Name}.Sanitize(), pgx.Identifier{tb.Name}.Sanitize(), pgx.Identifier{c.Name}.Sanitize()))
-			}
+	s := db.Schema{Tables: tables}
+	shifted := map[string][]db.Row{}
+	for name, rows := range seed {
+		for _, row := range rows {
+			shifted[name] = append(shifted[name], shiftStmt(db.Insert(name, row), shift).Values)
 		}
 	}
-	return out
+	return append(pgexec.DDL(s), pgexec.SeedSQL(s, shifted)...)
 }
-
-func quote(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
 
 // serverRows reads a table's rows ordered by primary key.
 func serverRows(ctx context.Context, s *pgSess, tb db.Table, t0 time.Time) ([]db.Row, error) {

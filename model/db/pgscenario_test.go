@@ -211,42 +211,23 @@ func sleepUntil(ctx context.Context, at time.Time) {
 }
 
 // runRequest runs a step's statements on a session as the model's node
-// runs a Request: in order, stopping at the first error; an atomic one
-// inside BEGIN ... COMMIT (ROLLBACK after an error; no COMMIT after a final
-// PREPARE TRANSACTION), refused with 25001 inside an open transaction block
-// (a deliberate simplification of the model: see doc.go).
+// runs a Request (pgexec.Session.Request, the live runs' own): in order,
+// stopping at the first error; an atomic one inside BEGIN ... COMMIT
+// (ROLLBACK after an error; no COMMIT after a final PREPARE TRANSACTION),
+// refused with 25001 inside an open transaction block (a deliberate
+// simplification of the model: see doc.go).
 func runRequest(ctx context.Context, s *pgSess, stmts []db.Stmt, atomicReq bool, shift time.Duration, t0 time.Time) []pgOut {
+	shifted := make([]db.Stmt, len(stmts))
+	for i, st := range stmts {
+		shifted[i] = shiftStmt(st, shift)
+	}
 	var outs []pgOut
-	if atomicReq {
-		if s.inTx() {
-			return []pgOut{{Code: db.CodeActiveTx, Note: "an atomic batch cannot run inside an open transaction block (client side)"}}
+	for i, o := range s.sess.Request(ctx, db.Request{Stmts: shifted, Atomic: atomicReq}, t0) {
+		st := db.Stmt{}
+		if i < len(stmts) {
+			st = stmts[i]
 		}
-		if b := s.exec(ctx, db.Begin(), 0, t0); b.Lost || b.Code != "" {
-			return []pgOut{b}
-		}
-	}
-	failed := false
-	for _, st := range stmts {
-		o := s.exec(ctx, st, shift, t0)
-		outs = append(outs, o)
-		if o.Lost {
-			return outs
-		}
-		if o.Code != "" {
-			failed = true
-			break
-		}
-	}
-	if atomicReq {
-		switch {
-		case failed:
-			s.exec(ctx, db.Rollback(), 0, t0)
-		case len(stmts) > 0 && stmts[len(stmts)-1].Kind == db.SPrepare:
-		default:
-			if c := s.exec(ctx, db.Commit(), 0, t0); c.Lost || c.Code != "" {
-				outs[len(outs)-1] = c
-			}
-		}
+		outs = append(outs, serverOut(st, o))
 	}
 	return outs
 }
