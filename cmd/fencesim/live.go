@@ -1,0 +1,236 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	art "github.com/fencesim/fencesim/internal/artifact"
+	"github.com/fencesim/fencesim/internal/live"
+	"github.com/fencesim/fencesim/internal/systems"
+	"github.com/fencesim/fencesim/sim"
+	"github.com/fencesim/fencesim/traces"
+)
+
+// runLive runs a system's node code for real: child processes, TCP through
+// a proxy on every link, a real PostgreSQL, real faults; then the same
+// checkers on what they recorded.
+func runLive(e *env, args []string) int {
+	c := commandByName("live")
+	fs := newFlags(c.name)
+	var sel selection
+	sel.register(fs, "arbiter")
+	duration := fs.Duration("duration", 60*time.Second, "how long the run lasts once every node is up (real time)")
+	pg := fs.String("pg", "", "PostgreSQL server `URL`s, comma-separated (postgres://user@host:port/db; twopc uses two, one is shared); default: throw-away servers started with scripts/pg.sh for the run")
+	ports := fs.Int("ports", 0, "the first of the `PORT`s the nodes listen on, one per node, in order (default: free ports)")
+	schedule := fs.String("schedule", "", "the faults: a `FILE` with a JSON list of actions (a trace header's schedule), or a trace (.jsonl) whose schedule to play; default: the live world's own (kills, a pause, a stall, a broken connection)")
+	subs := fs.Int("submissions", 0, "system A: the workload's `N` submissions, arriving within the first third of the run (default 12)")
+	seed := fs.Uint64("seed", 1, "the seed `N` of the workload's arrivals and the nodes' entropy")
+	out := fs.String("out", "fencesim-out", "`DIR` for the trace, the report and the run's directory (live-<system>-<time>/: node disks, notes, logs)")
+	pos, code, done := parse(e, fs, c, args)
+	if done {
+		return code
+	}
+	if len(pos) > 0 {
+		return e.fail(c.name, usagef("unexpected argument %q (live takes flags only, e.g. --system arbiter --duration 60s)", pos[0]))
+	}
+	var sys systems.System
+	var d systems.Design
+	var sched sim.Schedule
+	err := func() error {
+		all, err := sel.systems(true)
+		if err != nil {
+			return err
+		}
+		if len(all) != 1 {
+			return usagef("live runs one system: pick it with --system (%s)", strings.Join(live.Systems(), " or "))
+		}
+		sys = all[0]
+		if !contains(live.Systems(), sys.Name()) {
+			return usagef("--system %s: no live world (live runs: %s)", sys.Name(), strings.Join(live.Systems(), ", "))
+		}
+		if *duration <= 0 {
+			return usagef("--duration %v: give a positive duration, e.g. --duration 60s", *duration)
+		}
+		if *subs < 0 || (*subs > 0 && sys.Name() != "arbiter") {
+			return usagef("--submissions %d: a positive count, for --system arbiter only", *subs)
+		}
+		if *ports < 0 || *ports > 65000 {
+			return usagef("--ports %d: give a port between 1024 and 65000", *ports)
+		}
+		userSets := sel.sets
+		if sel.design == "" {
+			// The live world's short parameters first (docs/live.md):
+			// --set applies on top.
+			sel.sets = append(live.ShortSets(sys.Name()), sel.sets...)
+		}
+		if d, err = sel.designOf(sys); err != nil {
+			return err
+		}
+		sel.sets = userSets
+		if *schedule != "" {
+			if sched, err = readSchedule(*schedule); err != nil {
+				return err
+			}
+		} else {
+			sched = live.DefaultSchedule(sys.Name(), *duration)
+		}
+		return checkOutDir(*out)
+	}()
+	if err != nil {
+		return e.fail(c.name, err)
+	}
+	if sel.warning != "" {
+		fmt.Fprintf(e.stderr, "fencesim %s: %s\n", c.name, sel.warning)
+	}
+	bin, err := os.Executable()
+	if err != nil {
+		return e.fail(c.name, err)
+	}
+	dir, err := filepath.Abs(filepath.Join(*out, fmt.Sprintf("live-%s-%s", sys.Name(), time.Now().Format("20060102-150405"))))
+	if err != nil {
+		return e.fail(c.name, err)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	o := live.Options{System: sys.Name(), Design: d.JSON, Seed: *seed, Submissions: *subs, Duration: *duration, Schedule: sched,
+		PG: splitList(*pg), Ports: *ports, Dir: dir, Binary: bin, Log: e.stdout}
+	res, err := live.Run(ctx, o)
+	if err != nil {
+		var ue *live.UsageError
+		if errors.As(err, &ue) {
+			return e.fail(c.name, usagef("%s", ue.Msg))
+		}
+		fmt.Fprintf(e.stderr, "fencesim %s: %s\n", c.name, oneLine(err.Error()))
+		return exitUsage
+	}
+	if ctx.Err() != nil {
+		fmt.Fprintf(e.stderr, "fencesim %s: interrupted: the run's record is checked as far as it went\n", c.name)
+	}
+	judge, ok := sys.(interface {
+		Judge(traces.Header, []traces.Event) *systems.Result
+	})
+	if !ok {
+		return e.fail(c.name, usagef("--system %s: no checkers for a live record", sys.Name()))
+	}
+	r := judge.Judge(res.Header, res.Events)
+	r.Nodes = res.Nodes
+	fmt.Fprintf(e.stdout, "faults injected (%d):\n", len(res.Faults))
+	for _, f := range res.Faults {
+		fmt.Fprintf(e.stdout, "  %s\n", f)
+	}
+	calls, returns := 0, 0
+	for _, ev := range res.Events {
+		switch ev.Kind {
+		case "call":
+			calls++
+		case "return":
+			returns++
+		}
+	}
+	commits := 0
+	for _, ev := range res.Events {
+		if ev.Kind == "commit" {
+			commits++
+		}
+	}
+	fmt.Fprintf(e.stdout, "operations checked: %d calls, %d returns, %d commits, %d events in all\n", calls, returns, commits, len(res.Events))
+	desc := sel.describe(d)
+	if sel.design == "" && len(live.ShortSets(sys.Name())) > 0 {
+		desc = "the live short parameters (docs/live-" + sys.Name() + ".json)" + strings.TrimPrefix("; "+desc, "; default")
+	}
+	what := fmt.Sprintf("%s live %s (design: %s)", sys.Name(), *duration, desc)
+	base := filepath.Join(*out, fmt.Sprintf("%s-live-%s", sys.Name(), filepath.Base(dir)[len("live-"+sys.Name()+"-"):]))
+	trace, page := base+".jsonl", base+"-report.html"
+	hash, err := art.Trace(trace, r)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "fencesim %s: --out %s: %v\n", c.name, *out, unwrapPath(err))
+		return exitUsage
+	}
+	if _, err := art.Report(page, base+"-porcupine.html", r, art.Page{Story: art.StoryOf(r, "", nil, timelineLines),
+		Title: pageTitle(what, r), Hash: hash, Replay: "a live run: it cannot be replayed (fencesim report " + trace + " re-renders it)", TracePath: trace}); err != nil {
+		fmt.Fprintf(e.stderr, "fencesim %s: %s: %v\n", c.name, page, unwrapPath(err))
+		return exitUsage
+	}
+	writeVerdicts(e.stdout, what, r)
+	fmt.Fprintf(e.stdout, "trace: %s\nreport: %s\nrun directory: %s\n", trace, page, dir)
+	if len(r.Failed()) > 0 {
+		return exitFail
+	}
+	return exitOK
+}
+
+// readSchedule reads a schedule file: a JSON list of actions, or a trace
+// whose header's schedule to play.
+func readSchedule(path string) (sim.Schedule, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, usagef("--schedule: %v", unwrapPath(err))
+	}
+	if strings.HasSuffix(path, ".jsonl") {
+		f, err := os.Open(path)
+		if err != nil {
+			return nil, usagef("--schedule: %v", unwrapPath(err))
+		}
+		defer f.Close()
+		tr, err := traces.NewReader(f)
+		if err != nil {
+			return nil, usagef("--schedule %s: not a trace: %v", path, err)
+		}
+		b = tr.Header.Schedule
+	}
+	var s sim.Schedule
+	dec := json.NewDecoder(strings.NewReader(string(b)))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&s); err != nil {
+		return nil, usagef("--schedule %s: not a JSON list of fault actions (as a trace header's \"schedule\"): %v", path, err)
+	}
+	return s, nil
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, x := range strings.Split(s, ",") {
+		if x = strings.TrimSpace(x); x != "" {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+// runNode runs one node of a live world (started by fencesim live).
+func runNode(e *env, args []string) int {
+	c := commandByName("node")
+	fs := newFlags(c.name)
+	cfgPath := fs.String("config", "", "the node's configuration `FILE` (written by fencesim live)")
+	_, code, done := parse(e, fs, c, args)
+	if done {
+		return code
+	}
+	b, err := os.ReadFile(*cfgPath)
+	if err != nil {
+		return e.fail(c.name, usagef("--config: %v", unwrapPath(err)))
+	}
+	var cfg live.NodeConfig
+	if err := json.Unmarshal(b, &cfg); err != nil {
+		return e.fail(c.name, usagef("--config %s: %v", *cfgPath, err))
+	}
+	w, err := live.Wire(cfg)
+	if err != nil {
+		return e.fail(c.name, usagef("--config %s: %v", *cfgPath, err))
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := live.RunNode(ctx, cfg, w); err != nil {
+		fmt.Fprintf(e.stderr, "fencesim %s: %s\n", c.name, oneLine(err.Error()))
+		return exitUsage
+	}
+	return exitOK
+}

@@ -1,0 +1,544 @@
+package live
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"hash/fnv"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptrace"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/fencesim/fencesim/clock"
+	"github.com/fencesim/fencesim/internal/pgexec"
+	"github.com/fencesim/fencesim/model/db"
+	"github.com/fencesim/fencesim/network"
+	"github.com/fencesim/fencesim/sim"
+	"github.com/fencesim/fencesim/traces"
+)
+
+// NodeConfig is what a live node process is started with (the file given to
+// `fencesim node`): which node of which world it is, where it listens, how
+// it reaches the others, and the run's shared instant 0.
+type NodeConfig struct {
+	System   string            `json:"system"`
+	Name     string            `json:"name"`
+	Dir      string            `json:"dir"`    // the node's directory: its disk, its notes
+	Listen   string            `json:"listen"` // host:port of its HTTP server
+	Peers    map[string]string `json:"peers"`  // node -> host:port to dial (the proxy of the link)
+	DBs      map[string]DBConf `json:"dbs"`    // database node -> how to reach it (through the link's proxy)
+	Epoch    int64             `json:"epoch"`  // Unix ns of the run's time 0
+	Seed     uint64            `json:"seed"`
+	Design   json.RawMessage   `json:"design"`
+	Workload json.RawMessage   `json:"workload,omitempty"`
+	// CrashAt are crash points at which the process kills itself with
+	// SIGKILL the first time it passes them (a live crash-at fault).
+	CrashAt []string `json:"crash_at,omitempty"`
+}
+
+// DBConf is how a node reaches one database: the server's URL through the
+// link's proxy, the search_path of the database's schema, and the
+// session defaults the model's database gives its sessions.
+type DBConf struct {
+	URL         string        `json:"url"`
+	Schema      string        `json:"schema"`
+	LockTimeout time.Duration `json:"lock_timeout,omitempty"`
+}
+
+// Wiring is what a system gives the live world: the factory of each of its
+// nodes and the types its nodes send and keep on disk.
+type Wiring struct {
+	Factory   sim.Factory
+	Codec     *Codec
+	DiskTypes []any // gob-registered: the values nodes Put on their disks
+}
+
+// notesFile is the name of a node's notes in its directory (JSON Lines of
+// traces.Event, appended across restarts).
+const notesFile = "notes.jsonl"
+
+// wire paths of a node's HTTP server
+const (
+	pathMsg     = "/msg/"   // + type: a request on a connection; the answer is the reply
+	pathDgram   = "/dgram/" // + type: a datagram; no answer
+	pathCommand = "/command"
+	pathHealth  = "/health"
+	headerFrom  = "X-Fencesim-From"
+)
+
+// event is one input for the node's loop.
+type event struct {
+	in  sim.Input
+	req *inbound // a request on an inbound connection: registered before the input is stepped
+}
+
+// inbound is an HTTP request the node serves: its answer, when the node
+// sends one on the request's connection.
+type inbound struct {
+	reply chan any // nil value: the node closed the connection
+}
+
+// outConn is a connection the node dialed: an HTTP client to another node,
+// or a database session.
+type outConn struct {
+	id     network.ConnID
+	to     network.Addr
+	ctx    context.Context
+	cancel context.CancelFunc
+	broken atomic.Bool
+	// HTTP
+	client *http.Client
+	url    string
+	// database
+	pg chan db.Request
+}
+
+// driver runs one node in this OS process.
+type driver struct {
+	cfg    NodeConfig
+	w      Wiring
+	out    sim.Outside
+	node   sim.Node
+	disk   *sim.Disk
+	rnd    sim.Rand
+	epoch  time.Time
+	base   time.Time     // with its monotonic reading
+	offset time.Duration // base's wall time since the epoch
+	events chan event
+	timers map[sim.TimerID]*time.Timer
+	conns  map[network.ConnID]*outConn
+	reqs   map[network.ConnID]*inbound
+	nextID atomic.Uint64
+	notes  *os.File
+	diskV  uint64
+	crash  map[string]bool
+	mu     sync.Mutex // guards notes writes from the kill path
+	// inflight counts sends on their way out (HTTP requests being written,
+	// database requests being run): a crash point waits for them.
+	inflight sync.WaitGroup
+}
+
+// RunNode runs the node described by cfg until ctx ends or the node dies.
+// It returns an error for a configuration it cannot run.
+func RunNode(ctx context.Context, cfg NodeConfig, w Wiring) error {
+	if err := os.MkdirAll(cfg.Dir, 0o755); err != nil {
+		return err
+	}
+	for _, t := range w.DiskTypes {
+		registerGob(t)
+	}
+	d := &driver{cfg: cfg, w: w, events: make(chan event, 1024), timers: map[sim.TimerID]*time.Timer{},
+		conns: map[network.ConnID]*outConn{}, reqs: map[network.ConnID]*inbound{}, crash: map[string]bool{}}
+	for _, p := range cfg.CrashAt {
+		d.crash[p] = true
+	}
+	d.epoch = time.Unix(0, cfg.Epoch)
+	db.Epoch = d.epoch.UTC()
+	d.base = time.Now()
+	d.offset = d.base.Round(0).Sub(d.epoch)
+	disk, inc, err := loadDisk(cfg.Dir)
+	if err != nil {
+		return err
+	}
+	d.disk, d.diskV = disk, disk.Version()
+	h := fnv.New64a()
+	fmt.Fprintf(h, "%s/%d", cfg.Name, inc)
+	d.rnd = sim.NewPCG(cfg.Seed ^ h.Sum64()).Stream(cfg.Name)
+	d.notes, err = os.OpenFile(filepath.Join(cfg.Dir, notesFile), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return err
+	}
+	defer d.notes.Close()
+	if inc == 1 {
+		d.note("start", "", nil)
+	} else {
+		d.note("restart", fmt.Sprintf("incarnation %d", inc), nil)
+	}
+	d.out = sim.Outside{Self: network.Addr(cfg.Name), Dial: d.dial, Die: d.die}
+	if len(d.crash) > 0 {
+		d.out.Point = d.point
+	}
+	ln, err := net.Listen("tcp", cfg.Listen)
+	if err != nil {
+		return fmt.Errorf("node %s: listen on %s: %w", cfg.Name, cfg.Listen, err)
+	}
+	srv := &http.Server{Handler: http.HandlerFunc(d.serveHTTP)}
+	go srv.Serve(ln)
+	defer srv.Close()
+
+	d.node = w.Factory(cfg.Name, d.disk)
+	d.step(sim.Input{Kind: sim.Start})
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case ev := <-d.events:
+			if ev.req != nil {
+				d.reqs[ev.in.Msg.Conn] = ev.req
+			}
+			if ev.in.Kind == sim.ConnBroken {
+				if _, ok := d.reqs[ev.in.Conn]; ok {
+					delete(d.reqs, ev.in.Conn)
+				}
+			}
+			if !d.step(ev.in) {
+				return nil
+			}
+		}
+	}
+}
+
+// now returns the node's wall and monotonic readings: time since the run's
+// instant 0 (one machine: every node's clock is the same).
+func (d *driver) now() clock.Time { return clock.Time(d.offset + time.Since(d.base)) }
+
+// step steps the node with one input and carries out what it asked for. It
+// reports false once the node crashed.
+func (d *driver) step(in sim.Input) bool {
+	t := d.now()
+	env := d.out.Env(t, t, d.rnd, d.disk)
+	d.node.Step(env, in)
+	d.apply(env.Effects())
+	return !env.Crashed()
+}
+
+// apply carries out a step's effects: the disk first (what the node wrote
+// is durable before anything it sent can be seen), then the rest in order.
+func (d *driver) apply(effs []sim.Effect) {
+	if v := d.disk.Version(); v != d.diskV {
+		if err := saveDisk(d.cfg.Dir, d.disk); err != nil {
+			fmt.Fprintf(os.Stderr, "node %s: writing its disk: %v\n", d.cfg.Name, err)
+			os.Exit(1)
+		}
+		d.diskV = v
+	}
+	for _, e := range effs {
+		switch e.Kind {
+		case sim.EffSend:
+			d.send(e)
+		case sim.EffDial:
+			d.open(e.Conn, e.To)
+		case sim.EffClose:
+			d.close(e.Conn)
+		case sim.EffTimer:
+			id, tag := e.TimerID, e.Tag
+			d.timers[id] = time.AfterFunc(e.After, func() {
+				d.push(event{in: sim.Input{Kind: sim.Timer, TimerID: id, Tag: tag}})
+			})
+		case sim.EffCancel:
+			if tm, ok := d.timers[e.TimerID]; ok {
+				tm.Stop()
+				delete(d.timers, e.TimerID)
+			}
+		case sim.EffNote:
+			d.note(e.Note, e.Text, e.Data)
+		}
+	}
+}
+
+func (d *driver) push(ev event) { d.events <- ev }
+
+// note appends one event to the node's notes.
+func (d *driver) note(kind, text string, data any) {
+	ev := traces.Event{T: int64(d.now()), Node: d.cfg.Name, Kind: kind, Text: text}
+	if kind == "" {
+		ev.Kind = "note"
+	}
+	if data != nil {
+		b, err := json.Marshal(data)
+		if err == nil {
+			ev.Data = b
+		}
+	}
+	b, _ := json.Marshal(ev)
+	d.mu.Lock()
+	d.notes.Write(append(b, '\n'))
+	d.mu.Unlock()
+}
+
+// dial numbers a new connection.
+func (d *driver) dial(network.Addr) network.ConnID { return network.ConnID(d.nextID.Add(1)) }
+
+// open opens a dialed connection: a database session when the peer is a
+// database, an HTTP client otherwise.
+func (d *driver) open(id network.ConnID, to network.Addr) {
+	ctx, cancel := context.WithCancel(context.Background())
+	c := &outConn{id: id, to: to, ctx: ctx, cancel: cancel}
+	d.conns[id] = c
+	if conf, ok := d.cfg.DBs[string(to)]; ok {
+		c.pg = make(chan db.Request, 64)
+		go d.session(c, conf)
+		return
+	}
+	addr, ok := d.cfg.Peers[string(to)]
+	if !ok {
+		d.broken(c) // no route: refused
+		return
+	}
+	c.url = "http://" + addr
+	c.client = &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 4, IdleConnTimeout: time.Minute,
+		DialContext: (&net.Dialer{Timeout: 5 * time.Second}).DialContext}}
+}
+
+// broken tells the node, once, that a connection it dialed broke.
+func (d *driver) broken(c *outConn) {
+	if c.broken.CompareAndSwap(false, true) {
+		c.cancel()
+		go d.push(event{in: sim.Input{Kind: sim.ConnBroken, Conn: c.id, Peer: c.to}})
+	}
+}
+
+// session runs a database connection's requests in order on one session.
+func (d *driver) session(c *outConn, conf DBConf) {
+	var s *pgexec.Session
+	defer func() {
+		if s != nil {
+			s.Close()
+		}
+	}()
+	for {
+		var req db.Request
+		select {
+		case <-c.ctx.Done():
+			return
+		case req = <-c.pg:
+		}
+		if s == nil {
+			var err error
+			s, err = pgexec.Dial(c.ctx, conf.URL, pgexec.Options{App: d.cfg.Name, Schema: conf.Schema,
+				LockTimeout: conf.LockTimeout, RecordGID: true})
+			if err != nil {
+				d.broken(c)
+				return
+			}
+		}
+		resp := s.Run(c.ctx, req)
+		d.inflight.Done()
+		if s.Dead() {
+			d.broken(c)
+			return
+		}
+		d.push(event{in: sim.Input{Kind: sim.Deliver, Msg: network.Message{From: c.to, To: d.out.Self, Conn: c.id, Body: resp}}})
+	}
+}
+
+// send carries out one send: a reply to an inbound request, a message on a
+// dialed connection, or a datagram.
+func (d *driver) send(e sim.Effect) {
+	if e.Conn == 0 {
+		d.datagram(e.To, e.Body)
+		return
+	}
+	if r, ok := d.reqs[e.Conn]; ok {
+		delete(d.reqs, e.Conn)
+		r.reply <- e.Body
+		return
+	}
+	c, ok := d.conns[e.Conn]
+	if !ok || c.broken.Load() {
+		return
+	}
+	if c.pg != nil {
+		req, ok := e.Body.(db.Request)
+		if !ok {
+			return
+		}
+		d.inflight.Add(1)
+		select {
+		case c.pg <- req:
+		default:
+			d.inflight.Done()
+			d.broken(c) // a session far behind: as a connection that gave up
+		}
+		return
+	}
+	name, body, err := d.w.Codec.Encode(e.Body)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "node %s: %v\n", d.cfg.Name, err)
+		d.broken(c)
+		return
+	}
+	d.inflight.Add(1)
+	go func() {
+		var once sync.Once
+		wrote := func() { once.Do(d.inflight.Done) }
+		defer wrote()
+		ctx := httptrace.WithClientTrace(c.ctx, &httptrace.ClientTrace{WroteRequest: func(httptrace.WroteRequestInfo) { wrote() }})
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.url+pathMsg+name, bytes.NewReader(body))
+		if err != nil {
+			d.broken(c)
+			return
+		}
+		req.Header.Set(headerFrom, d.cfg.Name)
+		resp, err := c.client.Do(req)
+		if err != nil {
+			d.broken(c)
+			return
+		}
+		b, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err != nil || resp.StatusCode != http.StatusOK {
+			d.broken(c)
+			return
+		}
+		v, err := d.w.Codec.Decode(resp.Header.Get("X-Fencesim-Type"), b)
+		if err != nil {
+			d.broken(c)
+			return
+		}
+		d.push(event{in: sim.Input{Kind: sim.Deliver, Msg: network.Message{From: c.to, To: d.out.Self, Conn: c.id, Body: v}}})
+	}()
+}
+
+// datagramClient carries datagrams (no keep-alive state worth keeping).
+var datagramClient = &http.Client{Timeout: 5 * time.Second}
+
+func (d *driver) datagram(to network.Addr, v any) {
+	addr, ok := d.cfg.Peers[string(to)]
+	if !ok {
+		return
+	}
+	name, body, err := d.w.Codec.Encode(v)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "node %s: %v\n", d.cfg.Name, err)
+		return
+	}
+	go func() {
+		req, err := http.NewRequest(http.MethodPost, "http://"+addr+pathDgram+name, bytes.NewReader(body))
+		if err != nil {
+			return
+		}
+		req.Header.Set(headerFrom, d.cfg.Name)
+		if resp, err := datagramClient.Do(req); err == nil {
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+		}
+	}()
+}
+
+// close closes a connection: a dialed one (its requests in flight are
+// abandoned), or an inbound request's (the client sees it broken).
+func (d *driver) close(id network.ConnID) {
+	if r, ok := d.reqs[id]; ok {
+		delete(d.reqs, id)
+		r.reply <- nil
+		return
+	}
+	if c, ok := d.conns[id]; ok {
+		delete(d.conns, id)
+		c.broken.Store(true)
+		c.cancel()
+		if c.client != nil {
+			c.client.CloseIdleConnections()
+		}
+	}
+}
+
+// serveHTTP is the node's server: requests and datagrams from other nodes,
+// schedule commands from the run.
+func (d *driver) serveHTTP(w http.ResponseWriter, r *http.Request) {
+	switch {
+	case r.URL.Path == pathHealth:
+		w.WriteHeader(http.StatusOK)
+	case r.URL.Path == pathCommand:
+		var c sim.Cmd
+		if err := json.NewDecoder(r.Body).Decode(&c); err != nil || c.Name == "" {
+			http.Error(w, "want a command as JSON {\"name\":...,\"arg\":...}", http.StatusBadRequest)
+			return
+		}
+		d.push(event{in: sim.Input{Kind: sim.Command, Cmd: c}})
+		w.WriteHeader(http.StatusOK)
+	case strings.HasPrefix(r.URL.Path, pathDgram):
+		v, err := d.body(r, pathDgram)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		d.push(event{in: sim.Input{Kind: sim.Deliver, Msg: network.Message{From: network.Addr(r.Header.Get(headerFrom)), To: d.out.Self, Body: v}}})
+		w.WriteHeader(http.StatusAccepted)
+	case strings.HasPrefix(r.URL.Path, pathMsg):
+		v, err := d.body(r, pathMsg)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		id := network.ConnID(d.nextID.Add(1))
+		in := &inbound{reply: make(chan any, 1)}
+		d.push(event{in: sim.Input{Kind: sim.Deliver, Msg: network.Message{From: network.Addr(r.Header.Get(headerFrom)), To: d.out.Self, Conn: id, Body: v}}, req: in})
+		select {
+		case rep := <-in.reply:
+			if rep == nil {
+				panic(http.ErrAbortHandler) // the node closed the connection
+			}
+			name, b, err := d.w.Codec.Encode(rep)
+			if err != nil {
+				panic(http.ErrAbortHandler)
+			}
+			w.Header().Set("X-Fencesim-Type", name)
+			w.Header().Set("Content-Type", "application/json")
+			w.Write(b)
+		case <-r.Context().Done():
+			// The client hung up: the request's connection broke.
+			d.push(event{in: sim.Input{Kind: sim.ConnBroken, Conn: id, Peer: network.Addr(r.Header.Get(headerFrom))}})
+		}
+	default:
+		http.NotFound(w, r)
+	}
+}
+
+func (d *driver) body(r *http.Request, prefix string) (any, error) {
+	b, err := io.ReadAll(r.Body)
+	if err != nil {
+		return nil, err
+	}
+	return d.w.Codec.Decode(strings.TrimPrefix(r.URL.Path, prefix), b)
+}
+
+// point is a crash point: a live crash-at fault kills the process here
+// with SIGKILL, after what the step asked for so far is on its way.
+func (d *driver) point(e *sim.Env, label string) {
+	if !d.crash[label] {
+		return
+	}
+	d.apply(e.Effects())
+	d.note("fault", "crash point "+label+": kill -9", nil)
+	d.notes.Sync()
+	// What was sent must leave the process before it dies (a real crash
+	// after a write(2) has the bytes in the kernel already): a second at
+	// most.
+	done := make(chan struct{})
+	go func() { d.inflight.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(time.Second):
+	}
+	syscall.Kill(os.Getpid(), syscall.SIGKILL)
+	select {} // never reached
+}
+
+// die is the node dying of its own doing: its supervisor starts it again
+// after restart (the process image is replaced: nothing of its memory
+// survives, its disk does).
+func (d *driver) die(label string, restart time.Duration) {
+	d.note("crash", "died: "+label, nil)
+	d.notes.Sync()
+	if restart <= 0 {
+		os.Exit(0)
+	}
+	time.Sleep(restart)
+	exe, err := os.Executable()
+	if err == nil {
+		err = syscall.Exec(exe, os.Args, os.Environ())
+	}
+	fmt.Fprintf(os.Stderr, "node %s: restarting after it died: %v\n", d.cfg.Name, err)
+	os.Exit(1)
+}

@@ -1,0 +1,835 @@
+package live
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/fencesim/fencesim/clock"
+	"github.com/fencesim/fencesim/internal/live/netproxy"
+	"github.com/fencesim/fencesim/internal/pgexec"
+	"github.com/fencesim/fencesim/model/db"
+	"github.com/fencesim/fencesim/sim"
+	"github.com/fencesim/fencesim/traces"
+	"github.com/jackc/pgx/v5"
+)
+
+// Options describe one live run.
+type Options struct {
+	System   string
+	Design   json.RawMessage // the system's design (as a trace header holds it)
+	Seed     uint64          // the workload's draws and the nodes' entropy
+	Duration time.Duration   // how long the run lasts after every node is up
+	// Submissions is the arbiter's workload size (0: the default's 12).
+	Submissions int
+	Schedule sim.Schedule    // the faults, at times from the run's start
+	// PG are the PostgreSQL servers' URLs; none starts throw-away servers
+	// (scripts/pg.sh, found from the working directory up) for the run, as
+	// many as the world has (two for twopc, as the source's experiment).
+	// Given fewer URLs than the world has servers, the last one serves the
+	// rest (each database in a schema of its own).
+	PG []string
+	// Ports, when positive, is the first of the ports the nodes listen on
+	// (one per node, in order); 0 lets the system choose free ones.
+	Ports int
+	Dir   string // the run's directory: node directories, logs, the config files
+	// Binary is the fencesim executable that runs each node (`fencesim
+	// node --config FILE`).
+	Binary string
+	Log    io.Writer // progress lines (faults as they are injected); nil: none
+}
+
+// Result is what a live run recorded.
+type Result struct {
+	Header traces.Header
+	Events []traces.Event
+	Faults []string // the faults injected, as done
+	Nodes  []string
+}
+
+// UsageError is input the live world cannot run: one line, exit 2.
+type UsageError struct{ Msg string }
+
+func (e *UsageError) Error() string { return e.Msg }
+
+func usagef(format string, args ...any) error {
+	return &UsageError{fmt.Sprintf(format, args...)}
+}
+
+// dbPlan is one database of a live world.
+type dbPlan struct {
+	Name        string
+	Schema      db.Schema
+	Seed        map[string][]db.Row
+	Server      int           // which server holds it (0, 1, ...)
+	LockTimeout time.Duration // its sessions' default lock_timeout
+}
+
+// server is one PostgreSQL server of a run.
+type server struct {
+	url   string
+	state string // the throw-away server's state directory ("" for a given one)
+	host  string
+}
+
+// plan is a system's live world: its nodes, databases and trace header.
+type plan struct {
+	nodes    []sim.Spec
+	dbs      []dbPlan
+	header   traces.Header
+	workload json.RawMessage
+	// settled reports whether the world has finished its work (read from
+	// the database): after its duration a run goes on until it has, for
+	// at most settle more, so that work cut off by the end is not taken
+	// for work lost.
+	settled func(ctx context.Context, conn *pgx.Conn) (bool, error)
+	settle  time.Duration
+}
+
+// system is what a system gives the live world.
+type system struct {
+	plan   func(o Options) (*plan, error)
+	wiring func(cfg NodeConfig) (Wiring, error)
+}
+
+var systems = map[string]system{}
+
+// Wire returns the wiring of a node process (`fencesim node`).
+func Wire(cfg NodeConfig) (Wiring, error) {
+	s, ok := systems[cfg.System]
+	if !ok {
+		return Wiring{}, fmt.Errorf("live: no live world for system %q", cfg.System)
+	}
+	return s.wiring(cfg)
+}
+
+// Systems lists the systems with a live world.
+func Systems() []string {
+	var out []string
+	for k := range systems {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// child is one node process.
+type child struct {
+	name    string
+	cfgPath string
+	cfg     NodeConfig
+	cmd     *exec.Cmd
+	done    chan struct{}
+	paused  bool
+	log     *os.File
+}
+
+// runner is one live run in progress.
+type runner struct {
+	o       Options
+	p       *plan
+	start   time.Time // the run's instant 0
+	net     *netproxy.Net
+	servers []*server
+	schemas []string // each database's schema, in p.dbs order
+	mu      sync.Mutex
+	kids    map[string]*child
+	faults  []string
+	events  []traces.Event // crash and fault events the runner records
+}
+
+// Run runs a live world: the database, a proxy on every link, every node as
+// a child process; the faults of the schedule as they fall due; then the
+// notes of every node and the database's commits, merged into one record.
+// Every child process is gone when it returns.
+func Run(ctx context.Context, o Options) (res *Result, err error) {
+	s, ok := systems[o.System]
+	if !ok {
+		return nil, usagef("no live world for system %q (live runs: %s)", o.System, strings.Join(Systems(), ", "))
+	}
+	if o.Duration <= 0 {
+		return nil, usagef("--duration %v: give a positive duration, e.g. --duration 60s", o.Duration)
+	}
+	p, err := s.plan(o)
+	if err != nil {
+		return nil, err
+	}
+	var names []string
+	for _, n := range p.nodes {
+		names = append(names, n.Name)
+	}
+	all := append(append([]string(nil), names...), dbNames(p)...)
+	if err := refuse(o.Schedule, all, dbNames(p)); err != nil {
+		return nil, err
+	}
+	if len(o.PG) > 0 {
+		for _, a := range o.Schedule {
+			if (a.Kind == sim.Crash || a.Kind == sim.Restart) && isDB(p, a.Node) {
+				return nil, usagef("fault %s: crashing the database needs the run's own server: drop --pg", a)
+			}
+		}
+	}
+	r := &runner{o: o, p: p, kids: map[string]*child{}}
+	if err := os.MkdirAll(o.Dir, 0o755); err != nil {
+		return nil, err
+	}
+	// The ports first: a port in use is bad input, found before anything
+	// starts.
+	listen, err := r.ports(len(p.nodes))
+	if err != nil {
+		return nil, err
+	}
+	defer r.stopServers()
+	defer r.stopAll()
+	if err := r.database(ctx); err != nil {
+		return nil, err
+	}
+	// A proxy in front of every link: each node to every other node's
+	// server, and to each database.
+	var links []netproxy.Link
+	for i, from := range p.nodes {
+		for j, to := range p.nodes {
+			if i != j {
+				links = append(links, netproxy.Link{From: from.Name, To: to.Name, Upstream: listen[j]})
+			}
+		}
+		for _, d := range p.dbs {
+			links = append(links, netproxy.Link{From: from.Name, To: d.Name, Upstream: r.servers[d.Server].host})
+		}
+	}
+	if r.net, err = netproxy.Start(links); err != nil {
+		return nil, fmt.Errorf("starting the proxies: %w", err)
+	}
+	defer r.net.Close()
+	r.start = time.Now()
+	epoch := r.start.UnixNano()
+	db.Epoch = time.Unix(0, epoch).UTC()
+	for i, n := range p.nodes {
+		cfg := NodeConfig{System: o.System, Name: n.Name, Dir: filepath.Join(o.Dir, n.Name), Listen: listen[i],
+			Peers: map[string]string{}, DBs: map[string]DBConf{}, Epoch: epoch, Seed: o.Seed,
+			Design: o.Design, Workload: p.workload}
+		for _, to := range p.nodes {
+			if to.Name != n.Name {
+				cfg.Peers[to.Name] = r.net.Addr(n.Name, to.Name)
+			}
+		}
+		for i, d := range p.dbs {
+			cfg.DBs[d.Name] = DBConf{URL: withHost(r.servers[d.Server].url, r.net.Addr(n.Name, d.Name)),
+				Schema: r.schemas[i], LockTimeout: d.LockTimeout}
+		}
+		for _, a := range o.Schedule {
+			if a.Kind == sim.CrashAt && a.Node == n.Name {
+				cfg.CrashAt = append(cfg.CrashAt, a.Point)
+			}
+		}
+		c := &child{name: n.Name, cfg: cfg, cfgPath: filepath.Join(o.Dir, n.Name+".json")}
+		b, _ := json.MarshalIndent(cfg, "", "  ")
+		if err := os.WriteFile(c.cfgPath, b, 0o644); err != nil {
+			return nil, err
+		}
+		r.kids[n.Name] = c
+	}
+	for _, n := range p.nodes {
+		if !n.Down {
+			if err := r.startChild(r.kids[n.Name]); err != nil {
+				return nil, err
+			}
+		}
+	}
+	for _, n := range p.nodes {
+		if !n.Down {
+			if err := r.waitUp(ctx, r.kids[n.Name]); err != nil {
+				return nil, err
+			}
+		}
+	}
+	r.logf("live: %d nodes up, %d links proxied; running %s", len(names), len(links), o.Duration)
+	r.play(ctx)
+	r.settle(ctx)
+	r.stopAll()
+	res, err = r.collect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	res.Nodes = all
+	return res, nil
+}
+
+func dbNames(p *plan) []string {
+	var out []string
+	for _, d := range p.dbs {
+		out = append(out, d.Name)
+	}
+	return out
+}
+
+func isDB(p *plan, name string) bool {
+	for _, d := range p.dbs {
+		if d.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+// refuse checks a schedule against what the live world can make real.
+func refuse(s sim.Schedule, nodes, dbs []string) error {
+	if err := s.Validate(nodes); err != nil {
+		return usagef("the schedule: %v", err)
+	}
+	for _, a := range s {
+		switch a.Kind {
+		case sim.Jump, sim.Drift:
+			return usagef("fault %s: the live world cannot move a node's clock (every node reads this machine's clock): remove it from the schedule", a)
+		case sim.CrashYield, sim.PauseYield:
+			return usagef("fault %s: the live world cannot count a node's blocking calls: use crash-at with a named point, or a timed crash or pause", a)
+		case sim.PauseAt:
+			return usagef("fault %s: the live world cannot freeze a node at a named point: use a timed pause", a)
+		case sim.Message:
+			return usagef("fault %s: the live world cannot pick out one message: use break, stall or a partition on the link", a)
+		case sim.Dup:
+			return usagef("fault %s: TCP does not duplicate a message: remove it from the schedule", a)
+		case sim.CrashAt:
+			if a.Count > 1 || a.At != 0 {
+				return usagef("fault %s: a live crash-at is armed at the start and fires at the point's first pass (at 0, count 1)", a)
+			}
+		case sim.Pause, sim.Resume:
+			for _, d := range dbs {
+				if a.Node == d {
+					return usagef("fault %s: pausing the database is not supported live: crash it (a restart -m immediate) or partition it", a)
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// ports returns the nodes' listen addresses, refusing ports in use.
+func (r *runner) ports(n int) ([]string, error) {
+	out := make([]string, n)
+	for i := range out {
+		addr := "127.0.0.1:0"
+		if r.o.Ports > 0 {
+			addr = "127.0.0.1:" + strconv.Itoa(r.o.Ports+i)
+		}
+		ln, err := net.Listen("tcp", addr)
+		if err != nil {
+			if r.o.Ports > 0 {
+				return nil, usagef("--ports %d: port %s is in use (the nodes need %d ports from %d): choose another range, or drop --ports", r.o.Ports, addr, n, r.o.Ports)
+			}
+			return nil, err
+		}
+		out[i] = ln.Addr().String()
+		ln.Close()
+	}
+	return out, nil
+}
+
+// database starts the throw-away servers unless they were given, checks
+// that they answer, and creates each database: a schema of the run's own
+// on its server, its tables, their seed rows and the commit capture.
+func (r *runner) database(ctx context.Context) error {
+	n := 0
+	for _, d := range r.p.dbs {
+		n = max(n, d.Server+1)
+	}
+	for i := 0; i < n; i++ {
+		s := &server{}
+		if len(r.o.PG) > 0 {
+			s.url = r.o.PG[min(i, len(r.o.PG)-1)]
+		} else {
+			s.state = filepath.Join(r.o.Dir, fmt.Sprintf("pg-%d", i))
+			out, err := pgScript(ctx, s.state, "start")
+			if err != nil {
+				return fmt.Errorf("starting PostgreSQL (scripts/pg.sh start): %w", err)
+			}
+			_, v, ok := strings.Cut(strings.TrimSpace(out), "=")
+			if !ok {
+				return fmt.Errorf("scripts/pg.sh start printed %q, not an export line", out)
+			}
+			s.url = strings.Trim(v, "'\"")
+		}
+		host, err := hostOf(s.url)
+		if err != nil {
+			return err
+		}
+		s.host = host
+		r.servers = append(r.servers, s)
+	}
+	stamp := strconv.FormatInt(time.Now().UnixNano(), 36)
+	for _, d := range r.p.dbs {
+		s := r.servers[d.Server]
+		schema := "live_" + stamp + "_" + strings.NewReplacer("-", "_", ".", "_").Replace(d.Name)
+		conn, err := r.connect(ctx, s, "")
+		if err != nil {
+			if s.state == "" {
+				return usagef("--pg %s: cannot connect: %v", redact(s.url), oneLine(err))
+			}
+			return err
+		}
+		err = func() error {
+			defer conn.Close(context.Background())
+			cctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+			defer cancel()
+			if _, err := conn.Exec(cctx, "CREATE SCHEMA "+schema); err != nil {
+				return fmt.Errorf("creating schema %s: %w", schema, err)
+			}
+			if _, err := conn.Exec(cctx, "SET search_path = "+schema); err != nil {
+				return err
+			}
+			if err := pgexec.CreateSchema(cctx, conn, d.Schema); err != nil {
+				return fmt.Errorf("creating the tables of %s: %w", d.Name, err)
+			}
+			if err := pgexec.Seed(cctx, conn, d.Schema, d.Seed); err != nil {
+				return fmt.Errorf("seeding %s: %w", d.Name, err)
+			}
+			if err := pgexec.InstallCapture(cctx, conn, d.Schema); err != nil {
+				return fmt.Errorf("the commit capture of %s: %w", d.Name, err)
+			}
+			return nil
+		}()
+		if err != nil {
+			return err
+		}
+		r.schemas = append(r.schemas, schema)
+	}
+	return nil
+}
+
+// connect opens a connection to a server, in a schema ("": the default).
+func (r *runner) connect(ctx context.Context, s *server, schema string) (*pgx.Conn, error) {
+	cfg, err := pgx.ParseConfig(s.url)
+	if err != nil {
+		return nil, usagef("--pg %s: %v", redact(s.url), err)
+	}
+	cfg.ConnectTimeout = 10 * time.Second
+	if schema != "" {
+		cfg.RuntimeParams["search_path"] = schema
+	}
+	return pgx.ConnectConfig(ctx, cfg)
+}
+
+// pgScript runs scripts/pg.sh with a state directory of its own.
+func pgScript(ctx context.Context, state string, args ...string) (string, error) {
+	script, err := findScript()
+	if err != nil {
+		return "", err
+	}
+	cmd := exec.CommandContext(ctx, "bash", append([]string{script}, args...)...)
+	cmd.Env = append(os.Environ(), "FENCESIM_PG_STATE="+state)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return string(out), fmt.Errorf("%v: %s", err, strings.TrimSpace(stderr.String()))
+	}
+	return string(out), nil
+}
+
+// findScript finds scripts/pg.sh from the working directory up.
+func findScript() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		p := filepath.Join(dir, "scripts", "pg.sh")
+		if _, err := os.Stat(p); err == nil {
+			return p, nil
+		}
+		up := filepath.Dir(dir)
+		if up == dir {
+			return "", usagef("no --pg URL, and no scripts/pg.sh in this directory or above to start a server: run from the fencesim checkout, or give --pg postgres://...")
+		}
+		dir = up
+	}
+}
+
+func hostOf(u string) (string, error) {
+	pu, err := url.Parse(u)
+	if err != nil || pu.Host == "" {
+		return "", usagef("--pg %s: not a postgres:// URL with a host", redact(u))
+	}
+	if pu.Port() == "" {
+		return pu.Host + ":5432", nil
+	}
+	return pu.Host, nil
+}
+
+func withHost(u, host string) string {
+	pu, err := url.Parse(u)
+	if err != nil {
+		return u
+	}
+	pu.Host = host
+	return pu.String()
+}
+
+func withParam(u, k, v string) string {
+	pu, err := url.Parse(u)
+	if err != nil {
+		return u
+	}
+	q := pu.Query()
+	q.Set(k, v)
+	pu.RawQuery = q.Encode()
+	return pu.String()
+}
+
+func redact(u string) string {
+	pu, err := url.Parse(u)
+	if err != nil {
+		return u
+	}
+	return pu.Redacted()
+}
+
+func oneLine(err error) string {
+	s := err.Error()
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i]
+	}
+	return s
+}
+
+func (r *runner) logf(format string, args ...any) {
+	if r.o.Log != nil {
+		fmt.Fprintf(r.o.Log, format+"\n", args...)
+	}
+}
+
+// startChild starts a node's process.
+func (r *runner) startChild(c *child) error {
+	if c.cmd != nil {
+		select {
+		case <-c.done:
+		default:
+			return nil // running
+		}
+	}
+	if c.log == nil {
+		f, err := os.OpenFile(filepath.Join(r.o.Dir, c.name+".log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+		if err != nil {
+			return err
+		}
+		c.log = f
+	}
+	cmd := exec.Command(r.o.Binary, "node", "--config", c.cfgPath)
+	cmd.Stdout, cmd.Stderr = c.log, c.log
+	// Its own process group (a terminal's ^C reaches the run, which stops
+	// it), and killed if the run dies.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("starting node %s: %w", c.name, err)
+	}
+	c.cmd, c.done, c.paused = cmd, make(chan struct{}), false
+	done := c.done
+	go func() { cmd.Wait(); close(done) }()
+	return nil
+}
+
+// waitUp waits until a node's server answers.
+func (r *runner) waitUp(ctx context.Context, c *child) error {
+	deadline := time.Now().Add(15 * time.Second)
+	for time.Now().Before(deadline) {
+		select {
+		case <-c.done:
+			return fmt.Errorf("node %s exited at start (see %s)", c.name, filepath.Join(r.o.Dir, c.name+".log"))
+		default:
+		}
+		resp, err := http.Get("http://" + c.cfg.Listen + pathHealth)
+		if err == nil {
+			resp.Body.Close()
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	return fmt.Errorf("node %s did not answer on %s within 15s (see its log)", c.name, c.cfg.Listen)
+}
+
+// kill kills a node's process with SIGKILL and waits for it to be gone.
+func (r *runner) kill(c *child) {
+	if c.cmd == nil {
+		return
+	}
+	select {
+	case <-c.done:
+		return
+	default:
+	}
+	if c.paused {
+		c.cmd.Process.Signal(syscall.SIGCONT)
+	}
+	c.cmd.Process.Signal(syscall.SIGKILL)
+	<-c.done
+}
+
+// stopAll kills every node process; it may be called again.
+func (r *runner) stopAll() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, c := range r.kids {
+		r.kill(c)
+		if c.log != nil {
+			c.log.Close()
+			c.log = nil
+		}
+	}
+}
+
+// stopServers stops the throw-away servers.
+func (r *runner) stopServers() {
+	for _, s := range r.servers {
+		if s.state != "" {
+			pgScript(context.Background(), s.state, "stop")
+		}
+	}
+}
+
+// play injects the schedule's faults as they fall due, until the run's end.
+func (r *runner) play(ctx context.Context) {
+	s := append(sim.Schedule(nil), r.o.Schedule...)
+	sort.SliceStable(s, func(i, j int) bool { return s[i].At < s[j].At })
+	end := r.start.Add(r.o.Duration)
+	for _, a := range s {
+		if a.Kind == sim.CrashAt {
+			continue // armed in the node's configuration
+		}
+		at := r.start.Add(time.Duration(a.At))
+		if at.After(end) {
+			break
+		}
+		if !sleepUntil(ctx, at) {
+			return
+		}
+		r.inject(ctx, a)
+	}
+	sleepUntil(ctx, end)
+}
+
+func sleepUntil(ctx context.Context, t time.Time) bool {
+	d := time.Until(t)
+	if d <= 0 {
+		return ctx.Err() == nil
+	}
+	tm := time.NewTimer(d)
+	defer tm.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-tm.C:
+		return true
+	}
+}
+
+// settle waits, after the run's duration, until the world has finished
+// its work (or settle has passed).
+func (r *runner) settle(ctx context.Context) {
+	if r.p.settled == nil || ctx.Err() != nil {
+		return
+	}
+	cctx, cancel := context.WithTimeout(ctx, r.p.settle)
+	defer cancel()
+	conn, err := r.connect(cctx, r.servers[r.p.dbs[0].Server], r.schemas[0])
+	if err != nil {
+		return
+	}
+	defer conn.Close(context.Background())
+	for {
+		if ok, err := r.p.settled(cctx, conn); err == nil && ok {
+			r.logf("live: %8.3fs the work is done", time.Duration(r.now()).Seconds())
+			return
+		}
+		select {
+		case <-cctx.Done():
+			r.logf("live: %8.3fs the work is not done %s after the run's end: stopping anyway", time.Duration(r.now()).Seconds(), r.p.settle)
+			return
+		case <-time.After(500 * time.Millisecond):
+		}
+	}
+}
+
+// now is the run's clock: time since its instant 0.
+func (r *runner) now() int64 { return int64(time.Since(r.start)) }
+
+// record records an event of the runner (a fault, a crash).
+func (r *runner) record(node, kind, text string, data any) {
+	ev := traces.Event{T: r.now(), Node: node, Kind: kind, Text: text}
+	if data != nil {
+		ev.Data, _ = json.Marshal(data)
+	}
+	r.mu.Lock()
+	r.events = append(r.events, ev)
+	r.mu.Unlock()
+}
+
+// inject makes one fault real.
+func (r *runner) inject(ctx context.Context, a sim.Action) {
+	done := a
+	done.At = clock.Time(r.now())
+	r.record(a.Node, "fault", a.String(), done)
+	r.mu.Lock()
+	r.faults = append(r.faults, fmt.Sprintf("%8.3fs  %s", time.Duration(done.At).Seconds(), a))
+	r.mu.Unlock()
+	r.logf("live: %8.3fs fault %s", time.Duration(done.At).Seconds(), a)
+	c := r.kids[a.Node]
+	switch a.Kind {
+	case sim.Crash:
+		if isDB(r.p, a.Node) {
+			r.crashDB(ctx, a.Node)
+			return
+		}
+		if c != nil {
+			r.kill(c)
+			r.record(a.Node, "crash", "kill -9", nil)
+		}
+	case sim.Restart:
+		if c != nil {
+			if err := r.startChild(c); err != nil {
+				r.logf("live: %v", err)
+			}
+		}
+	case sim.Pause:
+		if c != nil && c.cmd != nil && !c.paused {
+			c.cmd.Process.Signal(syscall.SIGSTOP)
+			c.paused = true
+		}
+	case sim.Resume:
+		if c != nil && c.cmd != nil && c.paused {
+			c.cmd.Process.Signal(syscall.SIGCONT)
+			c.paused = false
+		}
+	case sim.Partition:
+		r.netErr(a, r.net.Partition(a.Groups))
+	case sim.Cut:
+		r.netErr(a, r.net.Cut(a.Node, a.Peer))
+	case sim.Heal:
+		r.netErr(a, r.net.Heal())
+	case sim.Loss:
+		r.netErr(a, r.net.Loss(a.Node, a.Peer, a.Rate, a.For))
+	case sim.Delay:
+		r.netErr(a, r.net.Delay(a.Node, a.Peer, a.Amount, a.For))
+	case sim.Stall:
+		r.netErr(a, r.net.Stall(a.Node, a.Peer, a.For+a.Amount))
+	case sim.Break:
+		r.netErr(a, r.net.Break(a.Node, a.Peer))
+	case sim.Do:
+		if c != nil {
+			b, _ := json.Marshal(sim.Cmd{Name: a.Point, Arg: a.Arg})
+			resp, err := http.Post("http://"+c.cfg.Listen+pathCommand, "application/json", bytes.NewReader(b))
+			if err == nil {
+				resp.Body.Close()
+			}
+		}
+	case sim.HealAll:
+		r.netErr(a, r.net.HealAll())
+		for _, k := range r.kids {
+			if k.paused {
+				k.cmd.Process.Signal(syscall.SIGCONT)
+				k.paused = false
+			}
+		}
+		for _, n := range r.p.nodes {
+			if k := r.kids[n.Name]; !n.Down || k.cmd != nil {
+				r.startChild(k)
+			}
+		}
+	}
+}
+
+// netErr logs a network fault the proxies could not make.
+func (r *runner) netErr(a sim.Action, err error) {
+	if err != nil {
+		r.logf("live: fault %s: %v", a, err)
+	}
+}
+
+// crashDB crashes a database's server: an immediate shutdown (no
+// checkpoint: recovery replays the WAL) and a start.
+func (r *runner) crashDB(ctx context.Context, name string) {
+	for _, d := range r.p.dbs {
+		if d.Name != name {
+			continue
+		}
+		s := r.servers[d.Server]
+		r.record(name, "crash", "pg_ctl restart -m immediate", nil)
+		if _, err := pgScript(ctx, s.state, "crash-restart"); err != nil {
+			r.logf("live: restarting PostgreSQL: %v", err)
+			return
+		}
+		r.record(name, "restart", "the server is up again", nil)
+	}
+}
+
+// collect merges every node's notes, the runner's events and the database's
+// commits into one record, in time order.
+func (r *runner) collect(ctx context.Context) (*Result, error) {
+	var evs []traces.Event
+	for _, n := range r.p.nodes {
+		f, err := os.Open(filepath.Join(r.o.Dir, n.Name, notesFile))
+		if errors.Is(err, os.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		sc := bufio.NewScanner(f)
+		sc.Buffer(make([]byte, 1<<20), 16<<20)
+		for sc.Scan() {
+			var ev traces.Event
+			if err := json.Unmarshal(sc.Bytes(), &ev); err != nil {
+				continue // a line cut short by kill -9
+			}
+			evs = append(evs, ev)
+		}
+		f.Close()
+	}
+	evs = append(evs, r.events...)
+	cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	for i, d := range r.p.dbs {
+		conn, err := r.connect(cctx, r.servers[d.Server], r.schemas[i])
+		if err != nil {
+			return nil, fmt.Errorf("reading the commits of %s: %w", d.Name, err)
+		}
+		recs, err := pgexec.ReadCommits(cctx, conn, d.Schema)
+		conn.Close(context.Background())
+		if err != nil {
+			return nil, fmt.Errorf("reading the commits of %s: %w", d.Name, err)
+		}
+		for _, c := range recs {
+			b, _ := json.Marshal(c)
+			t := int64(c.At)
+			evs = append(evs, traces.Event{T: t, Node: d.Name, Kind: "commit", Text: db.CommitRecord(c).String(), Data: b})
+		}
+	}
+	sort.SliceStable(evs, func(i, j int) bool { return evs[i].T < evs[j].T })
+	for i := range evs {
+		evs[i].Seq = uint64(i + 1)
+	}
+	h := r.p.header
+	h.Live = true
+	h.Entropy = "live"
+	h.Schedule = r.o.Schedule.JSON()
+	return &Result{Header: h, Events: evs, Faults: r.faults}, nil
+}
