@@ -38,7 +38,7 @@ type Options struct {
 	Duration time.Duration   // how long the run lasts after every node is up
 	// Submissions is the arbiter's workload size (0: the default's 12).
 	Submissions int
-	Schedule sim.Schedule    // the faults, at times from the run's start
+	Schedule    sim.Schedule // the faults, at times from the run's start
 	// PG are the PostgreSQL servers' URLs; none starts throw-away servers
 	// (scripts/pg.sh, found from the working directory up) for the run, as
 	// many as the world has (two for twopc, as the source's experiment).
