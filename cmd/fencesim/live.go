@@ -15,6 +15,7 @@ import (
 	art "github.com/fencesim/fencesim/internal/artifact"
 	"github.com/fencesim/fencesim/internal/live"
 	"github.com/fencesim/fencesim/internal/systems"
+	twopcscenario "github.com/fencesim/fencesim/model/twopc/scenario"
 	"github.com/fencesim/fencesim/sim"
 	"github.com/fencesim/fencesim/traces"
 )
@@ -32,6 +33,7 @@ func runLive(e *env, args []string) int {
 	ports := fs.Int("ports", 0, "the first of the `PORT`s the nodes listen on, one per node, in order (default: free ports)")
 	schedule := fs.String("schedule", "", "the faults: a `FILE` with a JSON list of actions (a trace header's schedule), or a trace (.jsonl) whose schedule to play; default: the live world's own (kills, a pause, a stall, a broken connection)")
 	subs := fs.Int("submissions", 0, "system A: the workload's `N` submissions, arriving within the first third of the run (default 12)")
+	table := fs.Bool("table", false, "system C: run C.1's five crash positions live (the coordinator kills itself with SIGKILL at each, then recovers from its log) and print the live C.1 and C.4 tables beside the simulated ones, cell by cell")
 	seed := fs.Uint64("seed", 1, "the seed `N` of the workload's arrivals and the nodes' entropy")
 	out := fs.String("out", "fencesim-out", "`DIR` for the trace, the report and the run's directory (live-<system>-<time>/: node disks, notes, logs)")
 	pos, code, done := parse(e, fs, c, args)
@@ -61,6 +63,9 @@ func runLive(e *env, args []string) int {
 		}
 		if *subs < 0 || (*subs > 0 && sys.Name() != "arbiter") {
 			return usagef("--submissions %d: a positive count, for --system arbiter only", *subs)
+		}
+		if *table && sys.Name() != "twopc" {
+			return usagef("--table is system C's (--system twopc): the live C.1 and C.4 tables")
 		}
 		if *ports < 0 || *ports > 65000 {
 			return usagef("--ports %d: give a port between 1024 and 65000", *ports)
@@ -100,6 +105,9 @@ func runLive(e *env, args []string) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	if *table {
+		return liveTable(e, ctx, live.Options{Dir: dir, Binary: bin, PG: splitList(*pg), Ports: *ports, Seed: *seed})
+	}
 	o := live.Options{System: sys.Name(), Design: d.JSON, Seed: *seed, Submissions: *subs, Duration: *duration, Schedule: sched,
 		PG: splitList(*pg), Ports: *ports, Dir: dir, Binary: bin, Log: e.stdout}
 	res, err := live.Run(ctx, o)
@@ -165,6 +173,62 @@ func runLive(e *env, args []string) int {
 		return exitFail
 	}
 	return exitOK
+}
+
+// liveTable runs C.1's positions live and prints the live C.1 and C.4
+// tables beside the simulated ones; it exits 1 when a cell differs.
+func liveTable(e *env, ctx context.Context, o live.Options) int {
+	fmt.Fprintf(e.stdout, "live: C.1's five crash positions, each a live world (coordinator, two PostgreSQL servers), about 5 s each\n")
+	rows, err := live.TwoPCTable(ctx, o)
+	if err != nil {
+		var ue *live.UsageError
+		if errors.As(err, &ue) {
+			return e.fail("live", usagef("%s", ue.Msg))
+		}
+		fmt.Fprintf(e.stderr, "fencesim live: %s\n", oneLine(err.Error()))
+		return exitUsage
+	}
+	c1, err := twopcscenario.C1()
+	if err == nil {
+		var c4 []twopcscenario.CrashRow
+		if c4, err = twopcscenario.C4(); err == nil {
+			differ := 0
+			for _, pair := range [][2]twopcscenario.Table{
+				{twopcscenario.TableC1(rows), twopcscenario.TableC1(c1)},
+				{twopcscenario.TableC4(rows), twopcscenario.TableC4(c4)},
+			} {
+				lv, sm := pair[0], pair[1]
+				lv.Title += " -- LIVE"
+				sm.Title += " -- simulated"
+				fmt.Fprintf(e.stdout, "\n%s\n%s", lv.String(), sm.String())
+				cells, bad := 0, 0
+				for i := range sm.Rows {
+					for j := range sm.Rows[i] {
+						cells++
+						if i >= len(lv.Rows) || j >= len(lv.Rows[i]) || lv.Rows[i][j] != sm.Rows[i][j] {
+							bad++
+							got := "(none)"
+							if i < len(lv.Rows) && j < len(lv.Rows[i]) {
+								got = lv.Rows[i][j]
+							}
+							fmt.Fprintf(e.stdout, "  %s pos %d, %s: live %q, simulated %q\n", sm.ID, i, sm.Header[j], got, sm.Rows[i][j])
+						}
+					}
+				}
+				if bad == 0 {
+					fmt.Fprintf(e.stdout, "%s: live and simulated agree on every cell (%d)\n", sm.ID, cells)
+				}
+				differ += bad
+			}
+			if differ > 0 {
+				fmt.Fprintf(e.stdout, "live and simulated tables differ in %d cells\n", differ)
+				return exitFail
+			}
+			return exitOK
+		}
+	}
+	fmt.Fprintf(e.stderr, "fencesim live: the simulated tables: %s\n", oneLine(err.Error()))
+	return exitUsage
 }
 
 // readSchedule reads a schedule file: a JSON list of actions, or a trace

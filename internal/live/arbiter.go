@@ -9,7 +9,6 @@ import (
 	"github.com/fencesim/fencesim/model/judge"
 	"github.com/fencesim/fencesim/sim"
 	"github.com/fencesim/fencesim/traces/hist"
-	"github.com/jackc/pgx/v5"
 )
 
 // System A live: the arbiters, workers, monitor and web front of
@@ -50,9 +49,14 @@ func arbiterPlan(o Options) (*plan, error) {
 		dbs:      []dbPlan{{Name: pl.Names.DB, Schema: pl.Schema, Seed: pl.Seed}},
 		header:   jo.Header(w),
 		workload: w.WorkloadJSON(),
-		settled: func(ctx context.Context, conn *pgx.Conn) (bool, error) {
+		settled: func(ctx context.Context, in *Inspect) (bool, error) {
+			conn, err := in.DB(ctx, pl.Names.DB)
+			if err != nil {
+				return false, err
+			}
+			defer conn.Close(context.Background())
 			var open, all int
-			err := conn.QueryRow(ctx, fmt.Sprintf("SELECT count(*) FILTER (WHERE status IN ('%s', '%s')), count(*) FROM %s",
+			err = conn.QueryRow(ctx, fmt.Sprintf("SELECT count(*) FILTER (WHERE status IN ('%s', '%s')), count(*) FROM %s",
 				judge.StatusPending, judge.StatusJudging, judge.TSubmissions)).Scan(&open, &all)
 			return err == nil && open == 0 && all >= len(pl.Arrivals), err
 		},

@@ -48,3 +48,11 @@ func (c *Codec) Decode(name string, data []byte) (any, error) {
 	}
 	return p.Elem().Interface(), nil
 }
+
+func mustJSON(v any) json.RawMessage {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(fmt.Sprintf("live: %T does not encode: %v", v, err))
+	}
+	return b
+}

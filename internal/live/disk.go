@@ -24,9 +24,8 @@ func registerGob(v any) {
 	}
 }
 
-// loadDisk reads a node's disk from its directory (empty when new) and
-// counts the node's incarnations there.
-func loadDisk(dir string) (*sim.Disk, int, error) {
+// readDisk reads a node's disk from its directory (empty when new).
+func readDisk(dir string) (*sim.Disk, int, error) {
 	m := map[string]any{}
 	b, err := os.ReadFile(filepath.Join(dir, diskFile))
 	switch {
@@ -38,6 +37,16 @@ func loadDisk(dir string) (*sim.Disk, int, error) {
 			return nil, 0, err
 		}
 	}
+	return sim.LoadDisk(m, true), 0, nil
+}
+
+// loadDisk reads a node's disk from its directory (empty when new) and
+// counts the node's incarnations there.
+func loadDisk(dir string) (*sim.Disk, int, error) {
+	disk, _, err := readDisk(dir)
+	if err != nil {
+		return nil, 0, err
+	}
 	inc := 1
 	if b, err := os.ReadFile(filepath.Join(dir, "incarnations")); err == nil {
 		inc = len(b) + 1
@@ -47,7 +56,7 @@ func loadDisk(dir string) (*sim.Disk, int, error) {
 		f.Write([]byte{'.'})
 		f.Close()
 	}
-	return sim.LoadDisk(m, true), inc, nil
+	return disk, inc, nil
 }
 
 // saveDisk writes a node's durable disk.

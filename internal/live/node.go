@@ -139,7 +139,10 @@ func RunNode(ctx context.Context, cfg NodeConfig, w Wiring) error {
 	d := &driver{cfg: cfg, w: w, events: make(chan event, 1024), timers: map[sim.TimerID]*time.Timer{},
 		conns: map[network.ConnID]*outConn{}, reqs: map[network.ConnID]*inbound{}, crash: map[string]bool{}}
 	for _, p := range cfg.CrashAt {
-		d.crash[p] = true
+		// A crash-at fires once: a restarted node passes the point freely.
+		if _, err := os.Stat(filepath.Join(cfg.Dir, crashMark(p))); err != nil {
+			d.crash[p] = true
+		}
 	}
 	d.epoch = time.Unix(0, cfg.Epoch)
 	db.Epoch = d.epoch.UTC()
@@ -248,8 +251,12 @@ func (d *driver) apply(effs []sim.Effect) {
 func (d *driver) push(ev event) { d.events <- ev }
 
 // note appends one event to the node's notes.
-func (d *driver) note(kind, text string, data any) {
-	ev := traces.Event{T: int64(d.now()), Node: d.cfg.Name, Kind: kind, Text: text}
+func (d *driver) note(kind, text string, data any) { d.noteAs(d.cfg.Name, kind, text, data) }
+
+// noteAs appends one event of a node (this one, or a database it talks
+// to) to the node's notes.
+func (d *driver) noteAs(node, kind, text string, data any) {
+	ev := traces.Event{T: int64(d.now()), Node: node, Kind: kind, Text: text}
 	if kind == "" {
 		ev.Kind = "note"
 	}
@@ -323,11 +330,48 @@ func (d *driver) session(c *outConn, conf DBConf) {
 		}
 		resp := s.Run(c.ctx, req)
 		d.inflight.Done()
+		d.noteServer(c.to, req, resp)
 		if s.Dead() {
 			d.broken(c)
 			return
 		}
 		d.push(event{in: sim.Input{Kind: sim.Deliver, Msg: network.Message{From: c.to, To: d.out.Self, Conn: c.id, Body: resp}}})
+	}
+}
+
+// noteServer writes, on the database's behalf, the events the model's
+// database node writes that a PostgreSQL server cannot: a prepared
+// transaction prepared, committed or rolled back ("prepared", at the
+// answer), and a statement's error ("db", the lock timeouts the metrics
+// count). The server's commits are read from its capture after the run.
+func (d *driver) noteServer(dbName network.Addr, req db.Request, resp db.Response) {
+	for i, r := range resp.Results {
+		if i >= len(req.Stmts) {
+			break
+		}
+		st := req.Stmts[i]
+		if r.Err != nil {
+			if r.Err.Code != db.CodeConnectionFailure {
+				d.noteAs(string(dbName), "db", st.String()+" -> "+r.Err.Code, map[string]any{"sql": st.String(), "err": r.Err.Code})
+			}
+			continue
+		}
+		event := ""
+		switch st.Kind {
+		case db.SPrepare:
+			if !r.RolledBack {
+				event = "prepare"
+			}
+		case db.SCommitPrepared:
+			event = "commit"
+		case db.SRollbackPrepared:
+			event = "rollback"
+		}
+		if event != "" {
+			at := d.now()
+			d.noteAs(string(dbName), "prepared", fmt.Sprintf("%s '%s' (the server's answer)", event, st.GID),
+				db.PreparedNote{GID: st.GID, Event: event, At: at})
+		}
 	}
 }
 
@@ -510,7 +554,8 @@ func (d *driver) point(e *sim.Env, label string) {
 		return
 	}
 	d.apply(e.Effects())
-	d.note("fault", "crash point "+label+": kill -9", nil)
+	os.WriteFile(filepath.Join(d.cfg.Dir, crashMark(label)), nil, 0o644)
+	d.note("crash", "crash point "+label+": kill -9", nil)
 	d.notes.Sync()
 	// What was sent must leave the process before it dies (a real crash
 	// after a write(2) has the bytes in the kernel already): a second at
@@ -523,6 +568,16 @@ func (d *driver) point(e *sim.Env, label string) {
 	}
 	syscall.Kill(os.Getpid(), syscall.SIGKILL)
 	select {} // never reached
+}
+
+// crashMark is the file that says a crash-at point fired.
+func crashMark(label string) string {
+	return "crashed-at-" + strings.Map(func(r rune) rune {
+		if r == '/' || r == ' ' {
+			return '_'
+		}
+		return r
+	}, label)
 }
 
 // die is the node dying of its own doing: its supervisor starts it again

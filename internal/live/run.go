@@ -49,10 +49,57 @@ type Options struct {
 	// (one per node, in order); 0 lets the system choose free ones.
 	Ports int
 	Dir   string // the run's directory: node directories, logs, the config files
+	// At are looks at the world during the run (a scenario reads the
+	// databases right after a crash); AtEnd looks once the nodes are
+	// stopped, before the servers are.
+	At    []Look
+	AtEnd func(ctx context.Context, w *Inspect)
 	// Binary is the fencesim executable that runs each node (`fencesim
 	// node --config FILE`).
 	Binary string
 	Log    io.Writer // progress lines (faults as they are injected); nil: none
+}
+
+// Look is a look at the world at a time of the run.
+type Look struct {
+	At time.Duration
+	Do func(ctx context.Context, w *Inspect)
+}
+
+// Inspect reads a live world's state: its databases and its nodes' disks.
+type Inspect struct{ r *runner }
+
+// DB opens a connection to a database, in its schema; the caller closes it.
+func (w *Inspect) DB(ctx context.Context, name string) (*pgx.Conn, error) {
+	for i, d := range w.r.p.dbs {
+		if d.Name == name {
+			return w.r.connect(ctx, w.r.servers[d.Server], w.r.schemas[i])
+		}
+	}
+	return nil, fmt.Errorf("live: no database %q", name)
+}
+
+// Disk reads a node's durable disk as its file holds it now.
+func (w *Inspect) Disk(node string) (map[string]any, error) {
+	d, _, err := readDisk(filepath.Join(w.r.o.Dir, node))
+	if err != nil {
+		return nil, err
+	}
+	return d.Snapshot(), nil
+}
+
+// Up reports whether a node's process is running.
+func (w *Inspect) Up(node string) bool {
+	c := w.r.kids[node]
+	if c == nil || c.cmd == nil {
+		return false
+	}
+	select {
+	case <-c.done:
+		return false
+	default:
+		return true
+	}
 }
 
 // Result is what a live run recorded.
@@ -98,8 +145,13 @@ type plan struct {
 	// the database): after its duration a run goes on until it has, for
 	// at most settle more, so that work cut off by the end is not taken
 	// for work lost.
-	settled func(ctx context.Context, conn *pgx.Conn) (bool, error)
+	settled func(ctx context.Context, w *Inspect) (bool, error)
 	settle  time.Duration
+	// commands are the workload's schedule commands (2PC's "txn"), played
+	// with the faults but not part of the header's schedule.
+	commands sim.Schedule
+	// end are the events that close the record (2PC's "end" note).
+	end func(t int64) []traces.Event
 }
 
 // system is what a system gives the live world.
@@ -263,6 +315,9 @@ func Run(ctx context.Context, o Options) (res *Result, err error) {
 	r.play(ctx)
 	r.settle(ctx)
 	r.stopAll()
+	if o.AtEnd != nil {
+		o.AtEnd(ctx, &Inspect{r})
+	}
 	res, err = r.collect(ctx)
 	if err != nil {
 		return nil, err
@@ -606,23 +661,40 @@ func (r *runner) stopServers() {
 	}
 }
 
-// play injects the schedule's faults as they fall due, until the run's end.
+// play injects the schedule's faults (and the workload's commands) as they
+// fall due, and takes the looks, until the run's end.
 func (r *runner) play(ctx context.Context) {
-	s := append(sim.Schedule(nil), r.o.Schedule...)
-	sort.SliceStable(s, func(i, j int) bool { return s[i].At < s[j].At })
-	end := r.start.Add(r.o.Duration)
-	for _, a := range s {
+	type due struct {
+		at   time.Duration
+		a    *sim.Action
+		look *Look
+	}
+	var all []due
+	for _, a := range append(append(sim.Schedule(nil), r.o.Schedule...), r.p.commands...) {
 		if a.Kind == sim.CrashAt {
 			continue // armed in the node's configuration
 		}
-		at := r.start.Add(time.Duration(a.At))
+		a := a
+		all = append(all, due{at: time.Duration(a.At), a: &a})
+	}
+	for i := range r.o.At {
+		all = append(all, due{at: r.o.At[i].At, look: &r.o.At[i]})
+	}
+	sort.SliceStable(all, func(i, j int) bool { return all[i].at < all[j].at })
+	end := r.start.Add(r.o.Duration)
+	for _, x := range all {
+		at := r.start.Add(x.at)
 		if at.After(end) {
 			break
 		}
 		if !sleepUntil(ctx, at) {
 			return
 		}
-		r.inject(ctx, a)
+		if x.a != nil {
+			r.inject(ctx, *x.a)
+		} else {
+			x.look.Do(ctx, &Inspect{r})
+		}
 	}
 	sleepUntil(ctx, end)
 }
@@ -650,13 +722,9 @@ func (r *runner) settle(ctx context.Context) {
 	}
 	cctx, cancel := context.WithTimeout(ctx, r.p.settle)
 	defer cancel()
-	conn, err := r.connect(cctx, r.servers[r.p.dbs[0].Server], r.schemas[0])
-	if err != nil {
-		return
-	}
-	defer conn.Close(context.Background())
+	w := &Inspect{r}
 	for {
-		if ok, err := r.p.settled(cctx, conn); err == nil && ok {
+		if ok, err := r.p.settled(cctx, w); err == nil && ok {
 			r.logf("live: %8.3fs the work is done", time.Duration(r.now()).Seconds())
 			return
 		}
@@ -664,7 +732,7 @@ func (r *runner) settle(ctx context.Context) {
 		case <-cctx.Done():
 			r.logf("live: %8.3fs the work is not done %s after the run's end: stopping anyway", time.Duration(r.now()).Seconds(), r.p.settle)
 			return
-		case <-time.After(500 * time.Millisecond):
+		case <-time.After(250 * time.Millisecond):
 		}
 	}
 }
@@ -805,6 +873,9 @@ func (r *runner) collect(ctx context.Context) (*Result, error) {
 		f.Close()
 	}
 	evs = append(evs, r.events...)
+	if r.p.end != nil {
+		evs = append(evs, r.p.end(r.now())...)
+	}
 	cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	for i, d := range r.p.dbs {

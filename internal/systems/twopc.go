@@ -126,14 +126,21 @@ func (TwoPC) result(d twopc.Design, h twopcharness.Harness, seed uint64, out *tw
 	}
 	// The harness judged the run already; the checker is run again on the
 	// same trace to time it (the report is the same).
+	judgeTwoPC(r, out.Err == nil)
+	return r
+}
+
+// judgeTwoPC runs PC1-PC5 and the metrics on r.Events; a trace that does
+// not decode fails the run unless it failed already (ownErr false).
+func judgeTwoPC(r *Result, ownErr bool) {
 	t0 := time.Now()
-	rep, err := ct.Check(out.Events)
+	rep, err := ct.Check(r.Events)
 	r.Timings = []Timing{{"PC1-PC5, metrics", time.Since(t0)}}
 	if err != nil {
-		if out.Err == nil {
+		if ownErr {
 			r.Verdicts = append(r.Verdicts, runFailed(err))
 		}
-		return r
+		return
 	}
 	r.Verdicts = append(rep.Verdicts, r.Verdicts...)
 	m := rep.Metrics
@@ -146,6 +153,15 @@ func (TwoPC) result(d twopc.Design, h twopcharness.Harness, seed uint64, out *tw
 		{"agents_blocked", "", count(m.Blocked)},
 		{"still_prepared", "", count(m.StillPrep)},
 	}
+}
+
+// Judge runs the checkers on a record made elsewhere (a live run's).
+func (TwoPC) Judge(h traces.Header, evs []traces.Event) *Result {
+	r := &Result{System: twopc.System, Seed: h.Seed, Header: h, Events: evs}
+	if d, err := twopc.ParseDesign(h.Design); err == nil {
+		r.Nodes = twopc.NamesOf(d).All()
+	}
+	judgeTwoPC(r, true)
 	return r
 }
 

@@ -122,9 +122,12 @@ func decodeNote(e traces.Event) (hist.Txn, error) {
 	return n, err
 }
 
-func (s *scene) notes(what string) []hist.Txn {
+func (s *scene) notes(what string) []hist.Txn { return txnNotes(s.mem.Events, what) }
+
+// txnNotes returns a record's 2PC notes of one kind.
+func txnNotes(evs []traces.Event, what string) []hist.Txn {
 	var out []hist.Txn
-	for _, e := range s.mem.Events {
+	for _, e := range evs {
 		if e.Kind != hist.KindTxn {
 			continue
 		}
@@ -138,9 +141,13 @@ func (s *scene) notes(what string) []hist.Txn {
 
 // recovery renders the recovery actions as the source does:
 // "orders: ROLLBACK; inventory: ROLLBACK".
-func (s *scene) recovery() string {
+func (s *scene) recovery() string { return RecoveryText(s.mem.Events) }
+
+// RecoveryText renders what a record's recoveries did, as C.4's
+// "recovery action" cell: "orders: ROLLBACK; inventory: ROLLBACK".
+func RecoveryText(evs []traces.Event) string {
 	var parts []string
-	for _, n := range s.notes(hist.TxnRecover) {
+	for _, n := range txnNotes(evs, hist.TxnRecover) {
 		parts = append(parts, n.Participant+": "+strings.ToUpper(map[string]string{hist.OutcomeCommit: "commit", hist.OutcomeAbort: "rollback"}[n.Outcome]))
 	}
 	if len(parts) == 0 {
@@ -176,6 +183,10 @@ func logText(v string) string {
 	}
 	return strings.ToUpper(v)
 }
+
+// VerdictText renders a report as a table's "properties" cell: "ok" or
+// the failed properties' ids.
+func VerdictText(r ct.Report) string { return verdictText(r) }
 
 func verdictText(r ct.Report) string {
 	if r.OK() {
