@@ -134,22 +134,17 @@ func runLive(e *env, args []string) int {
 	for _, f := range res.Faults {
 		fmt.Fprintf(e.stdout, "  %s\n", f)
 	}
-	calls, returns := 0, 0
+	kinds := map[string]int{}
 	for _, ev := range res.Events {
-		switch ev.Kind {
-		case "call":
-			calls++
-		case "return":
-			returns++
+		kinds[ev.Kind]++
+	}
+	var parts []string
+	for _, k := range [][2]string{{"call", "calls"}, {"return", "returns"}, {"2pc", "2PC notes"}, {"prepared", "prepared-transaction events"}, {"commit", "commits"}} {
+		if n := kinds[k[0]]; n > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", n, k[1]))
 		}
 	}
-	commits := 0
-	for _, ev := range res.Events {
-		if ev.Kind == "commit" {
-			commits++
-		}
-	}
-	fmt.Fprintf(e.stdout, "operations checked: %d calls, %d returns, %d commits, %d events in all\n", calls, returns, commits, len(res.Events))
+	fmt.Fprintf(e.stdout, "operations checked: %s; %d events in all\n", strings.Join(parts, ", "), len(res.Events))
 	desc := sel.describe(d)
 	if sel.design == "" && len(live.ShortSets(sys.Name())) > 0 {
 		desc = "the live short parameters (docs/live-" + sys.Name() + ".json)" + strings.TrimPrefix("; "+desc, "; default")
