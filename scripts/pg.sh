@@ -15,7 +15,8 @@
 # directory; the state file (default /tmp/fencesim-pg/env, directory overridable with
 # FENCESIM_PG_STATE) records URL, data directory, pg_ctl and log so that stop, restart and
 # internal/pgtest.Restart can find it. As root, the server runs as the "postgres" user.
-# Settings for speed, not durability: fsync, synchronous_commit and full_page_writes off.
+# Settings for speed, not durability: fsync, synchronous_commit and full_page_writes off
+# (FENCESIM_PG_DURABLE=1 keeps PostgreSQL's durable defaults: fencesim live sets it).
 # track_commit_timestamp is on: internal/pgexec's commit capture orders commits by it.
 set -euo pipefail
 
@@ -146,6 +147,16 @@ cmd_start() {
 		stop_recorded immediate
 	fi
 	local bin dir data log port attempt out
+	# durability: the conformance tests' speed settings, or, with
+	# FENCESIM_PG_DURABLE=1 (a live run, whose faults crash the server),
+	# PostgreSQL's own: a crash must not lose what was acknowledged.
+	durability() {
+		if [ "${FENCESIM_PG_DURABLE:-}" = 1 ]; then
+			printf 'fsync = on\nsynchronous_commit = on\nfull_page_writes = on\n'
+		else
+			printf 'fsync = off\nsynchronous_commit = off\nfull_page_writes = off\n'
+		fi
+	}
 	bin=$(pg_bin) || die "no PostgreSQL server found under /usr/lib/postgresql/*/bin"
 	dir=$(mktemp -d /tmp/fencesim-pg-data.XXXXXX)
 	data="$dir/data"
@@ -169,9 +180,7 @@ unix_socket_directories = '$dir'
 max_connections = 100
 max_prepared_transactions = 20
 track_commit_timestamp = on
-fsync = off
-synchronous_commit = off
-full_page_writes = off
+$(durability)
 timezone = 'UTC'
 log_timezone = 'UTC'
 log_line_prefix = '%m [%p] %q%a '

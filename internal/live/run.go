@@ -487,7 +487,8 @@ func pgScript(ctx context.Context, state string, args ...string) (string, error)
 		return "", err
 	}
 	cmd := exec.CommandContext(ctx, "bash", append([]string{script}, args...)...)
-	cmd.Env = append(os.Environ(), "FENCESIM_PG_STATE="+state)
+	// A live run crashes its server: it must be durable (fsync on).
+	cmd.Env = append(os.Environ(), "FENCESIM_PG_STATE="+state, "FENCESIM_PG_DURABLE=1")
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
