@@ -1,0 +1,145 @@
+package live
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/fencesim/fencesim/clock"
+	"github.com/fencesim/fencesim/internal/pgtest"
+	"github.com/fencesim/fencesim/model/judge"
+	"github.com/fencesim/fencesim/model/twopc/scenario"
+	"github.com/fencesim/fencesim/sim"
+	"github.com/fencesim/fencesim/traces/hist"
+)
+
+func TestCodecCarriesTheSimulatorsTypes(t *testing.T) {
+	c := NewCodec(judge.Request{}, judge.Reply{})
+	in := judge.Reply{No: 7, Op: judge.OpClaim, Code: 200, RequestID: "home-1-1-1", Leases: []judge.Lease{{Sub: 101, Token: "arbiter-1.1.1", Gen: 1}}}
+	name, b, err := c.Encode(in)
+	require.NoError(t, err)
+	assert.Equal(t, "judge.Reply", name)
+	out, err := c.Decode(name, b)
+	require.NoError(t, err)
+	assert.Equal(t, in, out, "the same type and value arrive")
+	_, _, err = c.Encode(struct{ X int }{1})
+	assert.ErrorContains(t, err, "no wire type", "an unregistered type is refused, not sent as something else")
+	_, err = c.Decode("judge.Nothing", b)
+	assert.ErrorContains(t, err, "unknown wire type")
+}
+
+func TestDiskFileKeepsWhatASyncMadeDurable(t *testing.T) {
+	dir := t.TempDir()
+	registerGob(hist.Result{})
+	d, inc, err := loadDisk(dir)
+	require.NoError(t, err)
+	assert.Equal(t, 1, inc, "a new directory is the first incarnation")
+	d.AutoSync = false
+	d.Put("result/1", hist.Result{Sub: 101, Token: "t", Verdict: "AC"})
+	d.Sync()
+	d.Put("lost", int64(1)) // not synced: a crash loses it
+	require.NoError(t, saveDisk(dir, d))
+	back, inc, err := loadDisk(dir)
+	require.NoError(t, err)
+	assert.Equal(t, 2, inc, "the next start is the second incarnation")
+	v, ok := back.Get("result/1")
+	require.True(t, ok)
+	assert.Equal(t, hist.Result{Sub: 101, Token: "t", Verdict: "AC"}, v)
+	_, ok = back.Get("lost")
+	assert.False(t, ok, "an unsynced write is not in the file")
+}
+
+func TestRefusesFaultsTheLiveWorldCannotMake(t *testing.T) {
+	nodes := []string{"db", "arbiter-1", "home-1"}
+	for _, c := range []struct {
+		a    sim.Action
+		want string
+	}{
+		{sim.Action{At: clock.Time(time.Second), Kind: sim.Jump, Node: "home-1", Amount: 5 * time.Second}, "cannot move a node's clock"},
+		{sim.Action{Kind: sim.Drift, Node: "home-1", Rate: 100}, "cannot move a node's clock"},
+		{sim.Action{Kind: sim.CrashYield, Node: "home-1", Count: 3}, "cannot count a node's blocking calls"},
+		{sim.Action{Kind: sim.PauseAt, Node: "home-1", Point: "claim-after-commit", For: time.Second}, "cannot freeze a node at a named point"},
+		{sim.Action{Kind: sim.Message, Node: "home-1", Peer: "arbiter-1", Arg: sim.FateDrop, Count: 1}, "cannot pick out one message"},
+		{sim.Action{Kind: sim.Dup, Node: "home-1", Peer: "arbiter-1", Rate: 1000, For: time.Second}, "does not duplicate"},
+		{sim.Action{Kind: sim.CrashAt, Node: "arbiter-1", Point: "claim-after-commit", Count: 2}, "first pass"},
+		{sim.Action{Kind: sim.Pause, Node: "db"}, "pausing the database"},
+	} {
+		err := refuse(sim.Schedule{c.a}, nodes, []string{"db"})
+		var ue *UsageError
+		if assert.ErrorAs(t, err, &ue, "%s", c.a) {
+			assert.Contains(t, ue.Msg, c.want, "%s", c.a)
+			assert.NotContains(t, ue.Msg, "\n", "one line")
+		}
+	}
+	assert.NoError(t, refuse(sim.Schedule{{At: 0, Kind: sim.Crash, Node: "home-1"}, {At: 0, Kind: sim.Stall, Node: "home-1", Peer: "arbiter-1", For: time.Second}}, nodes, []string{"db"}))
+}
+
+// binary builds fencesim once: a live run's nodes are its child processes.
+var (
+	buildOnce sync.Once
+	built     string
+	buildErr  error
+)
+
+func binary(t *testing.T) string {
+	t.Helper()
+	if pgtest.URL() == "" && os.Getenv("CI") != "true" {
+		t.Skip("live: no PostgreSQL set up here (FENCESIM_PG_URL unset; scripts/pg.sh install and start one to run the live tests)")
+	}
+	buildOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "fencesim-live-bin-")
+		if err != nil {
+			buildErr = err
+			return
+		}
+		built = filepath.Join(dir, "fencesim")
+		out, err := exec.Command("go", "build", "-o", built, "github.com/fencesim/fencesim/cmd/fencesim").CombinedOutput()
+		if err != nil {
+			buildErr = err
+			t.Logf("%s", out)
+		}
+	})
+	require.NoError(t, buildErr)
+	return built
+}
+
+// TestLiveTwoPCTablesAgreeWithTheSimulator runs C.1's five positions
+// against two real PostgreSQL servers, the coordinator killing itself with
+// SIGKILL at each, and holds every cell of the live C.1 and C.4 tables
+// against the simulated ones.
+func TestLiveTwoPCTablesAgreeWithTheSimulator(t *testing.T) {
+	bin := binary(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	rows, err := TwoPCTable(ctx, Options{Dir: t.TempDir(), Binary: bin})
+	require.NoError(t, err)
+	c1, err := scenario.C1()
+	require.NoError(t, err)
+	c4, err := scenario.C4()
+	require.NoError(t, err)
+	assert.Equal(t, scenario.TableC1(c1).Rows, scenario.TableC1(rows).Rows, "C.1 live\n%s", scenario.TableC1(rows))
+	assert.Equal(t, scenario.TableC4(c4).Rows, scenario.TableC4(rows).Rows, "C.4 live\n%s", scenario.TableC4(rows))
+	assertNoNodeLeft(t, bin)
+}
+
+// assertNoNodeLeft checks that no node process of the binary runs.
+func assertNoNodeLeft(t *testing.T, bin string) {
+	t.Helper()
+	procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+	for _, p := range procs {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			continue
+		}
+		cmd := strings.ReplaceAll(string(b), "\x00", " ")
+		assert.False(t, strings.HasPrefix(cmd, bin+" node "), "a node process is left running: %s (%s)", cmd, p)
+	}
+}
