@@ -18,6 +18,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -190,6 +191,7 @@ type child struct {
 	done    chan struct{}
 	paused  bool
 	log     *os.File
+	killing atomic.Bool // the run is killing it (a crash fault, the end)
 }
 
 // runner is one live run in progress.
@@ -596,7 +598,19 @@ func (r *runner) startChild(c *child) error {
 	}
 	c.cmd, c.done, c.paused = cmd, make(chan struct{}), false
 	done := c.done
-	go func() { cmd.Wait(); close(done) }()
+	c.killing.Store(false)
+	go func() {
+		err := cmd.Wait()
+		if !c.killing.Load() && err != nil {
+			// Not the run's doing: a node that died by itself (a crash-at
+			// point's kill -9 is its own, and noted by it).
+			if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != -1 {
+				r.logf("live: %8.3fs node %s exited by itself: %v (see %s)", time.Duration(r.now()).Seconds(), c.name, err, filepath.Join(r.o.Dir, c.name+".log"))
+				r.record(c.name, "crash", "exited by itself: "+err.Error(), nil)
+			}
+		}
+		close(done)
+	}()
 	return nil
 }
 
@@ -633,6 +647,7 @@ func (r *runner) kill(c *child) {
 		return
 	default:
 	}
+	c.killing.Store(true)
 	if c.paused {
 		c.cmd.Process.Signal(syscall.SIGCONT)
 	}
