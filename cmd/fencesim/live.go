@@ -164,6 +164,9 @@ func runLive(e *env, args []string) int {
 	}
 	writeVerdicts(e.stdout, what, r)
 	fmt.Fprintf(e.stdout, "trace: %s\nreport: %s\nrun directory: %s\n", trace, page, dir)
+	if ctx.Err() != nil {
+		return exitInterrupted
+	}
 	if len(r.Failed()) > 0 {
 		return exitFail
 	}

@@ -317,10 +317,13 @@ func Run(ctx context.Context, o Options) (res *Result, err error) {
 	r.play(ctx)
 	r.settle(ctx)
 	r.stopAll()
+	// The record is collected even when the run was interrupted: what
+	// happened until then is checked.
+	end := context.WithoutCancel(ctx)
 	if o.AtEnd != nil {
-		o.AtEnd(ctx, &Inspect{r})
+		o.AtEnd(end, &Inspect{r})
 	}
-	res, err = r.collect(ctx)
+	res, err = r.collect(end)
 	if err != nil {
 		return nil, err
 	}
