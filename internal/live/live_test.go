@@ -143,3 +143,23 @@ func assertNoNodeLeft(t *testing.T, bin string) {
 		assert.False(t, strings.HasPrefix(cmd, bin+" node "), "a node process is left running: %s (%s)", cmd, p)
 	}
 }
+
+// TestLiveDefinesNoNodeLogic holds the live world to the simulator's node
+// code: this package builds nodes only with the systems' own factories, it
+// defines no program (sim.Program) and no state machine (a Step method) of
+// its own.
+func TestLiveDefinesNoNodeLogic(t *testing.T) {
+	files, err := filepath.Glob("*.go")
+	require.NoError(t, err)
+	for _, f := range files {
+		if strings.HasSuffix(f, "_test.go") {
+			continue
+		}
+		b, err := os.ReadFile(f)
+		require.NoError(t, err)
+		src := string(b)
+		for _, bad := range []string{"sim.Program(", "sim.ProgramOf(", ") Step(env *sim.Env"} {
+			assert.NotContains(t, src, bad, "%s: node logic belongs in model/, once", f)
+		}
+	}
+}
