@@ -1,23 +1,18 @@
 package report_test
 
 import (
-	"bytes"
-	"context"
 	"fmt"
 	"html/template"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"regexp"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/fencesim/fencesim/internal/browsertest"
 	"github.com/fencesim/fencesim/traces"
 	"github.com/fencesim/fencesim/traces/report"
 )
@@ -26,24 +21,7 @@ import (
 // Chromium they skip, except under CI=true, where they fail. Set
 // FENCESIM_REPORT_KEEP=<dir> to keep the pages and screenshots there.
 
-const installHint = "install it with: apt-get update && apt-get install -y chromium (Debian package chromium), or set CHROMIUM to its path"
-
-func chromium(t *testing.T) string {
-	t.Helper()
-	for _, p := range []string{os.Getenv("CHROMIUM"), "/usr/bin/chromium", "/usr/bin/chromium-browser", "/usr/bin/google-chrome"} {
-		if p == "" {
-			continue
-		}
-		if _, err := os.Stat(p); err == nil {
-			return p
-		}
-	}
-	if os.Getenv("CI") == "true" {
-		t.Fatalf("headless Chromium is needed for the report's browser test and CI=true: %s", installHint)
-	}
-	t.Skipf("headless Chromium not found; %s", installHint)
-	return ""
-}
+func chromium(t *testing.T) string { return browsertest.Chromium(t) }
 
 func outDir(t *testing.T) string {
 	if d := os.Getenv("FENCESIM_REPORT_KEEP"); d != "" {
@@ -53,77 +31,16 @@ func outDir(t *testing.T) string {
 	return t.TempDir()
 }
 
-// browse runs headless Chromium on a page with extra flags and returns its
-// stdout and stderr. It runs on its own goroutine, so it reports errors
-// instead of failing the test.
-func browse(t *testing.T, bin, page string, flags ...string) (string, string, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	profile, err := os.MkdirTemp("", "report-chromium-")
-	if err != nil {
-		return "", "", err
-	}
-	defer os.RemoveAll(profile)
-	args := append([]string{
-		"--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-		"--disable-background-networking", "--disable-component-update", "--disable-sync",
-		"--disable-extensions", "--disable-dev-shm-usage", "--hide-scrollbars", "--mute-audio",
-		"--user-data-dir=" + profile, "--enable-logging=stderr", "--v=0",
-		"--virtual-time-budget=5000",
-	}, flags...)
-	args = append(args, "file://"+page)
-	cmd := exec.CommandContext(ctx, bin, args...)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		return "", "", fmt.Errorf("chromium %s: %w; stderr:\n%s", strings.Join(flags, " "), err, stderr.String())
-	}
-	return stdout.String(), stderr.String(), nil
+func browse(_ *testing.T, bin, page string, flags ...string) (string, string, error) {
+	return browsertest.Browse(bin, page, flags...)
 }
 
-// consoleErrors picks the lines of Chromium's log that report page errors.
-func consoleErrors(stderr string) []string {
-	var out []string
-	for _, line := range strings.Split(stderr, "\n") {
-		if strings.Contains(line, "Uncaught") || strings.Contains(line, ":CONSOLE") || strings.Contains(line, "CONSOLE(") {
-			out = append(out, line)
-		}
-	}
-	return out
-}
-
-var attr = regexp.MustCompile(`<body[^>]*\bdata-rendered="([^"]*)"`)
-
-func rendered(t *testing.T, dom string) map[string]int {
-	t.Helper()
-	m := attr.FindStringSubmatch(dom)
-	require.Len(t, m, 2, "the dumped DOM must have a body with data-rendered")
-	out := map[string]int{}
-	for _, kv := range strings.Fields(m[1]) {
-		k, v, ok := strings.Cut(kv, "=")
-		require.True(t, ok, "data-rendered %q", m[1])
-		n, err := strconv.Atoi(v)
-		require.NoError(t, err, "data-rendered %q", m[1])
-		out[k] = n
-	}
-	return out
-}
-
-func bodyAttr(t *testing.T, dom, name string) string {
-	t.Helper()
-	m := regexp.MustCompile(`<body[^>]*\b` + name + `="([^"]*)"`).FindStringSubmatch(dom)
-	if len(m) != 2 {
-		return ""
-	}
-	return m[1]
-}
-
-func pageErrors(t *testing.T, dom string) string {
-	t.Helper()
-	m := regexp.MustCompile(`<html[^>]*\bdata-errors="([^"]*)"`).FindStringSubmatch(dom)
-	require.Len(t, m, 2, "the dumped DOM must have the data-errors attribute")
-	return m[1]
-}
+var (
+	consoleErrors = browsertest.ConsoleErrors
+	rendered      = browsertest.Rendered
+	bodyAttr      = browsertest.BodyAttr
+	pageErrors    = browsertest.PageErrors
+)
 
 func TestBrowserRendersReport(t *testing.T) {
 	bin := chromium(t)
