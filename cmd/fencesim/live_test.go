@@ -1,10 +1,13 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
+	"net"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -97,4 +100,127 @@ func TestLiveTrace(t *testing.T) {
 	assert.Contains(t, stdout, "every property held")
 	assert.Contains(t, stdout, "report: "+filepath.Join(dir, "arbiter-live-good-report.html")+"\n")
 	assert.FileExists(t, filepath.Join(dir, "arbiter-live-good-report.html"))
+}
+
+// TestLiveBadInput: input the live world cannot run is one line on stderr,
+// exit 2, before anything starts: no node process, no PostgreSQL, no
+// directory left behind. None of these needs a PostgreSQL server.
+func TestLiveBadInput(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "out")
+	write := func(name, content string) string {
+		p := filepath.Join(dir, name)
+		require.NoError(t, os.WriteFile(p, []byte(content), 0o644))
+		return p
+	}
+	jump := write("jump.json", `[{"at":1000000000,"kind":"jump","node":"home-1","amount":5000000000}]`)
+	notJSON := write("schedule.json", "crash home-1 at 3s\n")
+	// A port the arbiter's world would take: the sixth of six from first.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer ln.Close()
+	inUse := ln.Addr().(*net.TCPAddr).Port
+	first := max(inUse-5, 1024)
+
+	cases := []struct {
+		name string
+		args []string
+		want string // in the one line on stderr
+	}{
+		{"pg pointing at nothing", []string{"--pg", "postgres://postgres@127.0.0.1:1/x"}, "--pg postgres://postgres@127.0.0.1:1/x: cannot connect"},
+		{"a port in use", []string{"--ports", strconv.Itoa(first)}, "port 127.0.0.1:" + strconv.Itoa(inUse) + " is in use"},
+		{"a clock jump", []string{"--schedule", jump}, "the live world cannot move a node's clock"},
+		{"a system without a live world", []string{"--system", "outbox"}, "--system outbox: no live world"},
+		{"every system", []string{"--system", ""}, "live runs one system"},
+		{"a duration that is not one", []string{"--duration", "soon"}, `invalid value "soon" for flag -duration`},
+		{"a negative duration", []string{"--duration", "-5s"}, "--duration -5s: give a positive duration"},
+		{"a schedule that is not JSON", []string{"--schedule", notJSON}, "not a JSON list of fault actions"},
+		{"a missing schedule", []string{"--schedule", filepath.Join(dir, "missing.json")}, "--schedule " + filepath.Join(dir, "missing.json") + ": no such file"},
+		{"an argument", []string{"arbiter"}, `unexpected argument "arbiter"`},
+	}
+	before := listing(t, dir)
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			code, stdout, stderr := run(t, append([]string{"live", "--out", out}, c.args...)...)
+			assert.Equal(t, exitUsage, code, "exit code; stderr: %s", stderr)
+			assert.Contains(t, stderr, c.want)
+			assert.Equal(t, 1, strings.Count(stderr, "\n"), "one line on stderr, got %q", stderr)
+			assert.Empty(t, stdout, "nothing on stdout")
+			assert.Equal(t, before, listing(t, dir), "nothing written")
+			assert.Empty(t, liveLeftovers(t, out), "no process left running")
+		})
+	}
+}
+
+// liveLeftovers lists what a live run under out left running: node
+// processes (a command line `... node --config FILE` with FILE under out),
+// and throw-away PostgreSQL servers whose state (scripts/pg.sh's env file
+// under a run directory's pg-N) names a data directory with a live
+// postmaster.
+func liveLeftovers(t *testing.T, out string) []string {
+	t.Helper()
+	var left []string
+	procs, err := filepath.Glob("/proc/[0-9]*/cmdline")
+	require.NoError(t, err)
+	for _, p := range procs {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			continue // gone meanwhile
+		}
+		args := strings.Split(strings.TrimRight(string(b), "\x00"), "\x00")
+		for i := 0; i+2 < len(args); i++ {
+			if strings.Contains(args[0], "fencesim") && args[i+1] == "node" && args[i+2] == "--config" && i+3 < len(args) &&
+				strings.HasPrefix(args[i+3], out+string(filepath.Separator)) {
+				left = append(left, "node process "+filepath.Base(filepath.Dir(p))+": "+strings.Join(args, " "))
+				break
+			}
+		}
+	}
+	envs, err := filepath.Glob(filepath.Join(out, "live-*", "pg-*", "env"))
+	require.NoError(t, err)
+	for _, env := range envs {
+		data := pgData(t, env)
+		pid := postmaster(filepath.Join(data, "postmaster.pid"))
+		if pid > 0 && alive(pid) {
+			left = append(left, "PostgreSQL of "+env+": postmaster "+strconv.Itoa(pid)+" runs on "+data)
+		}
+	}
+	return left
+}
+
+// pgData reads FENCESIM_PG_DATA from a scripts/pg.sh state file.
+func pgData(t *testing.T, env string) string {
+	t.Helper()
+	f, err := os.Open(env)
+	require.NoError(t, err)
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if v, ok := strings.CutPrefix(sc.Text(), "FENCESIM_PG_DATA="); ok {
+			return strings.Trim(v, `'"`)
+		}
+	}
+	t.Fatalf("%s: no FENCESIM_PG_DATA line", env)
+	return ""
+}
+
+// postmaster is the pid on postmaster.pid's first line (0: none).
+func postmaster(path string) int {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return 0
+	}
+	line, _, _ := strings.Cut(string(b), "\n")
+	pid, _ := strconv.Atoi(strings.TrimSpace(line))
+	return pid
+}
+
+// alive reports whether a process runs (a zombie does not count).
+func alive(pid int) bool {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return false
+	}
+	_, rest, _ := strings.Cut(string(b), ") ")
+	return !strings.HasPrefix(rest, "Z")
 }
