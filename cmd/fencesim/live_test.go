@@ -127,7 +127,7 @@ func TestLiveBadInput(t *testing.T) {
 		args []string
 		want string // in the one line on stderr
 	}{
-		{"pg pointing at nothing", []string{"--pg", "postgres://postgres@127.0.0.1:1/x"}, "--pg postgres://postgres@127.0.0.1:1/x: cannot connect"},
+		{"pg pointing at nothing", []string{"--pg", "postgres://postgres@127.0.0.1:1/x"}, "--pg postgres://postgres@127.0.0.1:1/x: cannot connect: failed to connect to `user=postgres database=x`: 127.0.0.1:1 (127.0.0.1): dial error: dial tcp 127.0.0.1:1: connect: connection refused\n"},
 		{"a port in use", []string{"--ports", strconv.Itoa(first)}, "port 127.0.0.1:" + strconv.Itoa(inUse) + " is in use"},
 		{"a clock jump", []string{"--schedule", jump}, "the live world cannot move a node's clock"},
 		{"a system without a live world", []string{"--system", "outbox"}, "--system outbox: no live world"},
