@@ -277,6 +277,22 @@ func TestLiveRun(t *testing.T) {
 
 	live := func(t *testing.T, out string, args ...string) (int, string) {
 		t.Helper()
+		t.Cleanup(func() {
+			if t.Failed() {
+				logs, _ := filepath.Glob(filepath.Join(out, "live-*", "*.log"))
+				for _, l := range logs {
+					if b, err := os.ReadFile(l); err == nil && len(b) > 0 {
+						t.Logf("%s:\n%s", l, b)
+					}
+				}
+			}
+		})
+		// The nodes' ports below the kernel's ephemeral range (and
+		// scripts/pg.sh's 20000-31999): fencesim live picks free ports and
+		// closes them until each node listens, and under make test's load a
+		// connection elsewhere can take one of those in between, which
+		// made a node exit at start.
+		args = append([]string{"--ports", strconv.Itoa(freePorts(t, 6))}, args...)
 		cmd := exec.Command(bin, append([]string{"live", "--system", "arbiter", "--out", out}, args...)...)
 		cmd.Dir = root // scripts/pg.sh, docs/live-stale.json
 		var o bytes.Buffer
@@ -327,4 +343,25 @@ func TestLiveRun(t *testing.T) {
 		assert.True(t, strings.Contains(html, `<header class="top fail">`), "the page says FAIL")
 		assert.True(t, strings.Contains(html, `<div class="prop">PA1 at-most-one-owner</div>`), "the page shows PA1's violation")
 	})
+}
+
+// freePorts is the first of n consecutive ports in 10000-19999 that are
+// free now.
+func freePorts(t *testing.T, n int) int {
+	t.Helper()
+	for base := 10000 + int(time.Now().UnixNano()%9000); ; base += n {
+		if base+n > 20000 {
+			base = 10000
+		}
+		ok := true
+		for p := base; p < base+n && ok; p++ {
+			ln, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(p))
+			if ok = err == nil; ok {
+				ln.Close()
+			}
+		}
+		if ok {
+			return base
+		}
+	}
 }
