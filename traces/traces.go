@@ -24,7 +24,7 @@ type Header struct {
 	System   string          `json:"system"`
 	Design   json.RawMessage `json:"design,omitempty"`
 	Seed     uint64          `json:"seed"`
-	Entropy  string          `json:"entropy"`        // "pcg" or "tape"
+	Entropy  string          `json:"entropy"`        // "pcg" or "tape"; "live" for a live run
 	Tape     []uint64        `json:"tape,omitempty"` // recorded draws when Entropy is "tape"
 	Schedule json.RawMessage `json:"schedule,omitempty"`
 	Workload json.RawMessage `json:"workload,omitempty"`
@@ -190,10 +190,11 @@ func (h *Header) Validate() error {
 	if h.System == "" {
 		return errors.New(`header has no "system": the trace is incomplete`)
 	}
-	switch h.Entropy {
-	case "pcg", "tape":
+	switch {
+	case h.Entropy == "pcg" || h.Entropy == "tape":
+	case h.Entropy == "live" && h.Live:
 	default:
-		return fmt.Errorf(`header entropy %q is neither "pcg" nor "tape"`, h.Entropy)
+		return fmt.Errorf(`header entropy %q is neither "pcg" nor "tape" (nor "live", with "live": true)`, h.Entropy)
 	}
 	return nil
 }

@@ -174,3 +174,20 @@ func TestLazyEventReadsAsRendered(t *testing.T) {
 		assert.Equal(t, string(rendered[i].Data), string(lazy[i].Data))
 	}
 }
+
+// TestLiveHeaderReads: a live run's header (entropy "live", live true)
+// reads back; entropy "live" without live true does not.
+func TestLiveHeaderReads(t *testing.T) {
+	var b bytes.Buffer
+	w, err := NewWriter(&b, Header{System: "ping", Entropy: "live", Live: true})
+	require.NoError(t, err)
+	w.Record(&Event{Seq: 1, T: 5, Node: "p0", Kind: "note", Text: "x"})
+	require.NoError(t, w.Close())
+	h, evs, err := ReadAll(bytes.NewReader(b.Bytes()))
+	require.NoError(t, err)
+	assert.True(t, h.Live)
+	assert.Len(t, evs, 1)
+
+	_, _, err = ReadAll(strings.NewReader(`{"format":"` + Format + `","system":"ping","entropy":"live"}` + "\n"))
+	assert.ErrorContains(t, err, `trace line 1: header entropy "live"`)
+}

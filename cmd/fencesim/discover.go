@@ -198,7 +198,7 @@ func listingExits(name string) string {
 	case "knobs", "params", "version":
 		return "0 listed, 2 bad usage"
 	case "report":
-		return "0 written (whatever the run's verdicts), 1 the trace does not replay identically (the report shows the replayed run), 2 bad usage or input (a missing file, not a trace)"
+		return "0 written (whatever the run's verdicts), 1 the trace does not replay identically (the report shows the replayed run), 2 bad usage or input (a missing file, not a trace); a live run's trace (fencesim live) is judged as recorded, not replayed: 0 every property held, 1 one failed"
 	}
 	return ""
 }

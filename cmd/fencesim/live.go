@@ -110,8 +110,12 @@ func runLive(e *env, args []string) int {
 	}
 	o := live.Options{System: sys.Name(), Design: d.JSON, Seed: *seed, Submissions: *subs, Duration: *duration, Schedule: sched,
 		PG: splitList(*pg), Ports: *ports, Dir: dir, Binary: bin, Log: e.stdout}
+	kept := existing(dir)
 	res, err := live.Run(ctx, o)
 	if err != nil {
+		// A run refused (bad input) or stopped at its start leaves no
+		// empty directories behind; a directory with a node's log stays.
+		removeEmpty(dir, kept)
 		var ue *live.UsageError
 		if errors.As(err, &ue) {
 			return e.fail(c.name, usagef("%s", ue.Msg))
@@ -122,9 +126,7 @@ func runLive(e *env, args []string) int {
 	if ctx.Err() != nil {
 		fmt.Fprintf(e.stderr, "fencesim %s: interrupted: the run's record is checked as far as it went\n", c.name)
 	}
-	judge, ok := sys.(interface {
-		Judge(traces.Header, []traces.Event) *systems.Result
-	})
+	judge, ok := sys.(liveJudge)
 	if !ok {
 		return e.fail(c.name, usagef("--system %s: no checkers for a live record", sys.Name()))
 	}
@@ -158,7 +160,7 @@ func runLive(e *env, args []string) int {
 		return exitUsage
 	}
 	if _, err := art.Report(page, base+"-porcupine.html", r, art.Page{Story: art.StoryOf(r, "", nil, timelineLines),
-		Title: pageTitle(what, r), Hash: hash, Replay: "a live run: it cannot be replayed (fencesim report " + trace + " re-renders it)", TracePath: trace}); err != nil {
+		Title: pageTitle(what, r), Hash: hash, Replay: liveReplay(trace), TracePath: trace}); err != nil {
 		fmt.Fprintf(e.stderr, "fencesim %s: %s: %v\n", c.name, page, unwrapPath(err))
 		return exitUsage
 	}
@@ -234,12 +236,12 @@ func liveTable(e *env, ctx context.Context, o live.Options) int {
 func readSchedule(path string) (sim.Schedule, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
-		return nil, usagef("--schedule: %v", unwrapPath(err))
+		return nil, usagef("--schedule %s: %v", path, unwrapPath(err))
 	}
 	if strings.HasSuffix(path, ".jsonl") {
 		f, err := os.Open(path)
 		if err != nil {
-			return nil, usagef("--schedule: %v", unwrapPath(err))
+			return nil, usagef("--schedule %s: %v", path, unwrapPath(err))
 		}
 		defer f.Close()
 		tr, err := traces.NewReader(f)
@@ -255,6 +257,31 @@ func readSchedule(path string) (sim.Schedule, error) {
 		return nil, usagef("--schedule %s: not a JSON list of fault actions (as a trace header's \"schedule\"): %v", path, err)
 	}
 	return s, nil
+}
+
+// existing is the nearest directory at or above dir that exists.
+func existing(dir string) string {
+	for {
+		if _, err := os.Stat(dir); err == nil {
+			return dir
+		}
+		up := filepath.Dir(dir)
+		if up == dir {
+			return dir
+		}
+		dir = up
+	}
+}
+
+// removeEmpty removes dir and its parents while they are empty, up to (not
+// including) kept.
+func removeEmpty(dir, kept string) {
+	for dir != kept && strings.HasPrefix(dir, kept) {
+		if os.Remove(dir) != nil {
+			return
+		}
+		dir = filepath.Dir(dir)
+	}
 }
 
 func splitList(s string) []string {

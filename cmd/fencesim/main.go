@@ -38,8 +38,8 @@ func commands() []command {
 	return []command{
 		{"explore", "[flags]", "run many seeds in parallel and print a table per system", runExplore, true},
 		{"run", "[flags]", "run one seed as explore does (--system S --seed N) and write its full trace and report, pass or fail", runRun, false},
-		{"replay", "[flags] FILE", "re-run a trace from its header: \"identical\" or the first difference, and the properties that fail", runReplay, false},
-		{"report", "[flags] TRACE", "render the HTML report of a trace file (the report explore writes) and print its path", runReport, false},
+		{"replay", "[flags] FILE", "re-run a trace from its header: \"identical\" or the first difference, and the properties that fail (a live run's trace cannot be re-run: fencesim report judges it)", runReplay, false},
+		{"report", "[flags] TRACE", "render the HTML report of a trace file (the report explore writes) and print its path; a live run's trace is judged as recorded, not replayed", runReport, false},
 		{"mutants", "[flags]", "the design-knob matrix: caught or not, by which property, after how many runs", runMutants, true},
 		{"scenarios", "[flags]", "run the named scenarios (A-S1..A-S9, C.1..C.8) and print their tables", runScenarios, false},
 		{"compare", "[flags]", "a baseline design and a changed one on the same seeds, metrics side by side", runCompare, true},

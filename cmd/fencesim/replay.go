@@ -71,22 +71,36 @@ type replayed struct {
 	diff     traces.Diff
 }
 
-// replayTrace reads a trace file and replays it. A file that cannot be
-// read, is not a trace, names no system, does not replay or was cut short
-// is a usage error naming the file and the line.
-func replayTrace(path string) (*replayed, error) {
+// readTrace reads a whole trace file and finds its system. A file that
+// cannot be read, is not a trace or names no system is a usage error naming
+// the file and the line.
+func readTrace(path string) (traces.Header, []traces.Event, systems.System, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, usagef("%v", err)
+		return traces.Header{}, nil, nil, usagef("%v", err)
 	}
 	h, recorded, err := traces.ReadAll(f)
 	f.Close()
 	if err != nil {
-		return nil, usagef("%s: %v", path, err)
+		return traces.Header{}, nil, nil, usagef("%s: %v", path, err)
 	}
 	sys, err := systems.ByName(h.System)
 	if err != nil {
-		return nil, usagef("%s: trace line 1: %v", path, err)
+		return traces.Header{}, nil, nil, usagef("%s: trace line 1: %v", path, err)
+	}
+	return h, recorded, sys, nil
+}
+
+// replayTrace reads a trace file and replays it. A file that cannot be
+// read, is not a trace, names no system, is a live run's record, does not
+// replay or was cut short is a usage error naming the file and the line.
+func replayTrace(path string) (*replayed, error) {
+	h, recorded, sys, err := readTrace(path)
+	if err != nil {
+		return nil, err
+	}
+	if h.Live {
+		return nil, usagef("%s: trace line 1: the record of a live run (fencesim live): real processes, sockets and PostgreSQL cannot be re-run bit for bit, so it does not replay; fencesim report %s judges it with the same checkers and renders its page", path, path)
 	}
 	r, err := sys.Replay(h)
 	if err != nil {

@@ -4,13 +4,16 @@ import (
 	"fmt"
 	"strings"
 
+	art "github.com/fencesim/fencesim/internal/artifact"
 	"github.com/fencesim/fencesim/internal/systems"
 	"github.com/fencesim/fencesim/traces"
 )
 
 // runReport renders the HTML report of a trace file: the trace is replayed
 // from its header (the checkers judge the replayed run) and drawn as
-// explore draws its failures' reports.
+// explore draws its failures' reports. A live run's record is not replayed
+// (it cannot be): the checkers judge the recorded events themselves, and the
+// exit status is the verdict's, as fencesim live's own.
 func runReport(e *env, args []string) int {
 	c := commandByName("report")
 	fs := newFlags(c.name)
@@ -30,6 +33,13 @@ func runReport(e *env, args []string) int {
 	base := strings.TrimSuffix(strings.TrimSuffix(page, ".html"), "-report")
 	if err := checkOutFile("out", page); err != nil {
 		return e.fail(c.name, err)
+	}
+	h, recorded, sys, err := readTrace(path)
+	if err != nil {
+		return e.fail(c.name, err)
+	}
+	if h.Live {
+		return reportLive(e, c.name, path, page, base, sys, h, recorded)
 	}
 	t, err := replayTrace(path)
 	if err != nil {
@@ -53,6 +63,46 @@ func runReport(e *env, args []string) int {
 	}
 	if !t.diff.Identical {
 		fmt.Fprintf(e.stderr, "fencesim %s: %s does not replay identically, the report shows the replayed run: %s\n", c.name, path, oneLine(t.diff.String()))
+		return exitFail
+	}
+	return exitOK
+}
+
+// liveJudge is a system whose checkers judge a record made elsewhere (a
+// live run's), without replaying it.
+type liveJudge interface {
+	Judge(traces.Header, []traces.Event) *systems.Result
+}
+
+var _ liveJudge = systems.Arbiter{}
+
+// liveReplay is what a live run's page says in place of a replay command.
+func liveReplay(trace string) string {
+	return "a live run: it cannot be replayed (fencesim report " + trace + " judges and renders it again)"
+}
+
+// reportLive judges a live run's record with its system's checkers and
+// renders its page: exit 0 when every property held, 1 when one failed.
+func reportLive(e *env, cmd, path, page, base string, sys systems.System, h traces.Header, evs []traces.Event) int {
+	j, ok := sys.(liveJudge)
+	if !ok {
+		return e.fail(cmd, usagef("%s: trace line 1: a live record of %s, whose checkers do not judge a record made elsewhere", path, sys.Name()))
+	}
+	r := j.Judge(h, evs)
+	what := fmt.Sprintf("%s live run (%s)", sys.Name(), headerDesign(sys, h.Design))
+	title := pageTitle(what, r)
+	por, err := art.Report(page, base+"-porcupine.html", r, art.Page{Story: art.StoryOf(r, "", nil, timelineLines),
+		Title: title, Hash: traces.HashOf(h, evs), Replay: liveReplay(path), TracePath: path})
+	if err != nil {
+		fmt.Fprintf(e.stderr, "fencesim %s: %s: %v\n", cmd, page, unwrapPath(err))
+		return exitUsage
+	}
+	writeVerdicts(e.stdout, what, r)
+	fmt.Fprintf(e.stdout, "report: %s\n", page)
+	if por != "" {
+		fmt.Fprintf(e.stdout, "porcupine: %s\n", por)
+	}
+	if len(r.Failed()) > 0 {
 		return exitFail
 	}
 	return exitOK

@@ -561,12 +561,17 @@ func redact(u string) string {
 	return pu.Redacted()
 }
 
+// oneLine is an error's text on one line: pgx puts each attempt on a line
+// of its own (the same line twice when it tried with TLS, then without),
+// after a first line ending in a colon.
 func oneLine(err error) string {
-	s := err.Error()
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		s = s[:i]
+	var out []string
+	for _, l := range strings.Split(err.Error(), "\n") {
+		if l = strings.Join(strings.Fields(l), " "); l != "" && (len(out) == 0 || out[len(out)-1] != l) {
+			out = append(out, l)
+		}
 	}
-	return s
+	return strings.Join(out, " ")
 }
 
 func (r *runner) logf(format string, args ...any) {
