@@ -99,7 +99,7 @@ func runLive(e *env, args []string) int {
 	if err != nil {
 		return e.fail(c.name, err)
 	}
-	dir, err := filepath.Abs(filepath.Join(*out, fmt.Sprintf("live-%s-%s", sys.Name(), time.Now().Format("20060102-150405"))))
+	dir, err := filepath.Abs(filepath.Join(*out, fmt.Sprintf("live-%s-%s", sys.Name(), time.Now().Format("20060102-150405.000"))))
 	if err != nil {
 		return e.fail(c.name, err)
 	}

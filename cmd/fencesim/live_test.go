@@ -19,6 +19,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	art "github.com/fencesim/fencesim/internal/artifact"
+	"github.com/fencesim/fencesim/internal/browsertest"
 	"github.com/fencesim/fencesim/internal/systems"
 )
 
@@ -287,12 +288,6 @@ func TestLiveRun(t *testing.T) {
 				}
 			}
 		})
-		// The nodes' ports below the kernel's ephemeral range (and
-		// scripts/pg.sh's 20000-31999): fencesim live picks free ports and
-		// closes them until each node listens, and under make test's load a
-		// connection elsewhere can take one of those in between, which
-		// made a node exit at start.
-		args = append([]string{"--ports", strconv.Itoa(freePorts(t, 6))}, args...)
 		cmd := exec.Command(bin, append([]string{"live", "--system", "arbiter", "--out", out}, args...)...)
 		cmd.Dir = root // scripts/pg.sh, docs/live-stale.json
 		var o bytes.Buffer
@@ -319,7 +314,7 @@ func TestLiveRun(t *testing.T) {
 		for _, f := range []string{"crash home-1", "restart home-1", "pause prod-1", "resume prod-1", "stall home-2->arbiter-1 for=3s", "break arbiter-1->db", "heal-all"} {
 			assert.Contains(t, o, f, "the faults injected name %s", f)
 		}
-		assert.Regexp(t, `(?m)^operations checked: [1-9]\d* calls, [1-9]\d* returns, [1-9]\d* commits, \d+ events in all$`, o)
+		assert.Regexp(t, `(?m)^operations checked: [1-9]\d* calls, [1-9]\d* returns, [1-9]\d* commits; \d+ events in all$`, o)
 		assert.Regexp(t, `(?m)^arbiter live 20s \(design: the live short parameters \(docs/live-arbiter.json\)\): every property held \(\d+\)$`, o)
 		trace := regexp.MustCompile(`(?m)^trace: (.*)$`).FindStringSubmatch(o)
 		require.NotNil(t, trace, o)
@@ -329,7 +324,9 @@ func TestLiveRun(t *testing.T) {
 
 	t.Run("PA1 demo", func(t *testing.T) {
 		out := filepath.Join(tmp, "stale")
-		code, o := live(t, out, "--duration", "30s", "--knob", "fence-by-worker-id", "--submissions", "1",
+		// --ports: the flag's path (the default run takes the free ports
+		// fencesim live picks below the kernel's ephemeral range).
+		code, o := live(t, out, "--ports", strconv.Itoa(freePorts(t, 6)), "--duration", "30s", "--knob", "fence-by-worker-id", "--submissions", "1",
 			"--set", "home_workers=1", "--set", "prod_workers=0", "--set", "judge_min=3s", "--set", "judge_max=3s",
 			"--schedule", "docs/live-stale.json")
 		require.Equal(t, exitFail, code, "a property fails:\n%s", o)
@@ -342,6 +339,16 @@ func TestLiveRun(t *testing.T) {
 		assert.Regexp(t, `^<h1>arbiter live 30s \(design: [^<]*knobs fence-by-worker-id[^<]*\): PA1[^<]* failed</h1>$`, h1, "the page's title")
 		assert.True(t, strings.Contains(html, `<header class="top fail">`), "the page says FAIL")
 		assert.True(t, strings.Contains(html, `<div class="prop">PA1 at-most-one-owner</div>`), "the page shows PA1's violation")
+		// The report opens: headless Chromium draws it without a script
+		// error, the violation and its story on it.
+		chrome := browsertest.Chromium(t)
+		dom, stderr, err := browsertest.Browse(chrome, page[1], "--dump-dom")
+		require.NoError(t, err)
+		assert.Empty(t, browsertest.ConsoleErrors(stderr), "no console errors")
+		assert.Empty(t, browsertest.PageErrors(t, dom), "no page errors")
+		drawn := browsertest.Rendered(t, dom)
+		assert.Positive(t, drawn["violation"], "the violation is drawn: %v", drawn)
+		assert.Positive(t, drawn["marks"], "the events are drawn: %v", drawn)
 	})
 }
 

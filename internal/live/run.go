@@ -240,13 +240,13 @@ func Run(ctx context.Context, o Options) (res *Result, err error) {
 		}
 	}
 	r := &runner{o: o, p: p, kids: map[string]*child{}}
-	if err := os.MkdirAll(o.Dir, 0o755); err != nil {
-		return nil, err
-	}
 	// The ports first: a port in use is bad input, found before anything
 	// starts.
 	listen, err := r.ports(len(p.nodes))
 	if err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(o.Dir, 0o755); err != nil {
 		return nil, err
 	}
 	defer r.stopServers()
@@ -380,25 +380,60 @@ func refuse(s sim.Schedule, nodes, dbs []string) error {
 	return nil
 }
 
-// ports returns the nodes' listen addresses, refusing ports in use.
+// ports returns the nodes' listen addresses, refusing ports in use. A
+// node binds its port when it starts, and again when it restarts after a
+// kill -9: the free ports it is given lie below the kernel's ephemeral
+// range, so that no outgoing connection on the machine takes one in the
+// meantime (as one did, with ports the kernel had chosen, under make test).
 func (r *runner) ports(n int) ([]string, error) {
-	out := make([]string, n)
-	for i := range out {
-		addr := "127.0.0.1:0"
-		if r.o.Ports > 0 {
-			addr = "127.0.0.1:" + strconv.Itoa(r.o.Ports+i)
-		}
-		ln, err := net.Listen("tcp", addr)
-		if err != nil {
-			if r.o.Ports > 0 {
+	out := make([]string, 0, n)
+	if r.o.Ports > 0 {
+		for i := 0; i < n; i++ {
+			addr := "127.0.0.1:" + strconv.Itoa(r.o.Ports+i)
+			ln, err := net.Listen("tcp", addr)
+			if err != nil {
 				return nil, usagef("--ports %d: port %s is in use (the nodes need %d ports from %d): choose another range, or drop --ports", r.o.Ports, addr, n, r.o.Ports)
 			}
-			return nil, err
+			ln.Close()
+			out = append(out, addr)
 		}
-		out[i] = ln.Addr().String()
+		return out, nil
+	}
+	low, high := 20000, ephemeralLow()-1
+	if high-low < 4*n {
+		low = 1024
+	}
+	// Start at a place of the run's own, so that runs side by side do not
+	// all try the same ports first.
+	span := high - low + 1
+	start := low + int(time.Now().UnixNano()/1000+int64(os.Getpid()))%span
+	for i := 0; i < span && len(out) < n; i++ {
+		addr := "127.0.0.1:" + strconv.Itoa(low+(start-low+i)%span)
+		ln, err := net.Listen("tcp", addr)
+		if err != nil {
+			continue
+		}
 		ln.Close()
+		out = append(out, addr)
+	}
+	if len(out) < n {
+		return nil, fmt.Errorf("no %d free ports between %d and %d for the nodes: give a range with --ports", n, low, high)
 	}
 	return out, nil
+}
+
+// ephemeralLow is the first port of the kernel's ephemeral range (the
+// ports it picks for outgoing connections).
+func ephemeralLow() int {
+	b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range")
+	if err == nil {
+		if f := strings.Fields(string(b)); len(f) == 2 {
+			if v, err := strconv.Atoi(f[0]); err == nil && v > 1024 {
+				return v
+			}
+		}
+	}
+	return 32768
 }
 
 // database starts the throw-away servers unless they were given, checks
