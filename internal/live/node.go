@@ -12,6 +12,7 @@ import (
 	"net/http/httptrace"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -37,6 +38,7 @@ type NodeConfig struct {
 	Peers    map[string]string `json:"peers"`  // node -> host:port to dial (the proxy of the link)
 	DBs      map[string]DBConf `json:"dbs"`    // database node -> how to reach it (through the link's proxy)
 	Epoch    int64             `json:"epoch"`  // Unix ns of the run's time 0
+	Index    int               `json:"index"`  // the node's number in the run (message ids: unique across the run's processes)
 	Seed     uint64            `json:"seed"`
 	Design   json.RawMessage   `json:"design"`
 	Workload json.RawMessage   `json:"workload,omitempty"`
@@ -73,6 +75,8 @@ const (
 	pathCommand = "/command"
 	pathHealth  = "/health"
 	headerFrom  = "X-Fencesim-From"
+	headerMsg   = "X-Fencesim-Msg" // the message's id, as its send event names it
+	headerType  = "X-Fencesim-Type"
 )
 
 // event is one input for the node's loop.
@@ -118,6 +122,7 @@ type driver struct {
 	conns  map[network.ConnID]*outConn
 	reqs   map[network.ConnID]*inbound
 	nextID atomic.Uint64
+	msgs   atomic.Uint64 // messages this process sent, for their ids
 	notes  *os.File
 	diskV  uint64
 	crash  map[string]bool
@@ -339,6 +344,30 @@ func (d *driver) session(c *outConn, conf DBConf) {
 	}
 }
 
+// noteSend notes a message this node sends to another (the report draws
+// it as an arrow, as the simulator's send and deliver events) and returns
+// its id, which travels with it.
+func (d *driver) noteSend(to string, conn network.ConnID, body any) string {
+	id := strconv.FormatUint(uint64(d.cfg.Index+1)<<40|d.msgs.Add(1), 10)
+	d.note("send", msgText(id, d.cfg.Name, to, conn, body), nil)
+	return id
+}
+
+// noteDeliver notes the arrival of a message another node sent.
+func (d *driver) noteDeliver(id, from string, conn network.ConnID, body any) {
+	if id == "" {
+		return
+	}
+	d.note("deliver", msgText(id, from, d.cfg.Name, conn, body), nil)
+}
+
+func msgText(id, from, to string, conn network.ConnID, body any) string {
+	if conn != 0 {
+		return fmt.Sprintf("#%s %s->%s conn=%d %v", id, from, to, conn, body)
+	}
+	return fmt.Sprintf("#%s %s->%s %v", id, from, to, body)
+}
+
 // noteServer writes, on the database's behalf, the events the model's
 // database node writes that a PostgreSQL server cannot: a prepared
 // transaction prepared, committed or rolled back ("prepared", at the
@@ -423,6 +452,7 @@ func (d *driver) send(e sim.Effect) {
 			return
 		}
 		req.Header.Set(headerFrom, d.cfg.Name)
+		req.Header.Set(headerMsg, d.noteSend(string(c.to), c.id, e.Body))
 		resp, err := c.client.Do(req)
 		if err != nil {
 			d.broken(c)
@@ -434,11 +464,12 @@ func (d *driver) send(e sim.Effect) {
 			d.broken(c)
 			return
 		}
-		v, err := d.w.Codec.Decode(resp.Header.Get("X-Fencesim-Type"), b)
+		v, err := d.w.Codec.Decode(resp.Header.Get(headerType), b)
 		if err != nil {
 			d.broken(c)
 			return
 		}
+		d.noteDeliver(resp.Header.Get(headerMsg), string(c.to), c.id, v)
 		d.push(event{in: sim.Input{Kind: sim.Deliver, Msg: network.Message{From: c.to, To: d.out.Self, Conn: c.id, Body: v}}})
 	}()
 }
@@ -462,6 +493,7 @@ func (d *driver) datagram(to network.Addr, v any) {
 			return
 		}
 		req.Header.Set(headerFrom, d.cfg.Name)
+		req.Header.Set(headerMsg, d.noteSend(string(to), 0, v))
 		if resp, err := datagramClient.Do(req); err == nil {
 			io.Copy(io.Discard, resp.Body)
 			resp.Body.Close()
@@ -507,6 +539,7 @@ func (d *driver) serveHTTP(w http.ResponseWriter, r *http.Request) {
 			http.Error(w, err.Error(), http.StatusBadRequest)
 			return
 		}
+		d.noteDeliver(r.Header.Get(headerMsg), r.Header.Get(headerFrom), 0, v)
 		d.push(event{in: sim.Input{Kind: sim.Deliver, Msg: network.Message{From: network.Addr(r.Header.Get(headerFrom)), To: d.out.Self, Body: v}}})
 		w.WriteHeader(http.StatusAccepted)
 	case strings.HasPrefix(r.URL.Path, pathMsg):
@@ -516,6 +549,8 @@ func (d *driver) serveHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		id := network.ConnID(d.nextID.Add(1))
+		from := r.Header.Get(headerFrom)
+		d.noteDeliver(r.Header.Get(headerMsg), from, id, v)
 		in := &inbound{reply: make(chan any, 1)}
 		d.push(event{in: sim.Input{Kind: sim.Deliver, Msg: network.Message{From: network.Addr(r.Header.Get(headerFrom)), To: d.out.Self, Conn: id, Body: v}}, req: in})
 		select {
@@ -527,7 +562,8 @@ func (d *driver) serveHTTP(w http.ResponseWriter, r *http.Request) {
 			if err != nil {
 				panic(http.ErrAbortHandler)
 			}
-			w.Header().Set("X-Fencesim-Type", name)
+			w.Header().Set(headerType, name)
+			w.Header().Set(headerMsg, d.noteSend(from, id, rep))
 			w.Header().Set("Content-Type", "application/json")
 			w.Write(b)
 		case <-r.Context().Done():

@@ -276,7 +276,7 @@ func Run(ctx context.Context, o Options) (res *Result, err error) {
 	db.Epoch = time.Unix(0, epoch).UTC()
 	for i, n := range p.nodes {
 		cfg := NodeConfig{System: o.System, Name: n.Name, Dir: filepath.Join(o.Dir, n.Name), Listen: listen[i],
-			Peers: map[string]string{}, DBs: map[string]DBConf{}, Epoch: epoch, Seed: o.Seed,
+			Peers: map[string]string{}, DBs: map[string]DBConf{}, Epoch: epoch, Seed: o.Seed, Index: i,
 			Design: o.Design, Workload: p.workload}
 		for _, to := range p.nodes {
 			if to.Name != n.Name {
