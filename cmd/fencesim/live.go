@@ -61,6 +61,9 @@ func runLive(e *env, args []string) int {
 		if *duration <= 0 {
 			return usagef("--duration %v: give a positive duration, e.g. --duration 60s", *duration)
 		}
+		if isSet(fs, "world") {
+			return usagef("--world: a live run's world is the design's own fleet (--set home_workers=N, prod_workers=N, arbiters=N), not drawn")
+		}
 		if *subs < 0 || (*subs > 0 && sys.Name() != "arbiter") {
 			return usagef("--submissions %d: a positive count, for --system arbiter only", *subs)
 		}

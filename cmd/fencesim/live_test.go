@@ -135,6 +135,7 @@ func TestLiveBadInput(t *testing.T) {
 		{"pg pointing at nothing", []string{"--pg", "postgres://postgres@127.0.0.1:1/x"}, "--pg postgres://postgres@127.0.0.1:1/x: cannot connect: failed to connect to `user=postgres database=x`: 127.0.0.1:1 (127.0.0.1): dial error: dial tcp 127.0.0.1:1: connect: connection refused\n"},
 		{"a port in use", []string{"--ports", strconv.Itoa(first)}, "port 127.0.0.1:" + strconv.Itoa(inUse) + " is in use"},
 		{"a clock jump", []string{"--schedule", jump}, "the live world cannot move a node's clock"},
+		{"a drawn world", []string{"--world", "wide"}, "--world: a live run's world is the design's own fleet"},
 		{"a system without a live world", []string{"--system", "outbox"}, "--system outbox: no live world"},
 		{"every system", []string{"--system", ""}, "live runs one system"},
 		{"a duration that is not one", []string{"--duration", "soon"}, `invalid value "soon" for flag -duration`},
