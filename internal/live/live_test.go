@@ -163,3 +163,19 @@ func TestLiveDefinesNoNodeLogic(t *testing.T) {
 		}
 	}
 }
+
+// TestShortParametersFileIsTheLiveDefault holds docs/live-arbiter.json to
+// ShortSets: the design file documents what a live run uses.
+func TestShortParametersFileIsTheLiveDefault(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "..", "docs", "live-arbiter.json"))
+	require.NoError(t, err)
+	file, err := judge.ParseDesign(b)
+	require.NoError(t, err)
+	d := judge.Default()
+	for _, kv := range ShortSets(judge.System) {
+		name, value, _ := strings.Cut(kv, "=")
+		require.NoError(t, d.Set(name, value), kv)
+	}
+	require.NoError(t, d.Validate(), "the short parameters keep the design's rules")
+	assert.JSONEq(t, string(d.JSON()), string(file.JSON()), "docs/live-arbiter.json is ShortSets applied to the default design")
+}
