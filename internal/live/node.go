@@ -102,6 +102,12 @@ type outConn struct {
 	// HTTP
 	client *http.Client
 	url    string
+	// written keeps the connection's requests in the order sent, as the
+	// simulator's FIFO connection does: a request starts once the one
+	// before it is written (the answers may come in any order). It is
+	// closed when the last request sent was written (or failed); only the
+	// node's loop reads and replaces it, so the loop never waits.
+	written chan struct{}
 	// database
 	pg chan db.Request
 }
@@ -126,6 +132,7 @@ type driver struct {
 	notes  *os.File
 	diskV  uint64
 	crash  map[string]bool
+	srv    *http.Server
 	mu     sync.Mutex // guards notes writes from the kill path
 	// inflight counts sends on their way out (HTTP requests being written,
 	// database requests being run): a crash point waits for them.
@@ -179,9 +186,9 @@ func RunNode(ctx context.Context, cfg NodeConfig, w Wiring) error {
 	if err != nil {
 		return fmt.Errorf("node %s: listen on %s: %w", cfg.Name, cfg.Listen, err)
 	}
-	srv := &http.Server{Handler: http.HandlerFunc(d.serveHTTP)}
-	go srv.Serve(ln)
-	defer srv.Close()
+	d.srv = &http.Server{Handler: http.HandlerFunc(d.serveHTTP)}
+	go d.srv.Serve(ln)
+	defer d.srv.Close()
 
 	d.node = w.Factory(cfg.Name, d.disk)
 	d.step(sim.Input{Kind: sim.Start})
@@ -193,10 +200,11 @@ func RunNode(ctx context.Context, cfg NodeConfig, w Wiring) error {
 			if ev.req != nil {
 				d.reqs[ev.in.Msg.Conn] = ev.req
 			}
-			if ev.in.Kind == sim.ConnBroken {
-				if _, ok := d.reqs[ev.in.Conn]; ok {
-					delete(d.reqs, ev.in.Conn)
-				}
+			switch ev.in.Kind {
+			case sim.ConnBroken:
+				delete(d.reqs, ev.in.Conn)
+			case sim.Timer:
+				delete(d.timers, ev.in.TimerID)
 			}
 			if !d.step(ev.in) {
 				return nil
@@ -273,8 +281,14 @@ func (d *driver) noteAs(node, kind, text string, data any) {
 	}
 	b, _ := json.Marshal(ev)
 	d.mu.Lock()
-	d.notes.Write(append(b, '\n'))
+	_, err := d.notes.Write(append(b, '\n'))
 	d.mu.Unlock()
+	if err != nil {
+		// The history is the run's record: a node that cannot write it
+		// stops rather than go on unrecorded.
+		fmt.Fprintf(os.Stderr, "node %s: writing its notes: %v\n", d.cfg.Name, err)
+		os.Exit(1)
+	}
 }
 
 // dial numbers a new connection.
@@ -301,11 +315,21 @@ func (d *driver) open(id network.ConnID, to network.Addr) {
 		DialContext: (&net.Dialer{Timeout: 5 * time.Second}).DialContext}}
 }
 
-// broken tells the node, once, that a connection it dialed broke.
+// broken tells the node, once, that a connection it dialed broke: from
+// the loop (which must not wait on its own queue) in a goroutine, from any
+// other goroutine at once, so that an answer it queued before the break
+// is taken before it.
 func (d *driver) broken(c *outConn) {
 	if c.broken.CompareAndSwap(false, true) {
 		c.cancel()
 		go d.push(event{in: sim.Input{Kind: sim.ConnBroken, Conn: c.id, Peer: c.to}})
+	}
+}
+
+func (d *driver) brokenNow(c *outConn) {
+	if c.broken.CompareAndSwap(false, true) {
+		c.cancel()
+		d.push(event{in: sim.Input{Kind: sim.ConnBroken, Conn: c.id, Peer: c.to}})
 	}
 }
 
@@ -315,6 +339,16 @@ func (d *driver) session(c *outConn, conf DBConf) {
 	defer func() {
 		if s != nil {
 			s.Close()
+		}
+		// Requests left in the queue never leave: a crash point need not
+		// wait for them.
+		for {
+			select {
+			case <-c.pg:
+				d.inflight.Done()
+			default:
+				return
+			}
 		}
 	}()
 	for {
@@ -329,7 +363,8 @@ func (d *driver) session(c *outConn, conf DBConf) {
 			s, err = pgexec.Dial(c.ctx, conf.URL, pgexec.Options{App: d.cfg.Name, Schema: conf.Schema,
 				LockTimeout: conf.LockTimeout, RecordGID: true})
 			if err != nil {
-				d.broken(c)
+				d.inflight.Done()
+				d.brokenNow(c)
 				return
 			}
 		}
@@ -337,7 +372,7 @@ func (d *driver) session(c *outConn, conf DBConf) {
 		d.inflight.Done()
 		d.noteServer(c.to, req, resp)
 		if s.Dead() {
-			d.broken(c)
+			d.brokenNow(c)
 			return
 		}
 		d.push(event{in: sim.Input{Kind: sim.Deliver, Msg: network.Message{From: c.to, To: d.out.Self, Conn: c.id, Body: resp}}})
@@ -441,32 +476,42 @@ func (d *driver) send(e sim.Effect) {
 		return
 	}
 	d.inflight.Add(1)
+	msg := d.noteSend(string(c.to), c.id, e.Body)
+	prev, mine := c.written, make(chan struct{})
+	c.written = mine
 	go func() {
 		var once sync.Once
-		wrote := func() { once.Do(d.inflight.Done) }
+		wrote := func() { once.Do(func() { close(mine); d.inflight.Done() }) }
 		defer wrote()
+		if prev != nil {
+			select {
+			case <-prev:
+			case <-c.ctx.Done():
+				return
+			}
+		}
 		ctx := httptrace.WithClientTrace(c.ctx, &httptrace.ClientTrace{WroteRequest: func(httptrace.WroteRequestInfo) { wrote() }})
 		req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.url+pathMsg+name, bytes.NewReader(body))
 		if err != nil {
-			d.broken(c)
+			d.brokenNow(c)
 			return
 		}
 		req.Header.Set(headerFrom, d.cfg.Name)
-		req.Header.Set(headerMsg, d.noteSend(string(c.to), c.id, e.Body))
+		req.Header.Set(headerMsg, msg)
 		resp, err := c.client.Do(req)
 		if err != nil {
-			d.broken(c)
+			d.brokenNow(c)
 			return
 		}
 		b, err := io.ReadAll(resp.Body)
 		resp.Body.Close()
 		if err != nil || resp.StatusCode != http.StatusOK {
-			d.broken(c)
+			d.brokenNow(c)
 			return
 		}
 		v, err := d.w.Codec.Decode(resp.Header.Get(headerType), b)
 		if err != nil {
-			d.broken(c)
+			d.brokenNow(c)
 			return
 		}
 		d.noteDeliver(resp.Header.Get(headerMsg), string(c.to), c.id, v)
@@ -487,13 +532,19 @@ func (d *driver) datagram(to network.Addr, v any) {
 		fmt.Fprintf(os.Stderr, "node %s: %v\n", d.cfg.Name, err)
 		return
 	}
+	msg := d.noteSend(string(to), 0, v)
+	d.inflight.Add(1)
 	go func() {
-		req, err := http.NewRequest(http.MethodPost, "http://"+addr+pathDgram+name, bytes.NewReader(body))
+		var once sync.Once
+		wrote := func() { once.Do(d.inflight.Done) }
+		defer wrote()
+		ctx := httptrace.WithClientTrace(context.Background(), &httptrace.ClientTrace{WroteRequest: func(httptrace.WroteRequestInfo) { wrote() }})
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://"+addr+pathDgram+name, bytes.NewReader(body))
 		if err != nil {
 			return
 		}
 		req.Header.Set(headerFrom, d.cfg.Name)
-		req.Header.Set(headerMsg, d.noteSend(string(to), 0, v))
+		req.Header.Set(headerMsg, msg)
 		if resp, err := datagramClient.Do(req); err == nil {
 			io.Copy(io.Discard, resp.Body)
 			resp.Body.Close()
@@ -624,6 +675,16 @@ func (d *driver) die(label string, restart time.Duration) {
 	d.notes.Sync()
 	if restart <= 0 {
 		os.Exit(0)
+	}
+	// Dead at once, as Die is in the simulator: nothing is served, every
+	// connection and database session is gone; the supervisor starts the
+	// process again after restart.
+	d.srv.Close()
+	for _, c := range d.conns {
+		c.cancel()
+		if c.client != nil {
+			c.client.CloseIdleConnections()
+		}
 	}
 	time.Sleep(restart)
 	exe, err := os.Executable()

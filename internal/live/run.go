@@ -151,8 +151,13 @@ type plan struct {
 	// commands are the workload's schedule commands (2PC's "txn"), played
 	// with the faults but not part of the header's schedule.
 	commands sim.Schedule
-	// end are the events that close the record (2PC's "end" note).
-	end func(t int64) []traces.Event
+	// end are the events that close the record (2PC's "end" note); quiet
+	// says the run finished its work with every node up.
+	end func(t int64, quiet bool) []traces.Event
+	// server adds to the record what the model's database notes and a
+	// server cannot, read from the servers at the end (2PC: a prepared
+	// transaction's fate whose answer the client never got).
+	server func(ctx context.Context, w *Inspect, evs []traces.Event, t int64) ([]traces.Event, error)
 }
 
 // system is what a system gives the live world.
@@ -202,6 +207,7 @@ type runner struct {
 	net     *netproxy.Net
 	servers []*server
 	schemas []string // each database's schema, in p.dbs order
+	quiet   bool     // the run finished its work, every node up (settle)
 	mu      sync.Mutex
 	kids    map[string]*child
 	faults  []string
@@ -315,7 +321,7 @@ func Run(ctx context.Context, o Options) (res *Result, err error) {
 	}
 	r.logf("live: %d nodes up, %d links proxied; running %s", len(names), len(links), o.Duration)
 	r.play(ctx)
-	r.settle(ctx)
+	r.quiet = r.settle(ctx) && r.allUp()
 	r.stopAll()
 	// The record is collected even when the run was interrupted: what
 	// happened until then is checked.
@@ -450,6 +456,9 @@ func (r *runner) database(ctx context.Context) error {
 			s.url = r.o.PG[min(i, len(r.o.PG)-1)]
 		} else {
 			s.state = filepath.Join(r.o.Dir, fmt.Sprintf("pg-%d", i))
+			// Registered before it starts: a start that fails half way
+			// is stopped with the rest (stop on its state is safe).
+			r.servers = append(r.servers, s)
 			out, err := pgScript(ctx, s.state, "start")
 			if err != nil {
 				return fmt.Errorf("starting PostgreSQL (scripts/pg.sh start): %w", err)
@@ -465,7 +474,9 @@ func (r *runner) database(ctx context.Context) error {
 			return err
 		}
 		s.host = host
-		r.servers = append(r.servers, s)
+		if s.state == "" {
+			r.servers = append(r.servers, s)
+		}
 	}
 	stamp := strconv.FormatInt(time.Now().UnixNano(), 36)
 	for _, d := range r.p.dbs {
@@ -700,8 +711,8 @@ func (r *runner) kill(c *child) {
 
 // stopAll kills every node process; it may be called again.
 func (r *runner) stopAll() {
-	r.mu.Lock()
-	defer r.mu.Unlock()
+	// Not under r.mu: a child that exits by itself records its crash
+	// under it while kill waits for it to be gone.
 	for _, c := range r.kids {
 		r.kill(c)
 		if c.log != nil {
@@ -774,10 +785,10 @@ func sleepUntil(ctx context.Context, t time.Time) bool {
 }
 
 // settle waits, after the run's duration, until the world has finished
-// its work (or settle has passed).
-func (r *runner) settle(ctx context.Context) {
+// its work (or settle has passed); it reports whether it has.
+func (r *runner) settle(ctx context.Context) bool {
 	if r.p.settled == nil || ctx.Err() != nil {
-		return
+		return false
 	}
 	cctx, cancel := context.WithTimeout(ctx, r.p.settle)
 	defer cancel()
@@ -785,15 +796,27 @@ func (r *runner) settle(ctx context.Context) {
 	for {
 		if ok, err := r.p.settled(cctx, w); err == nil && ok {
 			r.logf("live: %8.3fs the work is done", time.Duration(r.now()).Seconds())
-			return
+			return true
 		}
 		select {
 		case <-cctx.Done():
 			r.logf("live: %8.3fs the work is not done %s after the run's end: stopping anyway", time.Duration(r.now()).Seconds(), r.p.settle)
-			return
+			return false
 		case <-time.After(250 * time.Millisecond):
 		}
 	}
+}
+
+// allUp reports whether every node that should run does (a node added
+// down counts once started).
+func (r *runner) allUp() bool {
+	w := &Inspect{r}
+	for _, n := range r.p.nodes {
+		if c := r.kids[n.Name]; (!n.Down || c.cmd != nil) && !w.Up(n.Name) {
+			return false
+		}
+	}
+	return true
 }
 
 // now is the run's clock: time since its instant 0.
@@ -862,11 +885,23 @@ func (r *runner) inject(ctx context.Context, a sim.Action) {
 		r.netErr(a, r.net.Break(a.Node, a.Peer))
 	case sim.Do:
 		if c != nil {
+			// Posted on its own: a paused node takes it when it is resumed
+			// (its socket accepts the connection meanwhile), as the
+			// simulator holds a paused node's inputs; the run goes on.
 			b, _ := json.Marshal(sim.Cmd{Name: a.Point, Arg: a.Arg})
-			resp, err := http.Post("http://"+c.cfg.Listen+pathCommand, "application/json", bytes.NewReader(b))
-			if err == nil {
-				resp.Body.Close()
-			}
+			go func() {
+				cctx, cancel := context.WithTimeout(ctx, r.o.Duration+time.Minute)
+				defer cancel()
+				req, err := http.NewRequestWithContext(cctx, http.MethodPost, "http://"+c.cfg.Listen+pathCommand, bytes.NewReader(b))
+				if err != nil {
+					return
+				}
+				if resp, err := http.DefaultClient.Do(req); err == nil {
+					resp.Body.Close()
+				} else {
+					r.logf("live: command %s to %s: %v", a.Point, a.Node, err)
+				}
+			}()
 		}
 	case sim.HealAll:
 		r.netErr(a, r.net.HealAll())
@@ -930,10 +965,13 @@ func (r *runner) collect(ctx context.Context) (*Result, error) {
 			evs = append(evs, ev)
 		}
 		f.Close()
+		if err := sc.Err(); err != nil {
+			return nil, fmt.Errorf("reading the notes of %s: %w", n.Name, err)
+		}
 	}
 	evs = append(evs, r.events...)
 	if r.p.end != nil {
-		evs = append(evs, r.p.end(r.now())...)
+		evs = append(evs, r.p.end(r.now(), r.quiet)...)
 	}
 	cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
@@ -952,6 +990,13 @@ func (r *runner) collect(ctx context.Context) (*Result, error) {
 			t := int64(c.At)
 			evs = append(evs, traces.Event{T: t, Node: d.Name, Kind: "commit", Text: db.CommitRecord(c).String(), Data: b})
 		}
+	}
+	if r.p.server != nil {
+		more, err := r.p.server(cctx, &Inspect{r}, evs, r.now())
+		if err != nil {
+			return nil, fmt.Errorf("reading the servers' prepared transactions: %w", err)
+		}
+		evs = append(evs, more...)
 	}
 	sort.SliceStable(evs, func(i, j int) bool { return evs[i].T < evs[j].T })
 	for i := range evs {

@@ -2,14 +2,17 @@ package live
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"path/filepath"
+	"sort"
 	"strings"
 	"time"
 
 	ct "github.com/fencesim/fencesim/checker/twopc"
 
 	"github.com/fencesim/fencesim/clock"
+	"github.com/fencesim/fencesim/model/db"
 	"github.com/fencesim/fencesim/model/twopc"
 	"github.com/fencesim/fencesim/model/twopc/scenario"
 	"github.com/fencesim/fencesim/network"
@@ -66,7 +69,7 @@ func twopcPlan(o Options) (*plan, error) {
 	if len(o.PG) == 1 && len(names.Participants) > 1 {
 		return nil, usagef("--pg: the participants prepare the same gid, which one server refuses: give one URL per participant (%d), or none", len(names.Participants))
 	}
-	p := &plan{nodes: twopcNodes(d), settle: 20 * time.Second,
+	p := &plan{nodes: twopcNodes(d), settle: 10 * time.Second,
 		header: traces.Header{Format: traces.Format, System: twopc.System, Design: d.JSON(), Seed: o.Seed}}
 	for i, name := range names.Participants {
 		sc, dc := twopc.DBConfig(d, i)
@@ -94,10 +97,113 @@ func twopcPlan(o Options) (*plan, error) {
 		}
 		return true, nil
 	}
-	p.end = func(t int64) []traces.Event {
-		return []traces.Event{noteEvent(t, "", hist.KindTxn, "end", hist.Txn{What: hist.TxnEnd, Quiesced: true})}
+	p.end = func(t int64, quiet bool) []traces.Event {
+		// Quiesced as the simulator's harness says it: the run finished
+		// its work (no prepared transaction left) with every node up.
+		return []traces.Event{noteEvent(t, "", hist.KindTxn, "end", hist.Txn{What: hist.TxnEnd, Quiesced: quiet})}
+	}
+	p.server = func(ctx context.Context, w *Inspect, evs []traces.Event, t int64) ([]traces.Event, error) {
+		return serverPrepared(ctx, w, names.Participants, gids, evs, t)
 	}
 	return p, nil
+}
+
+// serverPrepared adds the prepared-transaction events the nodes could not
+// note: a node notes a prepare, commit or rollback from the server's
+// answer, and an answer can be lost (a stall, a break, a crash) after the
+// server acted. The simulator's database notes the act itself; here the
+// servers tell: a transaction committed with its gid is in the commit
+// capture, one still prepared is in pg_prepared_xacts (with its prepare
+// time), and one noted prepared that is in neither was rolled back.
+func serverPrepared(ctx context.Context, w *Inspect, participants, gids []string, evs []traces.Event, t int64) ([]traces.Event, error) {
+	type life struct {
+		prepared bool
+		end      string
+	}
+	var out []traces.Event
+	for _, p := range participants {
+		noted := map[string]*life{}
+		get := func(gid string) *life {
+			if noted[gid] == nil {
+				noted[gid] = &life{}
+			}
+			return noted[gid]
+		}
+		committed := map[string]int64{}
+		for _, e := range evs {
+			if e.Node != p {
+				continue
+			}
+			switch e.Kind {
+			case "prepared":
+				var n db.PreparedNote
+				if err := json.Unmarshal(e.Data, &n); err != nil {
+					return nil, err
+				}
+				if n.Event == "prepare" {
+					get(n.GID).prepared = true
+				} else {
+					get(n.GID).end = n.Event
+				}
+			case "commit":
+				var c hist.CommitRecord
+				if err := json.Unmarshal(e.Data, &c); err != nil {
+					return nil, err
+				}
+				if c.GID != "" {
+					committed[c.GID] = e.T
+				}
+			}
+		}
+		still := map[string]bool{}
+		conn, err := w.DB(ctx, p)
+		if err != nil {
+			return nil, err
+		}
+		all := append([]string(nil), gids...)
+		for g := range noted {
+			all = append(all, g)
+		}
+		rows, err := conn.Query(ctx, "SELECT gid, prepared FROM pg_prepared_xacts WHERE gid = ANY($1) ORDER BY prepared, gid", all)
+		if err == nil {
+			for rows.Next() {
+				var gid string
+				var at time.Time
+				if err = rows.Scan(&gid, &at); err != nil {
+					break
+				}
+				still[gid] = true
+				if !get(gid).prepared {
+					ts := clock.Time(at.Sub(db.Epoch))
+					out = append(out, serverEvent(int64(ts), p, db.PreparedNote{GID: gid, Event: "prepare", At: ts}))
+				}
+			}
+			rows.Close()
+			if err == nil {
+				err = rows.Err()
+			}
+		}
+		conn.Close(context.Background())
+		if err != nil {
+			return nil, err
+		}
+		for gid, at := range committed {
+			if l := get(gid); l.end == "" {
+				out = append(out, serverEvent(at, p, db.PreparedNote{GID: gid, Event: "commit", At: clock.Time(at)}))
+			}
+		}
+		for gid, l := range noted {
+			if _, ok := committed[gid]; l.prepared && l.end == "" && !still[gid] && !ok {
+				out = append(out, serverEvent(t, p, db.PreparedNote{GID: gid, Event: "rollback", At: clock.Time(t)}))
+			}
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].T < out[j].T || (out[i].T == out[j].T && out[i].Text < out[j].Text) })
+	return out, nil
+}
+
+func serverEvent(t int64, node string, n db.PreparedNote) traces.Event {
+	return noteEvent(t, node, "prepared", fmt.Sprintf("%s '%s' (read from the server after the run)", n.Event, n.GID), n)
 }
 
 // prepared counts a participant's prepared transactions of the given gids.
