@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+
+	"github.com/fencesim/fencesim/traces"
 )
 
 // Codec names the message types a system's nodes exchange, so that a body
@@ -55,4 +57,14 @@ func mustJSON(v any) json.RawMessage {
 		panic(fmt.Sprintf("live: %T does not encode: %v", v, err))
 	}
 	return b
+}
+
+// noteEvent is an event the runner writes as a node would note it (data
+// nil: none).
+func noteEvent(t int64, node, kind, text string, data any) traces.Event {
+	ev := traces.Event{T: t, Node: node, Kind: kind, Text: text}
+	if data != nil {
+		ev.Data = mustJSON(data)
+	}
+	return ev
 }

@@ -588,17 +588,6 @@ func withHost(u, host string) string {
 	return pu.String()
 }
 
-func withParam(u, k, v string) string {
-	pu, err := url.Parse(u)
-	if err != nil {
-		return u
-	}
-	q := pu.Query()
-	q.Set(k, v)
-	pu.RawQuery = q.Encode()
-	return pu.String()
-}
-
 func redact(u string) string {
 	pu, err := url.Parse(u)
 	if err != nil {
@@ -824,10 +813,7 @@ func (r *runner) now() int64 { return int64(time.Since(r.start)) }
 
 // record records an event of the runner (a fault, a crash).
 func (r *runner) record(node, kind, text string, data any) {
-	ev := traces.Event{T: r.now(), Node: node, Kind: kind, Text: text}
-	if data != nil {
-		ev.Data, _ = json.Marshal(data)
-	}
+	ev := noteEvent(r.now(), node, kind, text, data)
 	r.mu.Lock()
 	r.events = append(r.events, ev)
 	r.mu.Unlock()

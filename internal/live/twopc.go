@@ -231,13 +231,6 @@ func twopcWiring(cfg NodeConfig) (Wiring, error) {
 	return Wiring{}, fmt.Errorf("the 2PC world has no node %q", cfg.Name)
 }
 
-// noteEvent is an event the runner writes as a node would note it.
-func noteEvent(t int64, node, kind, text string, data any) traces.Event {
-	ev := traces.Event{T: t, Node: node, Kind: kind, Text: text}
-	ev.Data = mustJSON(data)
-	return ev
-}
-
 // Times of a live crash-position run: the state is read once the crash
 // is over, then the coordinator restarts and recovers.
 const (
