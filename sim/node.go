@@ -144,9 +144,6 @@ func (e *Env) Records(kind string) bool {
 	if e.world != nil {
 		return e.world.wantsNote(kind)
 	}
-	if e.outside != nil && e.outside.Records != nil {
-		return e.outside.Records(kind)
-	}
 	return e.recording
 }
 

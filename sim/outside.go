@@ -30,8 +30,6 @@ type Outside struct {
 	// with the supervisor's restart delay; it may end the process (nil: the
 	// node just ends, as when stepped alone).
 	Die func(label string, restart time.Duration)
-	// Records filters notes by kind (nil: every kind is recorded).
-	Records func(kind string) bool
 
 	timers TimerID
 }
