@@ -314,6 +314,23 @@ func (n *Network) BreakBetween(a, b Addr) []ConnID {
 	return broken
 }
 
+// Idlest returns the open connection between a and b (either direction)
+// whose last delivery is the oldest, the lowest ID among equals: the one a
+// firewall's or a server's idle timeout ends first.
+func (n *Network) Idlest(a, b Addr) (ConnID, bool) {
+	best, found := ConnID(0), false
+	var at clock.Time
+	for id, c := range n.conns {
+		if c == nil || !c.open || !((c.a == a && c.b == b) || (c.a == b && c.b == a)) {
+			continue
+		}
+		if !found || c.lastAt < at {
+			best, at, found = ConnID(id), c.lastAt, true
+		}
+	}
+	return best, found
+}
+
 // Forget drops the record of a broken connection (a gracefully closed one
 // is kept while its data may still be in flight).
 func (n *Network) Forget(id ConnID) {

@@ -1,6 +1,7 @@
 package sim_test
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -9,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/fencesim/fencesim/clock"
+	"github.com/fencesim/fencesim/network"
 	"github.com/fencesim/fencesim/sim"
 )
 
@@ -191,4 +193,48 @@ func TestPauseAtFreezesAtThePoint(t *testing.T) {
 	assert.Contains(t, strings.Join(rec.lines, "\n"), "n fault freeze at crash point mid for 2s")
 	bad := sim.Schedule{{Kind: sim.PauseAt, Node: "n", Point: "mid"}}
 	assert.ErrorContains(t, bad.Validate([]string{"n"}), "positive \"for\"")
+}
+
+// TestPauseAtWithPeerEndsTheIdlestConnection: a pause-at with a peer ends,
+// as the node freezes, its one connection to the peer idle longest (a
+// stalled leader's lock session), and no other: the connection in use
+// goes on carrying the frozen process's requests after the thaw; a
+// pause-at without a peer breaks nothing.
+func TestPauseAtWithPeerEndsTheIdlestConnection(t *testing.T) {
+	run := func(peer string) []string {
+		var log []string
+		f := func(string, *sim.Disk) sim.Node {
+			return sim.Program(func(p *sim.Proc) {
+				call := func(conn network.ConnID, n int) string {
+					if p.Broken(conn) {
+						return fmt.Sprintf("%d: broken", n)
+					}
+					p.SendConn(conn, echoReq{N: n})
+					m, err := p.Recv(conn, 10*time.Second, "call")
+					if err != nil {
+						return fmt.Sprintf("%d: %v", n, err)
+					}
+					return fmt.Sprintf("%d: %v", n, m.Body)
+				}
+				lock, work := p.Dial("server"), p.Dial("server")
+				log = append(log, call(lock, 1)) // then idle
+				p.Sleep(time.Second, "idle")
+				log = append(log, call(work, 2))
+				p.Point("mid")
+				log = append(log, call(work, 3), call(lock, 4))
+			})
+		}
+		s := sim.Schedule{{At: 0, Kind: sim.PauseAt, Node: "n", Peer: peer, Point: "mid", For: 2 * time.Second}}
+		w := sim.New(sim.Config{Entropy: sim.NewPCG(1), Network: network.Policy{DelayMin: time.Millisecond, DelayMax: time.Millisecond},
+			Schedule: s, Limits: sim.Limits{MaxTime: clock.Time(time.Minute), MaxEvents: 1000}})
+		w.Add("server", server(0))
+		w.Add("n", f)
+		require.NoError(t, w.Run())
+		w.Close()
+		return log
+	}
+	assert.Equal(t, []string{"1: rep 1", "2: rep 2", "3: rep 3", "4: broken"}, run("server"), "the idle connection ended, the one in use did not")
+	assert.Equal(t, []string{"1: rep 1", "2: rep 2", "3: rep 3", "4: rep 4"}, run(""), "without a peer the freeze breaks nothing")
+	bad := sim.Schedule{{Kind: sim.PauseAt, Node: "n", Peer: "nobody", Point: "mid", For: time.Second}}
+	assert.ErrorContains(t, bad.Validate([]string{"n"}), `peer "nobody" is not a node`)
 }

@@ -32,7 +32,7 @@ const (
 	Jump       Kind = "jump"        // Node's wall clock jumps by Amount (negative: backwards)
 	Drift      Kind = "drift"       // Node's clocks drift at Rate ppm from now on
 	CrashAt    Kind = "crash-at"    // arm: Node crashes the Count-th time (default 1) it passes CrashPoint Point
-	PauseAt    Kind = "pause-at"    // arm: Node freezes, for For, the Count-th time (default 1) it passes crash point Point (a GC pause at a moment the protocol names)
+	PauseAt    Kind = "pause-at"    // arm: Node freezes, for For, the Count-th time (default 1) it passes crash point Point (a GC pause at a moment the protocol names); with Peer, its idlest connection to Peer breaks as it freezes (a stalled leader's idle lock session ended)
 	CrashYield Kind = "crash-yield" // arm: Node crashes at its Count-th blocking call (a process's yield; a state machine's input) from At on; with For, it restarts For after
 	PauseYield Kind = "pause-yield" // arm: Node freezes at its Count-th blocking call from At on, for For (a GC pause or a SIGSTOP at a moment the protocol chose)
 	Message    Kind = "message"     // arm: the Count-th message Node sends to Peer from At on is dropped (Arg "drop"), duplicated ("dup") or delayed by Amount ("delay")
@@ -269,7 +269,10 @@ func (a Action) validate(known map[string]bool) error {
 		if a.For <= 0 {
 			return fmt.Errorf("needs a positive \"for\", how long the node stays frozen, got %v", a.For)
 		}
-		return node(a.Node, "node", false)
+		if err := node(a.Node, "node", false); err != nil {
+			return err
+		}
+		return node(a.Peer, "peer", true)
 	case CrashYield:
 		if a.Count < 1 {
 			return fmt.Errorf("needs \"count\" >= 1, the blocking call to crash at, got %d", a.Count)

@@ -879,6 +879,15 @@ func (w *World) pausePoint(s *slot, point string) time.Duration {
 		if w.want.has(kFault) {
 			w.emit(s.name, kFault, fmt.Sprintf("freeze at crash point %s for %v", point, d))
 		}
+		if a.Peer != "" {
+			// The far side ends the frozen node's idlest connection to
+			// Peer (an idle session's timeout, an operator's
+			// pg_terminate_backend): a stalled leader's lock session
+			// ends while its open transaction's stays.
+			if c, ok := w.net.Idlest(s.addr, network.Addr(a.Peer)); ok && w.net.Break(c) {
+				w.connBroken(c, -1)
+			}
+		}
 		w.sched = append(w.sched, Action{At: w.now, Kind: Pause, Node: s.name}, Action{At: w.now.Add(d), Kind: Resume, Node: s.name})
 		w.push(event{at: w.now, kind: evFault, id: uint64(len(w.sched) - 2)})
 		w.push(event{at: w.now.Add(d), kind: evFault, id: uint64(len(w.sched) - 1)})

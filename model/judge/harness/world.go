@@ -133,6 +133,16 @@ func DrawWorld(r sim.Rand, d judge.Design, mode WorldMode, f Faults) World {
 		at := min(clock.Time(a.At).Add(time.Duration(ms("world/rejudge-at", f.Horizon))), clock.Time(f.Horizon-time.Second))
 		acts = append(acts, sim.Action{At: at, Kind: sim.Do, Node: names.Arbiters[0], Point: "rejudge", Arg: fmt.Sprint(a.ID)})
 	}
+	if d.Arbiters == 2 && n("world/old-leader", 2) == 1 {
+		// The stalled old leader (A-S6): the leader freezes at a claim's
+		// COMMIT, its transaction open, and the database ends its idle
+		// lock session meanwhile (an idle timeout, an operator's
+		// pg_terminate_backend), so the other arbiter takes the lock and
+		// dispatches; the old one thaws still believing it leads, and
+		// commits.
+		acts = append(acts, sim.Action{At: ms("world/old-leader-at", wl.Window), Kind: sim.PauseAt, Node: names.Arbiters[0], Peer: names.DB,
+			Point: judge.PointBeforeCommit, Count: 1 + n("world/old-leader-claim", 3), For: 20*time.Second + time.Duration(ms("world/old-leader-frozen", 130*time.Second))})
+	}
 	return World{Design: d, Workload: wl, Actions: acts.Sorted()}
 }
 
