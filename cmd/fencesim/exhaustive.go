@@ -44,13 +44,14 @@ func runExhaustive(e *env, cmd string, sel *selection, explicit bool, pairs, wor
 	w := e.stdout
 	fmt.Fprintf(w, "exhaustive mode, system arbiter, design %s\n", sel.describe(d))
 	fmt.Fprintf(w, "single faults:\n  %s\n", strings.ReplaceAll(r.Singles, "\n", "\n  "))
+	fmt.Fprintf(w, "the old leader (A-S6):\n  %s\n", strings.ReplaceAll(r.Leaders, "\n", "\n  "))
 	fmt.Fprintf(w, "pairs:\n  %s\n", strings.ReplaceAll(r.PairWorld, "\n", "\n  "))
 	spread := ""
 	if r.NPairs < r.PairsTotal {
 		spread = fmt.Sprintf(" (an even spread of the %d pairs; --pairs 0 runs all)", r.PairsTotal)
 	}
-	fmt.Fprintf(w, "schedules: %d singles + %d pairs%s + 2 fault-free = %d runs in %.1fs on %d workers\n",
-		r.NSingles, r.NPairs, spread, r.NSingles+r.NPairs+2, r.Elapsed.Seconds(), workers)
+	fmt.Fprintf(w, "schedules: %d singles + %d old-leader freezes + %d pairs%s + 3 fault-free = %d runs in %.1fs on %d workers\n",
+		r.NSingles, r.NLeaders, r.NPairs, spread, r.NSingles+r.NLeaders+r.NPairs+3, r.Elapsed.Seconds(), workers)
 	if r.Failed == 0 {
 		fmt.Fprintf(w, "result: PASS (every property held in every run)\n")
 		return 0

@@ -14,13 +14,20 @@ import (
 func TestExploreExhaustive(t *testing.T) {
 	code, stdout, stderr := run(t, "explore", "--exhaustive", "--pairs", "200", "--workers", "2")
 	require.Equal(t, 0, code, "stdout:\n%s\nstderr:\n%s", stdout, stderr)
-	assert.Regexp(t, `schedules: \d+ singles \+ \d+ pairs \(an even spread of the \d+ pairs; --pairs 0 runs all\) \+ 2 fault-free = \d+ runs in [0-9.]+s on 2 workers`, stdout)
+	assert.Regexp(t, `schedules: \d+ singles \+ 8 old-leader freezes \+ \d+ pairs \(an even spread of the \d+ pairs; --pairs 0 runs all\) \+ 3 fault-free = \d+ runs in [0-9.]+s on 2 workers`, stdout)
 	assert.Contains(t, stdout, "result: PASS")
 
 	code, stdout, stderr = run(t, "explore", "--exhaustive", "--system", "arbiter", "--knob", "no-request-id", "--pairs", "50", "--workers", "2")
 	require.Equal(t, exitFail, code, "stdout:\n%s\nstderr:\n%s", stdout, stderr)
 	assert.Regexp(t, `result: FAIL in \d+ runs \(.*PA4 idempotent-claim: \d+`, stdout)
 	assert.Regexp(t, `failure 1 \(singles world\): PA4 idempotent-claim: .*\n  schedule: @0.000s crash-yield arbiter-1 for=1s count=\d+ from-start; @[0-9.]+s heal-all\n  json: \[`, stdout)
+
+	// The old leader's world: only it shows claim-lookup-only (PA4 needs
+	// two arbiters dispatching).
+	code, stdout, stderr = run(t, "explore", "--exhaustive", "--system", "arbiter", "--knob", "claim-lookup-only", "--pairs", "50", "--workers", "2")
+	require.Equal(t, exitFail, code, "stdout:\n%s\nstderr:\n%s", stdout, stderr)
+	assert.Contains(t, stdout, "claim COMMITs: arbiter-1 2 (the old leader, A-S6")
+	assert.Regexp(t, `failure 1 \(old-leader world\): PA4 idempotent-claim: .*\n  schedule: @0.000s pause-at arbiter-1->db for=36s point=claim-before-commit from-start; @[0-9.]+s heal-all\n`, stdout)
 
 	for _, args := range [][]string{
 		{"explore", "--exhaustive", "--system", "twopc"},

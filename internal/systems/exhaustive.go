@@ -12,12 +12,14 @@ import (
 )
 
 // Exhaustive is the result of the bounded exhaustive mode of system A
-// (harness.Space): every single fault of the small world, then pairs in
-// the smaller one.
+// (harness.Space): every single fault of the small world, the old
+// leader's freezes in it with two arbiters, then pairs in the smaller one.
 type Exhaustive struct {
 	Singles    string // what the single-fault world holds
+	Leaders    string // what the old leader's world holds
 	PairWorld  string // what the pair world holds
 	NSingles   int    // single-fault runs
+	NLeaders   int    // old-leader runs
 	NPairs     int    // pair runs made
 	PairsTotal int    // pairs there are (NPairs < PairsTotal: an even spread of them)
 	Failed     int    // runs where a property failed
@@ -29,15 +31,15 @@ type Exhaustive struct {
 // ExhaustiveFailure is one failing run: its world, its whole schedule and
 // the first failed property.
 type ExhaustiveFailure struct {
-	World    string // "singles" or "pairs"
+	World    string // "singles", "old-leader" or "pairs"
 	Schedule sim.Schedule
 	Property string
 	Message  string
 }
 
 // RunExhaustive runs system A's exhaustive mode for a design of it on
-// workers goroutines: every single fault, then at most maxPairs pairs (0:
-// all of them). keep failures are kept.
+// workers goroutines: every single fault, every freeze of the old leader,
+// then at most maxPairs pairs (0: all of them). keep failures are kept.
 func RunExhaustive(dd Design, maxPairs, workers, keep int) (*Exhaustive, error) {
 	d, ok := dd.v.(judge.Design)
 	if !ok {
@@ -45,6 +47,10 @@ func RunExhaustive(dd Design, maxPairs, workers, keep int) (*Exhaustive, error) 
 	}
 	t0 := time.Now()
 	ss, err := harness.SingleSpace(d)
+	if err != nil {
+		return nil, err
+	}
+	ls, err := harness.LeaderSpace(d)
 	if err != nil {
 		return nil, err
 	}
@@ -58,10 +64,13 @@ func RunExhaustive(dd Design, maxPairs, workers, keep int) (*Exhaustive, error) 
 		world  string
 		faults []sim.Action
 	}
-	jobs := make([]job, 0, len(ss.Faults)+len(pairs)+2)
-	jobs = append(jobs, job{ss, "singles", nil}, job{ps, "pairs", nil}) // the fault-free runs
+	jobs := make([]job, 0, len(ss.Faults)+len(ls.Faults)+len(pairs)+3)
+	jobs = append(jobs, job{ss, "singles", nil}, job{ls, "old-leader", nil}, job{ps, "pairs", nil}) // the fault-free runs
 	for _, f := range ss.Faults {
 		jobs = append(jobs, job{ss, "singles", []sim.Action{f}})
+	}
+	for _, f := range ls.Faults {
+		jobs = append(jobs, job{ls, "old-leader", []sim.Action{f}})
 	}
 	for _, p := range pairs {
 		jobs = append(jobs, job{ps, "pairs", []sim.Action{p[0], p[1]}})
@@ -112,7 +121,7 @@ func RunExhaustive(dd Design, maxPairs, workers, keep int) (*Exhaustive, error) 
 		return nil, first
 	}
 	sort.Slice(fails, func(a, b int) bool { return fails[a].i < fails[b].i })
-	r := &Exhaustive{Singles: ss.Describe(), PairWorld: ps.Describe(), NSingles: len(ss.Faults), NPairs: len(pairs), PairsTotal: total,
+	r := &Exhaustive{Singles: ss.Describe(), Leaders: ls.Describe(), PairWorld: ps.Describe(), NSingles: len(ss.Faults), NLeaders: len(ls.Faults), NPairs: len(pairs), PairsTotal: total,
 		Failed: len(fails), ByProperty: map[string]int{}, Elapsed: time.Since(t0)}
 	for _, f := range fails {
 		r.ByProperty[f.f.Property]++

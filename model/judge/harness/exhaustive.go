@@ -23,7 +23,11 @@ import (
 // are those of the fault-free run of the same world: up to the fault, a
 // faulty run is that run, so the N-th blocking call or the k-th message
 // of a link is the same one in both. Each fault is armed from the start
-// (sim.Action.FromStart), so the start-up's calls count too.
+// (sim.Action.FromStart), so the start-up's calls count too. A third world,
+// the small one with two arbiters, holds the stalled old leader of A-S6:
+// arbiter-1 frozen at each of its claims' COMMIT, with and without its
+// idle lock session ended as it freezes, until the worker's retry has gone
+// to arbiter-2, or past the lease and the grace.
 
 // Small is the world of the exhaustive mode: the design's knobs and
 // parameters with one arbiter (two if the design has several), one home
@@ -50,7 +54,9 @@ type Space struct {
 	Late2    time.Duration // the delay of a delayed message: past every request timeout
 	Calls    []Count       // blocking calls per node in the fault-free run
 	Messages []Count       // messages per worker <-> arbiter link in the fault-free run
-	Faults   []sim.Action  // every single fault, in a fixed order
+	Freezes  []Count       // the old-leader space: claim COMMITs of arbiter-1 in the fault-free run
+	Thaws    []time.Duration
+	Faults   []sim.Action // every single fault, in a fixed order
 	Ref      *Outcome      // the fault-free run
 }
 
@@ -61,18 +67,25 @@ type Count struct {
 }
 
 // linkCounter counts the messages sent on each link of interest.
+// linkCounter counts the messages sent on each link of interest, and
+// notes the sender of each grant statement sent to the database.
 type linkCounter struct {
 	traces.Memory
-	want  map[string]bool
-	count map[string]int
+	want   map[string]bool
+	count  map[string]int
+	grants []string
 }
 
 func (c *linkCounter) Record(e *traces.Event) {
 	if e.Kind == "send" {
 		// "#12 a->b conn=3 ..."
-		f := strings.Fields(e.Desc())
+		d := e.Desc()
+		f := strings.Fields(d)
 		if len(f) > 1 && c.want[f[1]] {
 			c.count[f[1]]++
+		}
+		if strings.Contains(d, grantStatement) {
+			c.grants = append(c.grants, e.Node)
 		}
 		return
 	}
@@ -96,7 +109,11 @@ func (s *Space) Run(faults ...sim.Action) (*Outcome, error) { return Play(s.opti
 
 // NewSpace runs a small world's fault-free run, counts its blocking calls
 // and messages, and lists the single faults.
-func NewSpace(d judge.Design, wl judge.Workload) (*Space, error) {
+func NewSpace(d judge.Design, wl judge.Workload) (*Space, error) { return newSpace(d, wl, false) }
+
+// newSpace is NewSpace; with leader, the faults are the old leader's
+// freezes alone (LeaderSpace).
+func newSpace(d judge.Design, wl judge.Workload, leader bool) (*Space, error) {
 	s := &Space{Design: d, Workload: wl, Early: time.Second, Late: d.Lease + d.Grace + time.Second,
 		Late2: d.ClaimHold + d.RequestTimeout + time.Second}
 	names := judge.NamesOf(d)
@@ -125,6 +142,33 @@ func NewSpace(d judge.Design, wl judge.Workload) (*Space, error) {
 	}
 	s.Heal = end.Add(s.Late + time.Second)
 	s.Until = time.Duration(s.Heal) + jc.BoundOf(p, len(wl.Arrivals)) + time.Minute
+	if leader {
+		// Every claim COMMIT of arbiter-1 (one per grant of a claim_batch
+		// of 1): frozen there, its lock session ended or not, thawing
+		// once the worker's claim has timed out and its retry reached
+		// arbiter-2 (which took the lock within leader_retry), or past
+		// the lease and the grace.
+		old, k := names.Arbiters[0], 0
+		for _, l := range ctr.grants {
+			if l == old {
+				k++
+			}
+		}
+		s.Freezes = append(s.Freezes, Count{old, k})
+		s.Thaws = []time.Duration{s.Late2 + d.LeaderRetry, s.Late}
+		for i := 1; i <= k; i++ {
+			for _, thaw := range s.Thaws {
+				for _, peer := range []string{names.DB, ""} {
+					s.Faults = append(s.Faults, sim.Action{Kind: sim.PauseAt, Node: old, Peer: peer, Point: judge.PointBeforeCommit, Count: i, For: thaw, FromStart: true})
+				}
+			}
+		}
+		s.Ref, err = s.Run()
+		if err != nil {
+			return nil, err
+		}
+		return s, nil
+	}
 	crashable := append([]string{names.DB}, names.Arbiters...)
 	crashable = append(crashable, names.Workers()...)
 	for _, n := range crashable {
@@ -190,6 +234,16 @@ func (s *Space) Describe() string {
 	for _, c := range s.Messages {
 		msgs = append(msgs, fmt.Sprintf("%s %d", c.Name, c.N))
 	}
+	if len(s.Freezes) > 0 {
+		var fs []string
+		for _, c := range s.Freezes {
+			fs = append(fs, fmt.Sprintf("%s %d", c.Name, c.N))
+		}
+		fmt.Fprintf(&b, "claim COMMITs: %s (the old leader, A-S6: each frozen, its idle lock session ended or not, thawing after %v or %v)\n",
+			strings.Join(fs, ", "), s.Thaws[0], s.Thaws[1])
+		fmt.Fprintf(&b, "single faults: %d", len(s.Faults))
+		return b.String()
+	}
 	fmt.Fprintf(&b, "blocking calls: %s (each crashed, restarted after %v or %v)\n", strings.Join(calls, ", "), s.Early, s.Late)
 	fmt.Fprintf(&b, "messages: %s (each dropped, duplicated, delayed %v)\n", strings.Join(msgs, ", "), s.Late2)
 	fmt.Fprintf(&b, "single faults: %d", len(s.Faults))
@@ -208,3 +262,15 @@ func SingleSpace(d judge.Design) (*Space, error) { return NewSpace(Small(d, Sing
 
 // PairSpace is the space whose pairs of faults are tried for a design.
 func PairSpace(d judge.Design) (*Space, error) { return NewSpace(Small(d, PairSubmissions)) }
+
+// LeaderSpace is the space of the stalled old leader (A-S6) for a design:
+// the small world of the single faults with two arbiters, and arbiter-1
+// frozen at each of its claims' COMMIT.
+func LeaderSpace(d judge.Design) (*Space, error) {
+	d.Arbiters = 2
+	d, wl := Small(d, SingleSubmissions)
+	return newSpace(d, wl, true)
+}
+
+// grantStatement is what a claim's grant statement says (sql.go's Grant).
+const grantStatement = "SET status = 'judging'"

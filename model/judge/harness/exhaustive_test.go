@@ -87,3 +87,33 @@ func propID(name string) string {
 	}
 	return name
 }
+
+// TestExhaustiveOldLeader: in the small world with two arbiters, the
+// default design survives every freeze of the old leader at a claim's
+// COMMIT, its lock session ended or not; claim-lookup-only, which needs
+// two arbiters dispatching, fails it by PA4, and only when the lock
+// session ended (a freeze alone leaves arbiter-1 the leader).
+func TestExhaustiveOldLeader(t *testing.T) {
+	s, err := LeaderSpace(judge.Default())
+	require.NoError(t, err)
+	require.Empty(t, s.Ref.Failed(), "the fault-free run passes")
+	require.Equal(t, []Count{{"arbiter-1", 2}}, s.Freezes, "arbiter-1 commits both submissions' claims:\n%s", s.Describe())
+	require.Len(t, s.Faults, 8, "2 claims x 2 thaws x lock session ended or not")
+	if c, o := firstFailure(t, s, singles(s)); c != nil {
+		t.Fatalf("the default design fails under %s: %s\n%s", sim.Schedule(c), o.Failed()[0], s.Describe())
+	}
+	s, err = LeaderSpace(judge.Default().MustWith(judge.ClaimLookupOnly))
+	require.NoError(t, err)
+	var failing []string
+	for _, f := range s.Faults {
+		o, err := s.Run(f)
+		require.NoError(t, err)
+		if bad := o.Failed(); len(bad) > 0 {
+			assert.Equal(t, "PA4", propID(bad[0].Property), "under %s", f)
+			assert.Equal(t, "db", f.Peer, "a freeze that keeps the lock cannot show it: %s", f)
+			failing = append(failing, f.String())
+		}
+	}
+	assert.NotEmpty(t, failing, "claim-lookup-only must fail some freeze of the old leader")
+	t.Logf("claim-lookup-only fails under %v", failing)
+}
