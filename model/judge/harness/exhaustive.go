@@ -57,7 +57,7 @@ type Space struct {
 	Freezes  []Count       // the old-leader space: claim COMMITs of arbiter-1 in the fault-free run
 	Thaws    []time.Duration
 	Faults   []sim.Action // every single fault, in a fixed order
-	Ref      *Outcome      // the fault-free run
+	Ref      *Outcome     // the fault-free run
 }
 
 // Count is how many blocking calls a node, or messages a link, had.
