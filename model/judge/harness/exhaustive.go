@@ -47,17 +47,17 @@ func Small(d judge.Design, n int) (judge.Design, judge.Workload) {
 type Space struct {
 	Design   judge.Design
 	Workload judge.Workload
-	Heal     clock.Time    // heal-all: after every fault, and every late restart
-	Until    time.Duration // the runs' end time (PA8's bound after Heal)
-	Early    time.Duration // downtime of an early restart
-	Late     time.Duration // downtime of a late restart: past the lease and the grace
-	Late2    time.Duration // the delay of a delayed message: past every request timeout
-	Calls    []Count       // blocking calls per node in the fault-free run
-	Messages []Count       // messages per worker <-> arbiter link in the fault-free run
-	Freezes  []Count       // the old-leader space: claim COMMITs of arbiter-1 in the fault-free run
-	Thaws    []time.Duration
-	Faults   []sim.Action // every single fault, in a fixed order
-	Ref      *Outcome     // the fault-free run
+	Heal     clock.Time      // heal-all: after every fault, and every late restart
+	Until    time.Duration   // the runs' end time (PA8's bound after Heal)
+	Early    time.Duration   // downtime of an early restart
+	Late     time.Duration   // downtime of a late restart: past the lease and the grace
+	Late2    time.Duration   // the delay of a delayed message: past every request timeout
+	Calls    []Count         // blocking calls per node in the fault-free run
+	Messages []Count         // messages per worker <-> arbiter link in the fault-free run
+	Freezes  []Count         // the old-leader space: claim COMMITs of arbiter-1 in the fault-free run
+	Thaws    []time.Duration // the old-leader space: how long each freeze lasts
+	Faults   []sim.Action    // every single fault, in a fixed order
+	Ref      *Outcome        // the fault-free run
 }
 
 // Count is how many blocking calls a node, or messages a link, had.
