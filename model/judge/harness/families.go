@@ -101,7 +101,7 @@ var Families = []Family{
 			d.JudgeMin, d.JudgeMax = 20*sec, 20*sec
 			seed := 1 + r.Uint64n("seed", 1<<20)
 			o := judge.Options{Design: d, Workload: judge.Workload{Arrivals: subs(2, 0)}, Until: 400 * sec, Seed: seed, Entropy: sim.NewPCG(seed)}
-			if n := nthSend(o, "arbiter-1", "db", "SET status = 'judging'"); n > 0 {
+			if n := nthSend(o, "arbiter-1", "db", grantStatement); n > 0 {
 				late := between(r, "grant-late", d.ClaimHold+d.RequestTimeout+sec, d.ClaimHold+d.RequestTimeout+15*sec)
 				o.Schedule = sim.Schedule{{At: 0, Kind: sim.Message, Node: "arbiter-1", Peer: "db", Arg: sim.FateDelay, Count: n, Amount: late, FromStart: true}}
 			}
