@@ -195,6 +195,7 @@ const (
 	SRollbackPrepared // GID
 	SPreparedXacts    // SELECT ... FROM pg_prepared_xacts: rows with transaction (int64), gid, prepared (clock.Time), age (int64 ns: now() - prepared)
 	SVacuum           // Table: VACUUM; Result.Vacuum ("" = every table, summed)
+	SSelectNow        // SELECT now(): one row, "now", the transaction's start (the statement's time outside a transaction)
 )
 
 // Lock is a SELECT's row-locking clause.
@@ -255,6 +256,7 @@ func CommitPrepared(gid string) Stmt      { return Stmt{Kind: SCommitPrepared, G
 func RollbackPrepared(gid string) Stmt    { return Stmt{Kind: SRollbackPrepared, GID: gid} }
 func PreparedXacts() Stmt                 { return Stmt{Kind: SPreparedXacts} }
 func Vacuum(table string) Stmt            { return Stmt{Kind: SVacuum, Table: table} }
+func SelectNow() Stmt                     { return Stmt{Kind: SSelectNow} }
 
 // Builder methods (return a modified copy).
 func (s Stmt) Named(name string) Stmt    { s.Name = name; return s }
@@ -265,7 +267,7 @@ func (s Stmt) WithReturning() Stmt       { s.Returning = true; return s }
 
 var stmtWords = [...]string{"?", "begin", "commit", "rollback", "insert", "update", "delete", "select",
 	"set-lock-timeout", "try-advisory-lock", "advisory-unlock", "prepare", "commit-prepared", "rollback-prepared",
-	"pg-prepared-xacts", "vacuum"}
+	"pg-prepared-xacts", "vacuum", "select-now"}
 
 // Label names the statement: its Name, else its command and table
 // ("update judge_submissions").

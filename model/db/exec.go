@@ -215,6 +215,12 @@ func (n *Node) exec(s *session, st *Stmt) (res Result, waits bool) {
 			delete(n.advisory, st.Key)
 		}
 		return Result{Tag: "SELECT 1", Affected: 1, Locked: true}, false
+	case SSelectNow:
+		now := n.env.Now()
+		if s.tx != nil {
+			now = s.tx.start
+		}
+		return Result{Tag: "SELECT 1", Rows: []Row{{"now": now}}, Affected: 1}, false
 	case SPreparedXacts:
 		now := n.env.Now()
 		if s.tx != nil {

@@ -117,6 +117,8 @@ func (s Stmt) SQL() string {
 	case SPreparedXacts:
 		return "SELECT transaction::text::bigint AS transaction, gid, prepared, " +
 			"(extract(epoch FROM now() - prepared) * 1000000000)::bigint AS age FROM pg_prepared_xacts ORDER BY prepared, gid"
+	case SSelectNow:
+		return "SELECT now() AS now"
 	case SVacuum:
 		if s.Table == "" {
 			return "VACUUM (VERBOSE)"
