@@ -1,0 +1,37 @@
+package judge
+
+import (
+	"compress/gzip"
+	"os"
+	"slices"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/fencesim/fencesim/traces"
+)
+
+// TestOutageLoadOnTheWorkersClock keeps the history that made MA5 a false
+// alarm (explore --faults heavy, seed 1606, minimized, on the drawn world):
+// home-1.3's clock drifts 18% fast (drift rate=181402) through an outage,
+// so its backoff, which runs on its own monotonic clock, sent 14 claims
+// and submits in one real minute against a bound of 12 (two retry streams
+// of 6 a minute each). In a minute of its own clock it sent 12: the design
+// backed off as it says. The same history with the drift taken out of the
+// schedule counts the real minute again, 14: the test fails on a checker
+// that counts world time.
+func TestOutageLoadOnTheWorkersClock(t *testing.T) {
+	f, err := os.Open("testdata/ma5-drift-seed-1606.jsonl.gz")
+	require.NoError(t, err)
+	defer f.Close()
+	z, err := gzip.NewReader(f)
+	require.NoError(t, err)
+	h, evs, err := traces.ReadAll(z)
+	require.NoError(t, err)
+	r, err := Decode(h, evs)
+	require.NoError(t, err)
+	require.Equal(t, 12, Measure(r).OutageLoad, "a minute of the worker's own clock")
+
+	r.Faults = slices.DeleteFunc(r.Faults, func(f FaultAt) bool { return f.Kind == "drift" })
+	require.Equal(t, 14, Measure(r).OutageLoad, "a real minute: the history still shows the drift's effect")
+}
