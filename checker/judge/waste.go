@@ -70,21 +70,21 @@ func isArbiter(node string) bool { return strings.HasPrefix(node, "arbiter") }
 // isDB reports whether a node is a database (it wrote commits).
 func (r *Run) isDB(node string) bool { return slices.Contains(r.dbs, node) }
 
-// onlyArbiterRestarts reports whether, for worker process w's lease,
-// nothing happened (or was in effect) during [a, b] but arbiter crashes
-// and restarts, arbiter clock faults, a jump of w's own wall clock (its
-// timers do not read it), harmless actions (heals, armings, rejudges),
-// and faults between other nodes that leave w, the arbiters and the
+// onlyCoveredTrouble reports whether, for worker process w's lease,
+// nothing happened (or was in effect) during [a, b] but what the grace
+// covers (coveredFault: the arbiter or the database away), a jump of w's
+// own wall clock (its timers do not read it), harmless actions (heals,
+// armings, rejudges), and faults that leave w, the arbiters and the
 // database alone (another worker's crash, a link between two other
-// workers).
-func (r *Run) onlyArbiterRestarts(w string, a, b int64) bool {
+// workers, a link between an arbiter and another worker).
+func (r *Run) onlyCoveredTrouble(w string, a, b int64) bool {
 	// The nodes a lease lives on: its worker, the arbiters, the database.
 	involved := func(node string) bool { return node == "" || node == w || isArbiter(node) || r.isDB(node) }
 	for _, f := range r.Faults {
 		until := f.T + f.For + f.Amount
 		switch f.Kind {
 		case "crash", "restart", "jump", "drift":
-			if isArbiter(f.Node) || !involved(f.Node) || (f.Kind == "jump" && f.Node == w) || (f.Kind == "drift" && f.Rate == 0) {
+			if r.coveredFault(f) || !involved(f.Node) || (f.Kind == "jump" && f.Node == w) || (f.Kind == "drift" && f.Rate == 0) {
 				continue // a drift of rate 0 ends a drift
 			}
 			until = f.T // a crash's downtime is in Down
@@ -110,7 +110,7 @@ func (r *Run) onlyArbiterRestarts(w string, a, b int64) bool {
 		case "pause", "resume":
 			continue // in Paused
 		default: // a link's fault: cut, break, a burst, a message's fate
-			if !involved(f.Node) && !involved(f.Peer) {
+			if r.coveredFault(f) || (!involved(f.Node) && !involved(f.Peer)) {
 				continue
 			}
 			if f.Kind == "cut" && f.For == 0 {
@@ -122,50 +122,84 @@ func (r *Run) onlyArbiterRestarts(w string, a, b int64) bool {
 		}
 	}
 	// Downtimes the schedule did not name (crash points, yields), and
-	// pauses, of the nodes the lease lives on.
-	for node, ivs := range r.Down {
-		if !isArbiter(node) && involved(node) && overlaps(ivs, a, b, r.End) {
-			return false
-		}
-	}
-	for node, ivs := range r.Paused {
-		if involved(node) && overlaps(ivs, a, b, r.End) {
-			return false
-		}
-	}
-	return true
+	// pauses, of the worker (those of the arbiters and the database are
+	// covered).
+	return !overlaps(r.Down[w], a, b, r.End) && !overlaps(r.Paused[w], a, b, r.End)
 }
 
-// arbiterTrouble reports whether an arbiter crashed, restarted or was
-// down, or had its clock jump or drift, during [a, b]: what A-S2 and A-S7
-// are about.
-func (r *Run) arbiterTrouble(a, b int64) bool {
+// arbiterDB reports whether a link joins an arbiter and the database.
+func (r *Run) arbiterDB(a, b string) bool {
+	return (isArbiter(a) && r.isDB(b)) || (r.isDB(a) && isArbiter(b))
+}
+
+// coveredFault reports whether a fault is an absence the grace covers, one
+// whose cost the source promises is only delay: an arbiter's crash,
+// restart or clock fault (A-S2, A-S7; a freeze is in Paused); the
+// database's crash or restart (scenario 7, "数据库连不上": no lease is
+// reclaimed during it, the grace runs after it); a fault of a link between
+// an arbiter and the database (the database out of the arbiter's reach).
+func (r *Run) coveredFault(f FaultAt) bool {
+	switch f.Kind {
+	case "crash", "restart", "jump", "drift":
+		return isArbiter(f.Node) || (r.isDB(f.Node) && (f.Kind == "crash" || f.Kind == "restart"))
+	case "partition":
+		return r.dbApart(f)
+	case "heal", "heal-all", "pause", "resume", "command", "crash-at", "pause-at", "crash-yield", "pause-yield":
+		return false
+	}
+	return r.arbiterDB(f.Node, f.Peer)
+}
+
+// coveredTrouble reports whether something the grace covers happened
+// during [a, b]: an arbiter or the database crashed, restarted, was down
+// or frozen, an arbiter's clock jumped or drifted, or the database was out
+// of the arbiters' reach.
+func (r *Run) coveredTrouble(a, b int64) bool {
 	for _, f := range r.Faults {
-		if !isArbiter(f.Node) {
+		if !r.coveredFault(f) || (f.Kind == "drift" && f.Rate == 0) {
 			continue
 		}
-		until := f.T
+		until := f.T + f.For + f.Amount
 		switch {
 		case f.Kind == "crash" || f.Kind == "restart" || f.Kind == "jump":
-		case f.Kind == "drift" && f.Rate != 0:
+			until = f.T
+		case f.Kind == "drift":
 			until = r.nextDrift(f)
-		default:
-			continue
+		case (f.Kind == "partition" || f.Kind == "cut") && f.For == 0:
+			until = r.healAfter(f.T)
 		}
 		if f.T <= b && until >= a {
 			return true
 		}
 	}
-	for node, ivs := range r.Down {
-		if isArbiter(node) && overlaps(ivs, a, b, r.End) {
-			return true
+	for _, m := range []map[string][]Interval{r.Down, r.Paused} {
+		for _, node := range checker.SortedKeys(m) {
+			if (isArbiter(node) || r.isDB(node)) && overlaps(m[node], a, b, r.End) {
+				return true
+			}
 		}
 	}
 	return false
 }
 
-// together reports whether a partition keeps worker w, every arbiter and
-// every database in one group.
+// dbApart reports whether a partition keeps every arbiter together and the
+// database apart from them: the database out of reach, the arbiters and
+// their workers' links whole as far as the arbiters go.
+func (r *Run) dbApart(f FaultAt) bool {
+	var arbiters []string
+	for _, g := range f.Groups {
+		if slices.ContainsFunc(g, isArbiter) {
+			if arbiters != nil {
+				return false
+			}
+			arbiters = g
+		}
+	}
+	return arbiters != nil && !slices.ContainsFunc(arbiters, r.isDB)
+}
+
+// together reports whether a partition keeps worker w with every arbiter
+// (the database may be apart: that is its outage, which the grace covers).
 func (r *Run) together(f FaultAt, w string) bool {
 	var home []string
 	for _, g := range f.Groups {
@@ -178,7 +212,7 @@ func (r *Run) together(f FaultAt, w string) bool {
 	}
 	for _, g := range f.Groups {
 		for _, n := range g {
-			if (isArbiter(n) || r.isDB(n)) && !slices.Contains(home, n) {
+			if isArbiter(n) && !slices.Contains(home, n) {
 				return false
 			}
 		}
@@ -260,10 +294,10 @@ func NoPromisedWaste(r *Run) checker.Verdict {
 			from, evs = g.T, append(evs, g.Event)
 		}
 		to := r.sealed(j)
-		if !r.arbiterTrouble(from, to) || !r.onlyArbiterRestarts(j.Worker, from-int64(r.P.Lease), to) {
+		if !r.coveredTrouble(from, to) || !r.onlyCoveredTrouble(j.Worker, from-int64(r.P.Lease), to) {
 			continue
 		}
-		return checker.Fail(MA2, append(evs, j.StartEv), "submission %d: %s's judging under lease %s was thrown away although its worker stayed healthy and only arbiter restarts or clock faults happened around it (A-S2, A-S7 promise none)",
+		return checker.Fail(MA2, append(evs, j.StartEv), "submission %d: %s's judging under lease %s was thrown away although its worker stayed healthy and only what the grace covers happened around it (an arbiter's restart, freeze or clock fault, the database out of reach: A-S2, A-S7 and scenario 7 promise none)",
 			j.Sub, j.Worker, j.Token)
 	}
 	return checker.Pass(MA2)

@@ -10,8 +10,9 @@ import (
 )
 
 // MA2 where the source promises no waste: a healthy worker's judging
-// thrown away around nothing but arbiter restarts and clock faults fails
-// the run; around any other fault it is not judged.
+// thrown away around nothing but what the grace covers (an arbiter's
+// restart, freeze or clock fault; the database out of reach) fails the
+// run; around any other fault it is not judged.
 
 // thrownAway: home-1 holds 101's lease A from 20 s and judges it from 21
 // s; the sweep reclaims it at 90 s; its result, saved at 100 s, is refused
@@ -64,6 +65,16 @@ func TestPromisedWasteMustFailMA2(t *testing.T) {
 		"an arbiter's drift from before":          fault(-30*s, map[string]any{"kind": "drift", "node": "arbiter-1", "rate": 100000}),
 		"an arbiter's jump as the fate is sealed": fault(100*s+6*s/10, map[string]any{"kind": "jump", "node": "arbiter-1", "amount": s}),
 		"an arbiter's jump at the grant":          fault(20*s, map[string]any{"kind": "jump", "node": "arbiter-1", "amount": s}),
+		// An arbiter frozen (a GC pause, SIGSTOP): the late sweep owes the grace.
+		"an arbiter paused": all(fault(40*s, map[string]any{"kind": "pause", "node": "arbiter-1"}), fault(60*s, map[string]any{"kind": "resume", "node": "arbiter-1"})),
+		// Scenario 7: the database out of reach, by a crash, a freeze or
+		// the arbiter's link; the grace runs after it.
+		"a database crash":                 all(node(40*s, "db", "crash"), node(41*s, "db", "restart")),
+		"a database crash in the schedule": all(fault(40*s, map[string]any{"kind": "crash", "node": "db"}), node(40*s, "db", "crash"), fault(50*s, map[string]any{"kind": "restart", "node": "db"}), node(50*s, "db", "restart")),
+		"a database paused":                all(fault(40*s, map[string]any{"kind": "pause", "node": "db"}), fault(60*s, map[string]any{"kind": "resume", "node": "db"})),
+		"a cut of the arbiter's link":      fault(40*s, map[string]any{"kind": "cut", "node": "arbiter-1", "peer": "db"}),
+		"a stall of the database's link":   fault(40*s, map[string]any{"kind": "stall", "node": "db", "peer": "arbiter-1", "for": 10 * s}),
+		"a break of the database's link":   fault(40*s, map[string]any{"kind": "break", "node": "db", "peer": "arbiter-1"}),
 	}
 	// An arbiter restart, and what leaves the worker, the arbiters and
 	// the database alone.
@@ -85,13 +96,22 @@ func TestPromisedWasteMustFailMA2(t *testing.T) {
 			fault(-41*s, map[string]any{"kind": "heal"})),
 		"a fault after the fate was sealed": fault(100*s+6*s/10+1, map[string]any{"kind": "crash", "node": "db"}),
 		"an arming of a pause":              fault(40*s, map[string]any{"kind": "pause-yield", "node": "home-1", "count": 3, "for": 5 * s}),
+		// What the grace covers, around the restart.
+		"a fault within a lease before":              fault(20*s-60*s, map[string]any{"kind": "break", "node": "db", "peer": "arbiter-1"}),
+		"a burst that lasts into the window":         fault(-50*s, map[string]any{"kind": "stall", "node": "db", "peer": "arbiter-1", "for": 10 * s}),
+		"a burst released into the window":           fault(-50*s, map[string]any{"kind": "stall", "node": "db", "peer": "arbiter-1", "for": 4 * s, "amount": 6 * s}),
+		"a database down until the window":           all(node(-50*s, "db", "crash"), node(-40*s, "db", "restart")),
+		"a database down for good":                   node(-50*s, "db", "crash"),
+		"a partition healed in the window":           all(fault(-50*s, map[string]any{"kind": "partition", "groups": [][]string{{"home-1", "arbiter-1"}, {"db"}}}), fault(-40*s, map[string]any{"kind": "heal"})),
+		"a fault at the instant the fate was sealed": fault(100*s+6*s/10, map[string]any{"kind": "crash", "node": "db"}),
+		"a standing cut, healed late":                all(fault(-100*s, map[string]any{"kind": "cut", "node": "db", "peer": "arbiter-1"}), fault(-39*s, map[string]any{"kind": "heal"})),
 	} {
 		cases["an arbiter restart, "+name] = all(restarted, mid)
 	}
 	for name, mid := range cases {
 		v := verdictOf(t, thrownAway(mid).run(t), MA2)
 		assert.False(t, v.OK, "%s: %s", name, v)
-		assert.Equal(t, "submission 101: home-1's judging under lease A was thrown away although its worker stayed healthy and only arbiter restarts or clock faults happened around it (A-S2, A-S7 promise none)", v.Message, name)
+		assert.Equal(t, "submission 101: home-1's judging under lease A was thrown away although its worker stayed healthy and only what the grace covers happened around it (an arbiter's restart, freeze or clock fault, the database out of reach: A-S2, A-S7 and scenario 7 promise none)", v.Message, name)
 		assert.Equal(t, []uint64{3, 5}, v.Events, "%s: the grant (not its heartbeat) and the judging", name)
 	}
 }
@@ -109,33 +129,20 @@ func TestUnpromisedWasteMustPassMA2(t *testing.T) {
 		"an arbiter's drift of rate 0":       fault(40*s, map[string]any{"kind": "drift", "node": "arbiter-1", "rate": 0}),
 		"another node's clock jump":          fault(40*s, map[string]any{"kind": "jump", "node": "home-2", "amount": s}),
 		"an arbiter's rejudge":               fault(40*s, map[string]any{"kind": "command", "node": "arbiter-1", "point": "rejudge", "arg": "102"}),
-		"a database crash":                   all(node(40*s, "db", "crash"), node(41*s, "db", "restart")),
+		"a database's clock jump":            fault(40*s, map[string]any{"kind": "jump", "node": "db", "amount": 100 * s}),
 	} {
 		v := verdictOf(t, thrownAway(mid).run(t), MA2)
 		assert.Equal(t, checker.Pass(MA2), v, name)
 	}
 	// An arbiter restart, and another fault around the lease.
 	for name, mid := range map[string]func(b *h){
-		"a database crash":                           all(node(40*s, "db", "crash"), node(50*s, "db", "restart")),
-		"a database's clock jump":                    fault(40*s, map[string]any{"kind": "jump", "node": "db", "amount": 100 * s}),
-		"its own clock drift":                        fault(40*s, map[string]any{"kind": "drift", "node": "home-1", "rate": 1000}),
-		"an arbiter paused":                          all(fault(40*s, map[string]any{"kind": "pause", "node": "arbiter-1"}), fault(60*s, map[string]any{"kind": "resume", "node": "arbiter-1"})),
-		"an arbiter stalled":                         fault(40*s, map[string]any{"kind": "command", "node": "arbiter-1", "point": "stall", "arg": "20s"}),
-		"a stall that began early":                   fault(-50*s, map[string]any{"kind": "command", "node": "arbiter-1", "point": "stall", "arg": "20s"}),
-		"the arbiter cut from the database":          fault(40*s, map[string]any{"kind": "partition", "groups": [][]string{{"home-1", "arbiter-1"}, {"db"}}}),
-		"a cut of an arbiter's link":                 fault(40*s, map[string]any{"kind": "cut", "node": "arbiter-1", "peer": "db"}),
-		"a cut on every link":                        fault(40*s, map[string]any{"kind": "loss", "for": 5 * s}),
-		"a drift of the database":                    fault(-10*s, map[string]any{"kind": "drift", "node": "db", "rate": 1000}),
-		"a fault within a lease before":              fault(20*s-60*s, map[string]any{"kind": "break", "node": "db", "peer": "arbiter-1"}),
-		"a crash the schedule did not name":          all(node(40*s, "db", "crash"), node(41*s, "db", "restart")),
-		"a burst that lasts into the window":         fault(-50*s, map[string]any{"kind": "stall", "node": "db", "peer": "arbiter-1", "for": 10 * s}),
-		"a burst released into the window":           fault(-50*s, map[string]any{"kind": "stall", "node": "db", "peer": "arbiter-1", "for": 4 * s, "amount": 6 * s}),
-		"a database down until the window":           all(node(-50*s, "db", "crash"), node(-40*s, "db", "restart")),
-		"a database down for good":                   node(-50*s, "db", "crash"),
-		"a database drift that goes on":              all(fault(-50*s, map[string]any{"kind": "drift", "node": "db", "rate": 1000}), fault(-45*s, map[string]any{"kind": "drift", "node": "arbiter-1", "rate": 0})),
-		"a partition healed in the window":           all(fault(-50*s, map[string]any{"kind": "partition", "groups": [][]string{{"home-1", "arbiter-1"}, {"db"}}}), fault(-40*s, map[string]any{"kind": "heal"})),
-		"a fault at the instant the fate was sealed": fault(100*s+6*s/10, map[string]any{"kind": "crash", "node": "db"}),
-		"a standing cut, healed late":                all(fault(-100*s, map[string]any{"kind": "cut", "node": "db", "peer": "arbiter-1"}), fault(-39*s, map[string]any{"kind": "heal"})),
+		"a database's clock jump":       fault(40*s, map[string]any{"kind": "jump", "node": "db", "amount": 100 * s}),
+		"its own clock drift":           fault(40*s, map[string]any{"kind": "drift", "node": "home-1", "rate": 1000}),
+		"an arbiter stalled":            fault(40*s, map[string]any{"kind": "command", "node": "arbiter-1", "point": "stall", "arg": "20s"}),
+		"a stall that began early":      fault(-50*s, map[string]any{"kind": "command", "node": "arbiter-1", "point": "stall", "arg": "20s"}),
+		"a cut on every link":           fault(40*s, map[string]any{"kind": "loss", "for": 5 * s}),
+		"a drift of the database":       fault(-10*s, map[string]any{"kind": "drift", "node": "db", "rate": 1000}),
+		"a database drift that goes on": all(fault(-50*s, map[string]any{"kind": "drift", "node": "db", "rate": 1000}), fault(-45*s, map[string]any{"kind": "drift", "node": "arbiter-1", "rate": 0})),
 		// The worker's own failure: not a waste at all.
 		"its worker paused":  all(fault(40*s, map[string]any{"kind": "pause", "node": "home-1"}), fault(60*s, map[string]any{"kind": "resume", "node": "home-1"})),
 		"its worker cut off": fault(40*s, map[string]any{"kind": "partition", "groups": [][]string{{"home-1"}, {"arbiter-1", "db"}}}),
@@ -157,8 +164,8 @@ func TestUnpromisedWasteMustPassMA2(t *testing.T) {
 			b.add(o.worker, hist.KindResult, hist.Result{Worker: o.worker, Sub: o.sub, Token: o.token, Verdict: "AC", Phase: hist.ResultSaved, Durable: true})
 		}
 	})
-	b0.on(120*s).add("db", "crash", nil)
-	b0.on(121*s).add("db", "restart", nil)
+	b0.on(120 * s).fault(map[string]any{"kind": "pause", "node": "home-1"})
+	b0.on(121 * s).fault(map[string]any{"kind": "resume", "node": "home-1"})
 	for _, o := range []struct {
 		worker string
 		sub    int64
@@ -166,14 +173,14 @@ func TestUnpromisedWasteMustPassMA2(t *testing.T) {
 	}{{"home-2", 101, "A"}, {"home-1", 102, "A"}, {"home-1", 101, "B"}} {
 		b0.on(130*s).add(o.worker, hist.KindResult, hist.Result{Worker: o.worker, Sub: o.sub, Token: o.token, Verdict: "AC", Phase: hist.ResultAnswered, Code: 200})
 	}
-	assert.False(t, verdictOf(t, b0.run(t), MA2).OK, "its own result answered before the database crash")
+	assert.False(t, verdictOf(t, b0.run(t), MA2).OK, "its own result answered before its worker paused")
 
 	// A result never answered: the window lasts to the end of the run.
 	b := thrownAway(restarted)
 	b.evs = b.evs[:len(b.evs)-3]
-	b.on(150*s).add("db", "crash", nil)
+	b.on(150 * s).fault(map[string]any{"kind": "pause", "node": "home-1"})
 	b.on(200*s).add("db", "state", hist.State{What: "idle"})
-	assert.True(t, verdictOf(t, b.run(t), MA2).OK, "a database crash before the result's answer")
+	assert.True(t, verdictOf(t, b.run(t), MA2).OK, "its worker paused before the result's answer")
 	b.evs = b.evs[:len(b.evs)-2]
 	b.on(200*s).add("db", "state", hist.State{What: "idle"})
 	assert.False(t, verdictOf(t, b.run(t), MA2).OK, "nothing until the end")

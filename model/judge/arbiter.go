@@ -76,7 +76,8 @@ type Arbiter struct {
 	tokens int
 	cache  map[int64]string // memory-facts: leases this process granted
 
-	sweepSQL []db.Stmt // the sweep's statements, when they do not depend on the arbiter's clock
+	sweepSQL []db.Stmt  // the sweep's statements, when they do not depend on the arbiter's clock
+	woke     clock.Time // when a tick last woke (monotonic): a wake much later means the process was frozen
 }
 
 // Stalled reports whether the arbiter's dispatch loop is stalled (the
@@ -105,18 +106,50 @@ func (a *Arbiter) main(p *sim.Proc) {
 	a.ping(p)
 	p.Go("leader", a.lead)
 	p.Go("dispatch", a.dispatchLoop)
+	a.woke = p.Mono()
 	p.Go("dispatch-tick", func(p *sim.Proc) {
 		for {
 			p.Sleep(a.d.DispatchEvery, "dispatch tick")
+			a.wake(p)
 			a.dispatch()
 		}
 	})
 	p.Go("sweep-tick", func(p *sim.Proc) {
 		for {
 			p.Sleep(a.d.SweepEvery, "sweep tick")
+			a.wake(p)
 			a.sweep(p)
 		}
 	})
+}
+
+// wake is called by the ticks as they wake. The dispatch tick wakes every
+// DispatchEvery, so a wake more than that plus Away after the last one
+// means the process was frozen meanwhile (a GC pause, SIGSTOP, a VM
+// migration): no heartbeat could land, and the grace is owed before the
+// sweep reclaims anything, as after a restart (A-S2: the time the arbiter
+// was away is not the workers' fault).
+func (a *Arbiter) wake(p *sim.Proc) {
+	now := p.Mono()
+	if gap := now.Sub(a.woke); gap > a.d.DispatchEvery+a.d.Away() {
+		a.away(p, "frozen", gap)
+	}
+	a.woke = now
+}
+
+// away is an absence noticed after the fact (a freeze, a database that
+// answered late): it owes the grace, which runs now, and reports true.
+// Under blind-sweep (the source's sweep) nothing is owed.
+func (a *Arbiter) away(p *sim.Proc, why string, gap time.Duration) bool {
+	if a.d.Has(BlindSweep) {
+		return false
+	}
+	if !a.needGrace {
+		a.needGrace = true
+		a.state(p, why, int(gap/time.Millisecond))
+		a.grace(p)
+	}
+	return true
 }
 
 func (a *Arbiter) state(p *sim.Proc, what string, n int) {
@@ -604,19 +637,42 @@ func (a *Arbiter) grace(p *sim.Proc) {
 	})
 }
 
-// sweep reclaims expired leases (A.2 Sweep) in a process of its own.
+// sweep reclaims expired leases (A.2 Sweep) in a process of its own. The
+// source's sweep is one statement pair sent every period: "no lease is
+// reclaimed while the database is unreachable, since the statement cannot
+// be sent" (000, scenario 7). But a statement can be sent and wait: in a
+// paused database, on a stalled link, or in an arbiter that froze. Run
+// later, it judges every lease whose heartbeats could not land by the
+// clock after the absence. So the sweep first asks the database for its
+// time, in the sweep's own transaction, which also fixes now() for the
+// UPDATEs; when that answer came more than Away after the sweep began,
+// the arbiter or its database was away: the sweep rolls back and the grace
+// runs first (scenario 7: "grace first, then reclaim"). Under blind-sweep
+// nothing is owed for an absence (away).
 func (a *Arbiter) sweep(p *sim.Proc) {
 	if !a.leader || !a.dbUp || a.stalled || a.needGrace {
 		return
 	}
-	now := p.Now()
+	now, began := p.Now(), p.Mono()
 	p.Go("sweep", func(p *sim.Proc) {
 		c := a.pool.Get(p)
-		rs, err := c.Atomic(p, a.sweepStmts(now)...)
+		tx, _ := c.Begin(p)
+		_, err := tx.Exec(db.SelectNow().Named("sweep-now"))
+		if late := p.Mono().Sub(began); err == nil && (late > a.d.Away() && a.away(p, "late-db", late) || a.needGrace) {
+			tx.Rollback()
+			a.pool.Put(c)
+			return
+		}
+		var rs []db.Result
+		if err == nil {
+			rs, err = tx.CommitBatch(a.sweepStmts(now)...)
+		}
 		a.pool.Put(c)
 		if err != nil {
 			if db.Unknown(err) {
 				a.lost(p)
+			} else {
+				tx.Rollback()
 			}
 			return
 		}

@@ -32,6 +32,7 @@ const (
 	ClaimByRequestIDOnly    Knob = "claim-by-request-id-only"
 	AttemptsAtGrant         Knob = "attempts-at-grant"
 	ClaimLookupOnly         Knob = "claim-lookup-only"
+	BlindSweep              Knob = "blind-sweep"
 )
 
 // KnobInfo describes a knob for the registry, the CLI and the knob tests.
@@ -56,6 +57,7 @@ var Knobs = design.Registry[Knob]{
 	{Knob: HeartbeatByWorkerID, Removes: "heartbeat renews on status and worker_id, without lease_token", Harmful: true, CaughtBy: []string{"PA1"}, Scenarios: []string{"A-S5"}},
 	{Knob: ClaimLookupOnly, Removes: "the idempotent claim is a look-up only, without UNIQUE (worker_id, request_id, slot)", Harmful: true, CaughtBy: []string{"PA4"}, Scenarios: []string{"A-S6"}},
 	{Knob: AttemptsAtGrant, Removes: "judge_attempts counts every grant, not the leases their workers confirmed: a lease nobody heard of spends an attempt", Harmful: true, CaughtBy: []string{"MA3"}, Scenarios: []string{"A-S1"}},
+	{Knob: BlindSweep, Removes: "the sweep reclaims without asking how late it runs: an arbiter or a database frozen past a lease reclaims every lease whose heartbeats could not land meanwhile, without the grace", Harmful: true, CaughtBy: []string{"MA2", "MA3"}, Scenarios: []string{"A-S2", "A-S7"}},
 	{Knob: ClaimByRequestIDOnly, Removes: "claim idempotency keyed by request_id alone; request ids can collide between workers", Harmful: true, CaughtBy: []string{"PA1"}, Scenarios: []string{"A-S1"}},
 }
 
@@ -275,6 +277,17 @@ func (d Design) Backoff(n int) time.Duration {
 		return d.BackoffBase
 	}
 	return design.Backoff(d.BackoffBase, d.BackoffCap, n)
+}
+
+// Away is the longest the arbiter may have been away (its process frozen,
+// its database paused or out of reach) before the heartbeats that could
+// not land meanwhile may have cost a healthy worker its lease: half the
+// shortest time a lease lives without a heartbeat landing (the unconfirmed
+// lease after a grant, the lease less a heartbeat interval after a
+// renewal). An absence longer than this owes the grace before the sweep
+// reclaims anything, as a restart does (A-S2, A-S7).
+func (d Design) Away() time.Duration {
+	return max(min(d.UnconfirmedLease, d.Lease-d.Heartbeat)/2, time.Millisecond)
 }
 
 // Terminal reports whether a status is terminal (a verdict or system_error).

@@ -188,6 +188,19 @@ var Families = []Family{
 		Bounds: func(judge.Design) jc.Bounds { return jc.Bounds{} },
 	},
 	{
+		Name: "freeze", About: "A-S2 and scenario 7 without a restart: the arbiter (a GC pause, SIGSTOP) or the database freezes past a lease while workers judge; no heartbeat lands meanwhile, and the sweep that runs after the thaw must give the grace first",
+		Options: func(r sim.Rand, d judge.Design) judge.Options {
+			d = fleet(d, 2, 1)
+			d.JudgeMin, d.JudgeMax = 60*sec, 120*sec
+			t := between(r, "freeze-at", 10*sec, 40*sec)
+			frozen := between(r, "frozen", d.Lease+d.SweepEvery, 2*d.Lease)
+			node := []string{"arbiter-1", "db"}[r.Uint64n("frozen-node", 2)]
+			s := sim.Schedule{{At: at(t), Kind: sim.Pause, Node: node}, {At: at(t + frozen), Kind: sim.Resume, Node: node}}
+			return judge.Options{Design: d, Workload: judge.Workload{Arrivals: subs(3, 0)}, Schedule: s, Until: 900 * sec}
+		},
+		Bounds: func(judge.Design) jc.Bounds { return jc.Bounds{} },
+	},
+	{
 		Name: "clock", About: "A-S7: a node's clock (the arbiter's, a worker's) jumps or drifts, ahead or behind, while leases are in flight; expiry is the database's business",
 		Options: func(r sim.Rand, d judge.Design) judge.Options {
 			d = fleet(d, 2, 1)
@@ -377,6 +390,7 @@ var KnobFamilies = map[judge.Knob][]string{
 	judge.ClaimByRequestIDOnly:    {"collide"},
 	judge.AttemptsAtGrant:         {"orphan-last"},
 	judge.ClaimLookupOnly:         {"twice"},
+	judge.BlindSweep:              {"freeze"},
 }
 
 // Judged plays a family's run and judges it: the properties and the
