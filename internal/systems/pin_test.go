@@ -202,15 +202,16 @@ func TestPinnedWorldsKeepTheRules(t *testing.T) {
 		if c.file != "" {
 			file = []byte(c.file)
 		}
+		what := strings.Join(c.sets, " ") + c.file
 		d, err := sys.NewDesign(nil, c.sets, file)
-		require.NoError(t, err, "%v", c.sets)
+		require.NoError(t, err, what)
 		worlds := drawnWorlds(t, d) // fails on a world its rules refuse
 		var set map[string]any
 		require.NoError(t, json.Unmarshal(d.JSON, &set))
 		for _, name := range set["pinned"].([]any) {
 			name := name.(string)
 			for i, w := range worlds {
-				require.Equal(t, set[name], w[name], "%v: world %d", c.sets, i)
+				require.Equal(t, set[name], w[name], "%s: world %d", what, i)
 			}
 		}
 		if c.system != judge.System {
@@ -218,10 +219,15 @@ func TestPinnedWorldsKeepTheRules(t *testing.T) {
 		}
 		for i, w := range worlds {
 			dur := func(k string) time.Duration { return time.Duration(w[k].(float64)) }
+			for _, k := range []string{"heartbeat", "lease", "unconfirmed_lease", "backoff_base", "backoff_cap", "grace", "sweep_every", "judge_min", "judge_max"} {
+				// The draws' ranges end within minutes (judge_max at 300s,
+				// a grace at twice a lease and a silence).
+				assert.LessOrEqual(t, dur(k), max(10*time.Minute, time.Duration(set[k].(float64))), "%s: world %d: %s", what, i, k)
+			}
 			if i%2 == 1 { // the wide world
-				assert.Greater(t, dur("lease"), dur("heartbeat")+dur("request_timeout"), "%v: world %d: the lease outlasts a slow heartbeat", c.sets, i)
+				assert.Greater(t, dur("lease"), dur("heartbeat")+dur("request_timeout"), "%s: world %d: the lease outlasts a slow heartbeat", what, i)
 				assert.GreaterOrEqual(t, dur("grace"), max(dur("heartbeat"), dur("backoff_cap"))+dur("request_timeout"),
-					"%v: world %d: the grace outlasts a worker's longest silence", c.sets, i)
+					"%s: world %d: the grace outlasts a worker's longest silence", what, i)
 			}
 		}
 	}
