@@ -102,6 +102,39 @@ func TestRun(t *testing.T) {
 		"run --seed 1 plays explore's seed 1")
 }
 
+// TestRunKeepsTheSet: a --set the drawn world would draw is kept (issue
+// [trust]: it was echoed and then drawn over): the trace header has it and
+// names the pin, the run has the nodes it makes, and replay plays it
+// again.
+func TestRunKeepsTheSet(t *testing.T) {
+	out := t.TempDir()
+	code, stdout, stderr := run(t, "run", "--system", "arbiter", "--seed", "5", "--set", "home_workers=6", "--out", out)
+	require.Contains(t, []int{exitOK, exitFail}, code, stderr)
+	assert.Contains(t, stdout, "arbiter seed 5 (design: set home_workers=6; world: drawn; faults: moderate)")
+	trace := filepath.Join(out, "arbiter-seed-5.jsonl")
+	lines := strings.Split(readFile(t, trace), "\n")
+	var h traces.Header
+	require.NoError(t, json.Unmarshal([]byte(lines[0]), &h))
+	var d struct {
+		HomeWorkers int      `json:"home_workers"`
+		Pinned      []string `json:"pinned"`
+	}
+	require.NoError(t, json.Unmarshal(h.Design, &d))
+	assert.Equal(t, 6, d.HomeWorkers, "the header's design")
+	assert.Equal(t, []string{"home_workers"}, d.Pinned)
+	homes := map[string]bool{}
+	for _, l := range lines[1:] {
+		var e struct{ Node string }
+		if l != "" && json.Unmarshal([]byte(l), &e) == nil && strings.HasPrefix(e.Node, "home-") && !strings.Contains(e.Node, ".") {
+			homes[e.Node] = true
+		}
+	}
+	assert.True(t, homes["home-6"], "the run's events come from six home machines: %v", homes)
+	assert.False(t, homes["home-7"], "%v", homes)
+	_, replayed, _ := run(t, "replay", trace)
+	assert.True(t, strings.HasPrefix(replayed, "identical\n"), replayed)
+}
+
 // TestReplayFails: replay exits 1 when the replayed run fails a property,
 // naming it, and 0 with "identical" alone when every property holds.
 func TestReplayFails(t *testing.T) {

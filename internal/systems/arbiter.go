@@ -63,7 +63,10 @@ func (Arbiter) wrap(d judge.Design) Design {
 // Default implements System.
 func (a Arbiter) Default() Design { return a.wrap(judge.Default()) }
 
-// NewDesign implements System.
+// NewDesign implements System. The parameters set pin themselves: a
+// drawn or wide world keeps them (harness.DrawWorld; a design file pins
+// what its "pinned" says). allow_unsafe (--unsafe) is a waiver, not a
+// parameter of the world, and pins nothing.
 func (a Arbiter) NewDesign(knobs, sets []string, file []byte) (Design, error) {
 	d := judge.Default()
 	err := buildDesign(file, knobs, sets,
@@ -73,6 +76,13 @@ func (a Arbiter) NewDesign(knobs, sets []string, file []byte) (Design, error) {
 	if err != nil {
 		return Design{}, err
 	}
+	var world []string
+	for _, s := range sets {
+		if name, _, err := splitSet(s); err == nil && name != "allow_unsafe" {
+			world = append(world, s)
+		}
+	}
+	d.Pinned = pin(d.Pinned, world)
 	return a.wrap(d), nil
 }
 

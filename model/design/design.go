@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -50,6 +51,17 @@ func Names(ps []Param) []string {
 		out[i] = p.Name
 	}
 	return out
+}
+
+// CheckPinned reports a pinned name (a design's Pinned: the parameters a
+// world drawn per run keeps) that is not one of params.
+func CheckPinned(pinned, params []string) error {
+	for _, p := range pinned {
+		if !slices.Contains(params, p) {
+			return fmt.Errorf("pinned %q is not a parameter (parameters: %s)", p, strings.Join(params, ", "))
+		}
+	}
+	return nil
 }
 
 // Set sets the parameter called name from text. system names the design in

@@ -130,6 +130,13 @@ type Design struct {
 	// fleet, judge_max below judge_min, parameters below their minimum)
 	// still hold. Unsafe reports the rule waived.
 	AllowUnsafe bool `json:"allow_unsafe,omitempty"`
+	// Pinned names the parameters a drawn world (harness.DrawWorld, the
+	// drawn and wide modes) keeps as the design has them: the ones a user
+	// set (fencesim --set and simtest.NewDesign pin them; a design file
+	// pins what its "pinned" lists). The draws are made either way, so a
+	// world that pins nothing is the world it always was, and the rest of
+	// a pinned world is the unpinned one's.
+	Pinned []string `json:"pinned,omitempty"`
 }
 
 // Default returns the source's design.
@@ -250,6 +257,9 @@ func rules(d Design) error {
 		return fmt.Errorf("the fleet is empty: set home_workers or prod_workers above 0")
 	case (d.Sandboxes > 1 || d.Zombies > 0) && d.LegacyWorkers > 0:
 		return fmt.Errorf("parameters sandboxes and zombies need legacy_workers = 0: the old scheme fences by worker_id, one process per id")
+	}
+	if err := design.CheckPinned(d.Pinned, design.Names(d.params())); err != nil {
+		return err
 	}
 	if d.AllowUnsafe {
 		return nil

@@ -2,7 +2,6 @@ package outbox
 
 import (
 	"encoding/json"
-	"fmt"
 	"github.com/fencesim/fencesim/model/design"
 	"slices"
 	"strings"
@@ -167,7 +166,7 @@ func (d Design) Validate() error { return spec.Validate(d) }
 
 // rules are the design's rules across parameters.
 func rules(d Design) error {
-	return checkPinned(d.Pinned, design.Names(d.params())) // retry_cap >= retry_base is spec.Orders
+	return design.CheckPinned(d.Pinned, design.Names(d.params())) // retry_cap >= retry_base is spec.Orders
 }
 
 // JSON encodes the design for a trace header.
@@ -201,14 +200,4 @@ func (d Design) GiveUpAfter() time.Duration {
 		s += d.Backoff(i)
 	}
 	return s
-}
-
-// checkPinned reports a pinned name that is not a parameter.
-func checkPinned(pinned, params []string) error {
-	for _, p := range pinned {
-		if !slices.Contains(params, p) {
-			return fmt.Errorf("pinned %q is not a parameter (parameters: %s)", p, strings.Join(params, ", "))
-		}
-	}
-	return nil
 }

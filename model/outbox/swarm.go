@@ -83,8 +83,14 @@ func DrawWorld(r sim.Rand, base Design) (Design, Workload) {
 	dur("redeliver_after", &d.RedeliverAfter, 200*time.Millisecond, 500*time.Millisecond, 2*time.Second)
 	dur("lock_timeout", &d.LockTimeout, 200*time.Millisecond, time.Second, 10*time.Second)
 	dur("db_timeout", &d.DBTimeout, time.Second, 3*time.Second, 30*time.Second)
-	if d.RetryCap < d.RetryBase && !slices.Contains(fixed, "retry_cap") {
-		d.RetryCap = d.RetryBase
+	// retry_cap >= retry_base: the drawn one of the two gives way (a
+	// pinned cap holds a drawn base down).
+	if d.RetryCap < d.RetryBase {
+		if !slices.Contains(fixed, "retry_cap") {
+			d.RetryCap = d.RetryBase
+		} else if !slices.Contains(fixed, "retry_base") {
+			d.RetryBase = d.RetryCap
+		}
 	}
 	if !slices.Contains(fixed, "max_attempts") {
 		for need := Patience(d); d.GiveUpAfter() < need; {

@@ -166,11 +166,8 @@ func (d Design) Validate() error { return spec.Validate(d) }
 
 // rules are the design's rules across parameters.
 func rules(d Design) error {
-	params := design.Names(d.params())
-	for _, p := range d.Pinned {
-		if !contains(params, p) {
-			return fmt.Errorf("pinned %q is not a parameter (parameters: %s)", p, strings.Join(params, ", "))
-		}
+	if err := design.CheckPinned(d.Pinned, design.Names(d.params())); err != nil {
+		return err
 	}
 	// retry_cap >= retry_base is spec.Orders; participants' maximum is in
 	// the parameter table.

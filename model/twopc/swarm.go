@@ -74,8 +74,14 @@ func DrawWorld(r sim.Rand, base Design) Design {
 	if i := r.Uint64n("max_prepared", 4); i > 0 && free("max_prepared") {
 		d.MaxPrepared = []int{1, 2, 4}[i-1]
 	}
-	if d.RetryCap < d.RetryBase && free("retry_cap") {
-		d.RetryCap = d.RetryBase
+	// retry_cap >= retry_base: the drawn one of the two gives way (a
+	// pinned cap holds a drawn base down).
+	if d.RetryCap < d.RetryBase {
+		if free("retry_cap") {
+			d.RetryCap = d.RetryBase
+		} else if free("retry_base") {
+			d.RetryBase = d.RetryCap
+		}
 	}
 	n := 1 + int(r.Uint64n("extra-txns", MaxTxns))
 	if !free("txns") {

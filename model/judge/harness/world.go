@@ -2,6 +2,7 @@ package harness
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	jc "github.com/fencesim/fencesim/checker/judge"
@@ -23,10 +24,12 @@ const (
 	// style: submissions (1 to 50), users and problems, home and
 	// production machines, sandboxes per worker_id, a zombie, request ids
 	// local to a machine, a poison submission, rejudges, one or two
-	// arbiters (or a standby). The design's parameters are kept.
+	// arbiters (or a standby). The design's other parameters are kept,
+	// and so are the fleet's numbers it pins (Design.Pinned).
 	WorldDrawn WorldMode = "drawn"
 	// WorldWide is WorldDrawn with the design's timing parameters drawn
-	// too, each within its valid range (a zero draw keeps the design's).
+	// too, each within its valid range (a zero draw keeps the design's),
+	// but the pinned ones.
 	WorldWide WorldMode = "wide"
 )
 
@@ -57,7 +60,13 @@ type World struct {
 // machine, one process per worker_id, no zombie, no poison, one arbiter,
 // the design's parameters), so rapid shrinks toward it. A design that
 // runs the old scheme (legacy workers or rules, A-S9) keeps its fleet: the
-// migration's worlds are its own.
+// migration's worlds are its own. A parameter the design pins (the ones a
+// user set: fencesim --set, simtest.NewDesign) keeps the design's value in
+// every world; its draws are made all the same, so a world that pins
+// nothing is the one it always was, and a pinned world is the unpinned
+// one of its seed but for the pinned values and what they force (a fleet
+// large enough for pinned zombies, timings held within the rules against
+// pinned ones: drawParams).
 func DrawWorld(r sim.Rand, d judge.Design, mode WorldMode, f Faults) World {
 	if mode == WorldFixed || mode == "" {
 		wl := judge.DefaultWorkload()
@@ -85,21 +94,44 @@ func DrawWorld(r sim.Rand, d judge.Design, mode WorldMode, f Faults) World {
 	} else {
 		wl.Arrivals = wl.Plan(r)
 	}
+	free := func(name string) bool { return !slices.Contains(d.Pinned, name) }
 	if !(d.LegacyWorkers > 0 || d.LegacyRules) {
-		d.HomeWorkers = 1 + n("world/home", 3)
-		d.ProdWorkers = n("world/prod", 2)
-		d.Sandboxes = 1 + n("world/sandboxes", 3)
-		d.Zombies = n("world/zombie", 2)
-		d.LocalRequestIDs = n("world/local-request-ids", 2) == 1
+		// Each draw is made whether or not its parameter is pinned, so a
+		// pinned world differs from the unpinned one in the pinned values
+		// (and what they force) only.
+		fleet := func(name string, p *int, v int) {
+			if free(name) {
+				*p = v
+			}
+		}
+		fleet("home_workers", &d.HomeWorkers, 1+n("world/home", 3))
+		fleet("prod_workers", &d.ProdWorkers, n("world/prod", 2))
+		fleet("sandboxes", &d.Sandboxes, 1+n("world/sandboxes", 3))
+		fleet("zombies", &d.Zombies, n("world/zombie", 2))
+		if local := n("world/local-request-ids", 2) == 1; free("local_request_ids") {
+			d.LocalRequestIDs = local
+		}
 		// One arbiter in half the worlds (where MA2 is promised), two or
 		// one and a standby in the others.
+		arbiters, standby := 1, 0
 		switch n("world/arbiters", 4) {
-		case 0, 1:
-			d.Arbiters, d.StandbyArbiters = 1, 0
 		case 2:
-			d.Arbiters, d.StandbyArbiters = 2, 0
+			arbiters = 2
 		case 3:
-			d.Arbiters, d.StandbyArbiters = 1, 1
+			standby = 1
+		}
+		fleet("arbiters", &d.Arbiters, arbiters)
+		fleet("standby_arbiters", &d.StandbyArbiters, standby)
+		// A drawn fleet holds what the pinned numbers need: a machine at
+		// least (home_workers pinned at 0) and a worker_id per pinned
+		// zombie. The home machines grow first, as the fleet is drawn.
+		if need := max(1, d.Zombies); d.HomeWorkers+d.ProdWorkers < need {
+			switch {
+			case free("home_workers"):
+				d.HomeWorkers = need - d.ProdWorkers
+			case free("prod_workers"):
+				d.ProdWorkers = need - d.HomeWorkers
+			}
 		}
 	}
 	// A poison submission in half the worlds: its attempts are what a
@@ -133,7 +165,7 @@ func DrawWorld(r sim.Rand, d judge.Design, mode WorldMode, f Faults) World {
 		at := min(clock.Time(a.At).Add(time.Duration(ms("world/rejudge-at", f.Horizon))), clock.Time(f.Horizon-time.Second))
 		acts = append(acts, sim.Action{At: at, Kind: sim.Do, Node: names.Arbiters[0], Point: "rejudge", Arg: fmt.Sprint(a.ID)})
 	}
-	if d.Arbiters == 2 && n("world/old-leader", 2) == 1 {
+	if d.Arbiters >= 2 && n("world/old-leader", 2) == 1 {
 		// The stalled old leader (A-S6): the leader freezes at a claim's
 		// COMMIT, its transaction open, and the database ends its idle
 		// lock session meanwhile (an idle timeout, an operator's
@@ -159,40 +191,92 @@ func (w World) Until(f Faults) time.Duration {
 
 // drawParams draws the timing parameters within their valid ranges (the
 // rules of judge.Design.Validate hold); a zero draw keeps the design's
-// value, so shrinking returns to it.
+// value, so shrinking returns to it. A pinned parameter keeps the design's
+// value (its draws are made all the same), and a drawn one is held within
+// the rules against the pinned ones: see within.
 func drawParams(r sim.Rand, d judge.Design) judge.Design {
+	free := func(name string) bool { return !slices.Contains(d.Pinned, name) }
 	pick := func(label string, keep time.Duration, lo, hi time.Duration) time.Duration {
 		if r.Uint64n("param/"+label, 2) == 0 {
 			return keep
 		}
+		// A range a pinned value leaves empty (judge_min pinned above
+		// judge_max's range) is its lower end.
+		hi = max(hi, lo)
 		return lo + time.Duration(r.Uint64n("param/"+label+"-ms", uint64((hi-lo)/time.Millisecond)+1))*time.Millisecond
+	}
+	set := func(name string, p *time.Duration, v time.Duration) {
+		if free(name) {
+			*p = v
+		}
 	}
 	// Within the numbers that let a healthy worker keep its lease (the
 	// checkers' keepsLeases): a lease longer than a heartbeat and a
 	// request timeout, a grace at least a worker's longest silence. A wide
 	// world explores designs that claim the source's promises; a design
 	// outside them is the user's to measure (--set, --unsafe).
-	d.Heartbeat = pick("heartbeat", d.Heartbeat, 2*time.Second, 30*time.Second)
-	least := d.Heartbeat + d.RequestTimeout + time.Second
-	d.Lease = max(pick("lease", d.Lease, least, 4*d.Heartbeat+least), least)
-	d.UnconfirmedLease = min(pick("unconfirmed_lease", d.UnconfirmedLease, time.Second, 20*time.Second), d.Lease)
-	d.BackoffBase = pick("backoff_base", d.BackoffBase, 100*time.Millisecond, 3*time.Second)
-	d.BackoffCap = max(pick("backoff_cap", d.BackoffCap, 5*time.Second, 60*time.Second), d.BackoffBase)
-	silence := max(d.Heartbeat, d.BackoffCap) + d.RequestTimeout
-	d.Grace = max(pick("grace", d.Grace, silence, 2*d.Lease+silence), silence)
-	d.SweepEvery = pick("sweep_every", d.SweepEvery, 500*time.Millisecond, 10*time.Second)
-	d.JudgeMin = pick("judge_min", d.JudgeMin, 100*time.Millisecond, 20*time.Second)
-	d.JudgeMax = max(pick("judge_max", d.JudgeMax, d.JudgeMin, 300*time.Second), d.JudgeMin)
-	if r.Uint64n("param/max_attempts", 2) == 1 {
-		d.MaxAttempts = 1 + int(r.Uint64n("param/max_attempts-n", 5))
+	rt := d.RequestTimeout
+	h := pick("heartbeat", d.Heartbeat, 2*time.Second, 30*time.Second)
+	if !free("lease") {
+		h = within(h, d.Heartbeat, d.Lease-rt-time.Second, d.Lease-time.Millisecond)
 	}
-	if r.Uint64n("param/claim_batch", 2) == 1 {
-		d.ClaimBatch = 1 + int(r.Uint64n("param/claim_batch-n", 3))
+	if !free("grace") {
+		h = within(h, d.Heartbeat, d.Grace-rt)
 	}
-	if r.Uint64n("param/pool", 2) == 1 {
-		d.Pool = 1 + int(r.Uint64n("param/pool-n", 4))
+	set("heartbeat", &d.Heartbeat, h)
+	least := d.Heartbeat + rt + time.Second
+	lease := max(pick("lease", d.Lease, least, 4*d.Heartbeat+least), least)
+	if !free("unconfirmed_lease") {
+		lease = max(lease, d.UnconfirmedLease)
 	}
+	set("lease", &d.Lease, lease)
+	set("unconfirmed_lease", &d.UnconfirmedLease, min(pick("unconfirmed_lease", d.UnconfirmedLease, time.Second, 20*time.Second), d.Lease))
+	base := pick("backoff_base", d.BackoffBase, 100*time.Millisecond, 3*time.Second)
+	if !free("backoff_cap") {
+		base = within(base, d.BackoffBase, d.BackoffCap)
+	}
+	set("backoff_base", &d.BackoffBase, base)
+	bcap := pick("backoff_cap", d.BackoffCap, 5*time.Second, 60*time.Second)
+	if !free("grace") {
+		bcap = within(bcap, d.BackoffCap, d.Grace-rt)
+	}
+	set("backoff_cap", &d.BackoffCap, max(bcap, d.BackoffBase))
+	silence := max(d.Heartbeat, d.BackoffCap) + rt
+	set("grace", &d.Grace, max(pick("grace", d.Grace, silence, 2*d.Lease+silence), silence))
+	set("sweep_every", &d.SweepEvery, pick("sweep_every", d.SweepEvery, 500*time.Millisecond, 10*time.Second))
+	jmin := pick("judge_min", d.JudgeMin, 100*time.Millisecond, 20*time.Second)
+	if !free("judge_max") {
+		jmin = within(jmin, d.JudgeMin, d.JudgeMax)
+	}
+	set("judge_min", &d.JudgeMin, jmin)
+	set("judge_max", &d.JudgeMax, max(pick("judge_max", d.JudgeMax, d.JudgeMin, 300*time.Second), d.JudgeMin))
+	count := func(name string, p *int, n uint64) {
+		if r.Uint64n("param/"+name, 2) == 1 {
+			if v := 1 + int(r.Uint64n("param/"+name+"-n", n)); free(name) {
+				*p = v
+			}
+		}
+	}
+	count("max_attempts", &d.MaxAttempts, 5)
+	count("claim_batch", &d.ClaimBatch, 3)
+	count("pool", &d.Pool, 4)
 	return d
+}
+
+// within holds a drawn duration v at most the first of bounds that is a
+// valid duration (1ms or more). A pinned parameter's bounds go from the
+// rule the wide world keeps so that the design claims the source's
+// promises (keepsLeases) to the rule judge.Design.Validate holds. When
+// none is valid, the pinned value leaves no room and v is the design's
+// own value, keep: the design met the rules with it (or the user waived
+// them, --unsafe).
+func within(v, keep time.Duration, bounds ...time.Duration) time.Duration {
+	for _, b := range bounds {
+		if b >= time.Millisecond {
+			return min(v, b)
+		}
+	}
+	return keep
 }
 
 // GenericBounds are the promised worst costs that hold on every run of a
