@@ -240,12 +240,23 @@ var clausesB = []clauseB{
 	{name: "PB6/names-the-missing-key", prop: PB6, want: []string{PB6}, why: `keyless request d7 (order-7) answered 400 "bad request"`, reasons: 1,
 		pass: func(t *testing.T) *h { return good(t).keyless(400, refused) },
 		fail: func(t *testing.T) *h { return good(t).keyless(400, "bad request") }},
-	{name: "PB6/changes-nothing", prop: PB6, want: []string{PB6}, why: "keyless request order-7 changed charges (insert ch-h1.1.9)", reasons: 1,
+	{name: "PB6/changes-nothing", prop: PB6, want: []string{PB6}, why: "keyless request order-7 changed charges (insert ch-h1.1.9)", reasons: 3,
 		// Refused as it should be, yet its charge committed (no key row:
-		// the next clause is not broken).
+		// the last clause is not broken); its ledger entry and outbox row
+		// are named by their empty event id.
 		pass: func(t *testing.T) *h { return good(t).keyless(400, refused) },
 		fail: func(t *testing.T) *h {
 			return good(t).keyless(400, refused).commit(60, "db", charge("h1.1.9", "", "order-7", 100, 55)[1:]...).publish(300, "h1.1.9", "", 3).effect(310, "h1.1.9", "", 3)
+		}},
+	{name: "PB6/changes-nothing-without-payload", prop: PB6, want: []string{PB6}, why: "a keyless request changed ledger (insert le-h1.1.9)", reasons: 2,
+		// A keyless refund: its ledger entry and message carry no
+		// payload, only the empty event id says whose they are.
+		pass: func(t *testing.T) *h { return good(t).keyless(400, refused) },
+		fail: func(t *testing.T) *h {
+			return good(t).keyless(400, refused).commit(60, "db",
+				ins(TLedger, map[string]any{"id": "le-h1.1.9", "account": "merchant", "event_id": "", "kind": OpRefund, "amount": -100, "reversal_of": "le-h1.1.1"}),
+				ins(TOutbox, map[string]any{"id": "msg-h1.1.9", "event_id": "", "op_id": "h1.1.9", "kind": OpRefund})).
+				publish(300, "h1.1.9", "", 3).effect(310, "h1.1.9", "", 3)
 		}},
 	{name: "PB6/no-empty-key-stored", prop: PB6, want: []string{PB6}, why: "an empty key was stored (row 7)", reasons: 1,
 		pass: good,
