@@ -178,6 +178,22 @@ var clausesC = []clauseC{
 		fail: func() *trace {
 			return orderOnly().commit(3000, "inventory", txlogRow("x1", "committed")).prep(3001, "orders", "x1", "rollback").end(9000, true)
 		}},
+	{name: "PC3/refuser-never-voted", prop: "PC3", want: []string{"PC3"}, why: "inventory refused it after voting YES",
+		// The refusal of a participant whose YES a coordinator received
+		// is no refusal: it did vote.
+		pass: func() *trace {
+			return orderOnly().note(3000, refuseNote(3000, "inventory")).prep(3001, "orders", "x1", "rollback").end(9000, false)
+		},
+		fail: func() *trace {
+			return prepared().note(3000, refuseNote(3000, "inventory")).prep(3001, "orders", "x1", "rollback").end(9000, false)
+		}},
+	{name: "PC3/refuser-never-voted-tombstone", prop: "PC3", want: []string{"PC3"}, why: "inventory refused it after voting YES",
+		pass: func() *trace {
+			return orderOnly().commit(3000, "inventory", txlogRow("x1", StateRefused)).prep(3001, "orders", "x1", "rollback").end(9000, false)
+		},
+		fail: func() *trace {
+			return prepared().commit(3000, "inventory", txlogRow("x1", StateRefused)).prep(3001, "orders", "x1", "rollback").end(9000, false)
+		}},
 
 	// PC4 recovery-completes.
 	{name: "PC4/nothing-prepared-after-quiescence", prop: "PC4", want: []string{"PC4"}, why: "after quiescence 2 prepared transactions remain: orders:x1",
