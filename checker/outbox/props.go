@@ -347,8 +347,16 @@ func CheckPB5(h *History) Verdict {
 	return v.done()
 }
 
+// serviceTables are the business tables of the service's database, whose
+// rows name their event (the keys' own table aside: an empty key is PB6's
+// other clause).
+var serviceTables = map[string]bool{TCharges: true, TLedger: true, TOutbox: true}
+
 // CheckPB6: a request without a key is refused with a clear error and
-// changes nothing.
+// changes nothing. Its changes are the rows that carry its payload, and
+// any row of the service's tables with an empty event id (a keyed request
+// always has one; a keyless refund's ledger entry and message carry no
+// payload).
 func CheckPB6(h *History) Verdict {
 	v := verdict{id: PB6}
 	keyless := map[string]bool{}
@@ -363,8 +371,11 @@ func CheckPB6(h *History) Verdict {
 	}
 	for _, c := range h.Commits {
 		for _, ch := range c.Changes {
+			_, hasEvent := ch.After["event_id"]
 			if p := str(ch.After, "payload"); p != "" && keyless[p] {
 				v.fail("keyless request %s changed %s (%s %s)", p, ch.Table, ch.Op, rowKey(ch.Key))
+			} else if serviceTables[ch.Table] && hasEvent && str(ch.After, "event_id") == "" {
+				v.fail("a keyless request changed %s (%s %s)", ch.Table, ch.Op, rowKey(ch.Key))
 			}
 			if ch.Table == TKeys && str(ch.After, "event_id") == "" && ch.After != nil {
 				v.fail("an empty key was stored (row %s)", rowKey(ch.Key))

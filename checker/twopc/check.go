@@ -276,7 +276,8 @@ func DecisionDurability(h *History) checker.Verdict {
 // refused the transaction (cooperative termination). A refusal is its note,
 // or the tombstone itself: a committed txlog row in state "refused" (an
 // agent that crashed after committing it never noted it, yet the refusal
-// holds and its peers hear it).
+// holds and its peers hear it). A refusal by a participant whose YES a
+// coordinator had received is no refusal: it voted.
 func NoUnilateralDecision(h *History) checker.Verdict {
 	word := map[string]map[string]bool{}
 	say := func(gid, outcome string) {
@@ -284,6 +285,15 @@ func NoUnilateralDecision(h *History) checker.Verdict {
 			word[gid] = map[string]bool{}
 		}
 		word[gid][outcome] = true
+	}
+	yes := map[[2]string]bool{}   // (participant, gid): a coordinator received its YES
+	voided := map[string]string{} // gid -> a refusal that did not count
+	refuse := func(participant, gid string) {
+		if yes[[2]string{participant, gid}] {
+			voided[gid] = fmt.Sprintf("; %s refused it after voting YES", participant)
+			return
+		}
+		say(gid, hist.OutcomeAbort)
 	}
 	notes := 0
 	for _, e := range h.Events {
@@ -294,8 +304,12 @@ func NoUnilateralDecision(h *History) checker.Verdict {
 			switch n.What {
 			case hist.TxnDecide, hist.TxnLog, hist.TxnRecover:
 				say(n.GID, n.Outcome)
+			case hist.TxnVote:
+				if n.Vote == hist.VoteYes {
+					yes[[2]string{n.Participant, n.GID}] = true
+				}
 			case hist.TxnRefuse:
-				say(n.GID, hist.OutcomeAbort)
+				refuse(n.Participant, n.GID)
 			}
 		case "commit":
 			c, err := checker.Decode[hist.CommitRecord](e)
@@ -304,15 +318,15 @@ func NoUnilateralDecision(h *History) checker.Verdict {
 			}
 			for _, ch := range c.Changes {
 				if gid, ok := refusal(ch); ok {
-					say(gid, hist.OutcomeAbort)
+					refuse(e.Node, gid)
 				}
 			}
 		case "prepared":
 			p, _ := checker.Decode[Prepared](e)
 			out := map[string]string{"commit": hist.OutcomeCommit, "rollback": hist.OutcomeAbort}[p.Event]
 			if out != "" && !word[p.GID][out] {
-				return checker.Fail(PC3, []uint64{e.Seq}, "%s ended the prepared %q with %s, but no coordinator, decision log or refusing peer had said %s",
-					e.Node, p.GID, strings.ToUpper(p.Event), out)
+				return checker.Fail(PC3, []uint64{e.Seq}, "%s ended the prepared %q with %s, but no coordinator, decision log or refusing peer had said %s%s",
+					e.Node, p.GID, strings.ToUpper(p.Event), out, voided[p.GID])
 			}
 		}
 	}
