@@ -2,6 +2,7 @@ package judge
 
 import (
 	"encoding/json"
+	"fmt"
 	"testing"
 	"time"
 
@@ -143,6 +144,27 @@ func TestSettleTimePA7(t *testing.T) {
 	assert.False(t, v.OK, "saved 95 s before the end, never answered")
 	assert.Contains(t, v.Message, "in memory only")
 	assert.True(t, verdictOf(t, saved(195*s-1).run(t), PA7).OK, "saved 1 ns less than 95 s before the end")
+}
+
+// TestDroppedResultPA7: a saved result is settled only by a 200 (recorded)
+// or a 410 (stale); a worker that drops it on a 503 (the database away) or
+// a 500 fails PA7, however early it was saved.
+func TestDroppedResultPA7(t *testing.T) {
+	answered := func(code int) *h {
+		b := happy()
+		b.on(100*s).add("home-1", hist.KindResult, hist.Result{Worker: "home-1", Sub: 101, Token: "A", Verdict: "AC", Phase: hist.ResultSaved, Durable: true})
+		b.on(101*s).add("home-1", hist.KindResult, hist.Result{Worker: "home-1", Sub: 101, Token: "A", Verdict: "AC", Phase: hist.ResultAnswered, Code: code})
+		b.on(400*s).add("db", "state", hist.State{What: "idle"})
+		return b
+	}
+	for _, code := range []int{200, 410} {
+		assert.True(t, verdictOf(t, answered(code).run(t), PA7).OK, "answered %d", code)
+	}
+	for _, code := range []int{503, 500, 0} {
+		v := verdictOf(t, answered(code).run(t), PA7)
+		assert.False(t, v.OK, "answered %d", code)
+		assert.Contains(t, v.Message, fmt.Sprintf("was dropped on a %d answer", code))
+	}
 }
 
 // TestBoundOf: PA8's bound from the design (grace 60 + lease 60 + sweep 5

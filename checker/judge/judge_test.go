@@ -447,3 +447,53 @@ func TestLivenessOfQuietRuns(t *testing.T) {
 	v = verdictOf(t, late.run(t), PA8)
 	assert.False(t, v.OK, "a decision after the bound is a violation")
 }
+
+// TestStaleCachedReadFailsPA3: status reads are part of PA3's history in
+// the client's view too. A read served from a stale cache, after the
+// client saw the verdict accepted (its submit answered 200), still says
+// "judging": no transition the client cannot see explains it, so PA3
+// (the client's view) fails, as the oracle's view does. Its neighbours
+// pass: the read that says AC; a read that overlaps the submit (it may
+// come before it); and, in the client's view alone, a read that sees what
+// the client cannot (a sweep back to pending, a later generation from a
+// grant whose answer it never had).
+func TestStaleCachedReadFailsPA3(t *testing.T) {
+	stale := happy()
+	stale.read("r1", 101, 200, "judging", 1)
+	for _, view := range []View{ClientView, OracleView} {
+		v, _ := Linearizable(stale.run(t), view)
+		assert.False(t, v.OK, "view %d: a stale cached read after the verdict", view)
+	}
+
+	fresh := happy()
+	fresh.read("r1", 101, 200, "AC", 1)
+	v, _ := Linearizable(fresh.run(t), ClientView)
+	assert.True(t, v.OK, "%s", v)
+
+	overlapping := &h{}
+	overlapping.evs = happy().evs
+	overlapping.evs = overlapping.evs[:len(overlapping.evs)-1] // the submit's answer comes after the read
+	overlapping.t = overlapping.evs[len(overlapping.evs)-1].T
+	overlapping.read("r1", 101, 200, "judging", 1)
+	overlapping.ret("s1", "home-1", 200, 101, "A", 0)
+	v, _ = Linearizable(overlapping.run(t), ClientView)
+	assert.True(t, v.OK, "a read within the submit's interval may precede it: %s", v)
+
+	// Unseen by the client: the lease swept back to pending (its
+	// heartbeat said nothing of it), then granted to a claim whose answer
+	// never came (generation 2).
+	unseen := &h{}
+	unseen.commit(ins("submissions", sub(101, "pending", "", 0, "")))
+	unseen.call("c1", "home-1", "claim", 0, "", 0, "r1")
+	unseen.commit(upd("submissions", sub(101, "pending", "", 0, ""), sub(101, "judging", "A", 1, "home-1")))
+	unseen.ret("c1", "home-1", 200, 101, "A", 1)
+	unseen.commit(upd("submissions", sub(101, "judging", "A", 1, "home-1"), sub(101, "pending", "", 1, "")))
+	unseen.read("r1", 101, 200, "pending", 1)
+	unseen.call("c2", "home-2", "claim", 0, "", 0, "r2")
+	unseen.commit(upd("submissions", sub(101, "pending", "", 1, ""), sub(101, "judging", "B", 2, "home-2")))
+	unseen.read("r2", 101, 200, "judging", 2)
+	for _, view := range []View{ClientView, OracleView} {
+		v, _ := Linearizable(unseen.run(t), view)
+		assert.True(t, v.OK, "view %d: %s", view, v)
+	}
+}

@@ -39,9 +39,11 @@ type LeaseIn struct {
 	Token   string
 	Gen     int64
 	Verdict string
-	// Unseen: a client's rejudge, where transitions the client cannot see
-	// (a sweep to system_error, a legacy worker's verdict) may have made
-	// the row terminal: a success is accepted from any state.
+	// Unseen: an operation in the client's view, where transitions the
+	// client cannot see (a sweep, a legacy worker's verdict, a grant whose
+	// answer never came) may have happened: a rejudge's success is
+	// accepted from any state (the row may have become terminal), and a
+	// read may see a row moved within its generation or a later one.
 	Unseen bool
 }
 
@@ -207,10 +209,18 @@ var leaseModel = porcupine.NondeterministicModel{
 		s, in, out := state.(leaseState), input.(LeaseIn), output.(LeaseOut)
 		if in.Op == "read" {
 			// A read changes nothing; it must see the current status and
-			// generation (404: nothing has happened to the row yet).
+			// generation (404: nothing has happened to the row yet). In
+			// the client's view (Unseen) the transitions it cannot see
+			// may have happened: a sweep or a legacy worker's verdict
+			// moves a row that is not terminal within its generation, and
+			// a grant whose answer the client never had starts a later
+			// one. What no unseen transition explains is a read that goes
+			// back: an older generation, or another state of a decided
+			// one (a stale cache's answer).
 			ok := out.Code == 0 || out.Code == 503 ||
 				(out.Code == 200 && out.Status == s.Status && out.Gen == s.Gen) ||
-				(out.Code == 404 && s == leaseState{Status: "pending"})
+				(out.Code == 404 && s == leaseState{Status: "pending"}) ||
+				(in.Unseen && out.Code == 200 && (out.Gen > s.Gen || (out.Gen == s.Gen && !Terminal(s.Status))))
 			if ok {
 				return []any{state}
 			}
@@ -451,11 +461,12 @@ func (r *Run) history(view View, decidedAt map[subToken]int64, rejudged map[int]
 		case "rejudge":
 			in.Unseen = view == ClientView
 		case "read":
-			// Reads are judged where every transition is known: the
-			// oracle's view (the client cannot see sweeps).
-			if view == ClientView || op.Return == nil {
+			// A read whose answer never came saw nothing. In the client's
+			// view a read may see what the client cannot (Unseen).
+			if op.Return == nil {
 				continue
 			}
+			in.Unseen = view == ClientView
 		default:
 			continue
 		}

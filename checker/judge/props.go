@@ -467,9 +467,14 @@ func (r *Run) settle() int64 {
 }
 
 // NothingLost (PA7): every result a worker saved is eventually answered 200
-// or 410 and removed; none is silently dropped, none is retried forever.
+// (recorded) or 410 (stale) and removed; none is dropped on another answer
+// (a 503, a 500), none is silently dropped, none is retried forever.
 func NothingLost(r *Run) checker.Verdict {
 	for _, rl := range r.Results {
+		if rl.Answered != 0 && rl.Code != 200 && rl.Code != 410 {
+			return checker.Fail(PA7, []uint64{rl.SavedEv}, "%s's result %s for submission %d (token %s) was dropped on a %d answer: only 200 (recorded) or 410 (stale) settles a saved result",
+				rl.Worker, rl.Verdict, rl.Sub, rl.Token, rl.Code)
+		}
 		if rl.Answered != 0 || rl.Saved > r.End-r.settle() {
 			continue
 		}
