@@ -42,6 +42,7 @@ func commands() []command {
 		{"report", "[flags] TRACE", "render the HTML report of a trace file (the report explore writes) and print its path; a live run's trace is judged as recorded, not replayed", runReport, false},
 		{"mutants", "[flags]", "the design-knob matrix: caught or not, by which property, after how many runs", runMutants, true},
 		{"scenarios", "[flags]", "run the named scenarios (A-S1..A-S9, C.1..C.8) and print their tables", runScenarios, false},
+		{"baseline", "[flags]", "the baseline matrix: every default design in every world and at every fault level (A also with claim_batch 2 and 4), --runs seeds a cell; exit 1 on any failed run", runBaseline, true},
 		{"compare", "[flags]", "a baseline design and a changed one on the same seeds, metrics side by side", runCompare, true},
 		{"diff", "[flags]", "the working tree against a git revision (--base) on the same seeds: runs altered, properties flipped, metrics side by side", runDiff, true},
 		{"live", "[flags]", "run the system's node code for real: child processes, TCP through proxies, a real PostgreSQL, real kill -9, SIGSTOP and stalls; the same checkers", runLive, false},
