@@ -11,17 +11,21 @@ import (
 
 // MA2 (wasted judgings) is a property where the source promises none: a
 // judging thrown away although its worker stayed healthy (Measure's
-// count) fails the run when its lease lived through an arbiter's restart
+// count) fails the run when its lease lived through what the grace
+// covers, from its grant until the judging's fate was sealed (its result
+// answered, the judging abandoned, or the end of the run), and nothing
+// else touched its worker, the arbiters or the database from one lease
+// before the grant until then. The grace covers: an arbiter's restart
 // (A-S2: the start-up grace gives every lease in flight a full lease
-// again) or an arbiter's clock fault (A-S7: expiry is the database's
-// business), from its grant until the judging's fate was sealed (its
-// result answered, the judging abandoned, or the end of the run), and
-// nothing else touched its worker, the arbiters or the database from one
-// lease before the grant until then. Any other fault there (a partition,
-// a stall, a database fault, a paused arbiter) is one whose cost the
-// source does not promise away; a judging wasted with no arbiter trouble
-// at all is not A-S2's nor A-S7's: neither is judged (the metric counts
-// them).
+// again) or freeze (the late sweep owes the grace), an arbiter's clock
+// fault (A-S7: expiry is the database's business), and the database out of
+// the arbiter's reach (scenario 7, "数据库连不上": a crash, a pause, a fault
+// of a link between an arbiter and the database; "no lease is reclaimed
+// during it ... after it, the grace first"). Any other fault there (a
+// fault of the worker or of its links, a stall of the dispatch loop, the
+// database's clock) is one whose cost the source does not promise away;
+// a judging wasted with no such trouble at all is not the promise's
+// business: neither is judged (the metric counts them).
 //
 // The promise needs a design with the one arbiter process of A-S2 and A-S7
 // (with a second one, started or standby, it is A-S6, where the source

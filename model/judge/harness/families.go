@@ -75,18 +75,16 @@ var Families = []Family{
 		Bounds: GenericBounds,
 	},
 	{
-		Name: "orphan-last", About: "A-S1's orphan lease without a worker failure: the arbiter freezes right after a claim's COMMIT, before its reply, past the unconfirmed lease; the submission has one attempt (max_attempts 1), which a lease nobody heard of must not spend",
+		Name: "orphan-last", About: "A-S1's orphan lease without a worker failure, made by A-S6's stalled old leader: arbiter-1 freezes at a claim's COMMIT, its idle lock session ended, while arbiter-2 leads; thawed, it commits a grant already past its unconfirmed lease, which arbiter-2's sweep reclaims at once; the submission has one attempt (max_attempts 1), which a lease nobody heard of must not spend",
 		Options: func(r sim.Rand, d judge.Design) judge.Options {
 			d = fleet(d, 1, 0)
+			d.Arbiters, d.StandbyArbiters = 2, 0
 			d.MaxAttempts = 1
 			d.JudgeMin, d.JudgeMax = 10*sec, 10*sec
 			seed := 1 + r.Uint64n("seed", 1<<20)
-			o := judge.Options{Design: d, Workload: judge.Workload{Arrivals: subs(1, 0)}, Until: 300 * sec, Seed: seed, Entropy: sim.NewPCG(seed)}
-			if t, ok := grantCommitAt(o); ok {
-				frozen := between(r, "frozen", d.UnconfirmedLease+d.SweepEvery, d.ClaimHold)
-				o.Schedule = sim.Schedule{{At: t, Kind: sim.Pause, Node: "arbiter-1"}, {At: t.Add(frozen), Kind: sim.Resume, Node: "arbiter-1"}}
-			}
-			return o
+			frozen := between(r, "frozen", d.UnconfirmedLease+d.SweepEvery+d.LeaderRetry, d.ClaimHold+d.RequestTimeout+d.Lease)
+			s := sim.Schedule{{At: 0, Kind: sim.PauseAt, Node: "arbiter-1", Peer: "db", Point: judge.PointBeforeCommit, Count: 1, For: frozen, FromStart: true}}
+			return judge.Options{Design: d, Workload: judge.Workload{Arrivals: subs(1, 0)}, Schedule: s, Until: 400 * sec, Seed: seed, Entropy: sim.NewPCG(seed)}
 		},
 		Bounds: func(judge.Design) jc.Bounds { return jc.Bounds{} },
 	},
