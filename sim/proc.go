@@ -626,7 +626,14 @@ func (p *Proc) Point(label string) {
 		panic(unwind{})
 	}
 	if frozen > 0 {
-		p.wait(frozen, "frozen at "+label)
+		// The node is paused from this instant (pausePoint's action comes
+		// first): the rest of this process waits for an input due now,
+		// which the paused node holds until it thaws, by its resume or by
+		// a heal-all, whichever comes first (waiting for the freeze's
+		// length instead kept this one process frozen after a heal-all
+		// had thawed its node: explore seed 679, an arbiter's claim reply
+		// held 2 min after the arbiter ran again).
+		p.wait(0, "frozen at "+label)
 	}
 }
 

@@ -2,6 +2,7 @@ package judge
 
 import (
 	"encoding/json"
+	"fmt"
 	"testing"
 	"time"
 
@@ -496,4 +497,40 @@ func TestStaleCachedReadFailsPA3(t *testing.T) {
 		v, _ := Linearizable(unseen.run(t), view)
 		assert.True(t, v.OK, "view %d: %s", view, v)
 	}
+}
+
+// TestManyUnansweredSubmitsDecide: a worker retried its result for minutes
+// and none of 30 attempts was answered, though one of them carried the
+// commit that decided it (explore --world wide --faults heavy, seed 531).
+// In the oracle view only that attempt applied; the others are duplicates
+// that changed nothing and are left out, so porcupine decides the history
+// at once instead of ordering 30 open attempts against each other (which
+// ran past its search limit: "unknown"). A stale token's verdict among
+// them is still caught.
+func TestManyUnansweredSubmitsDecide(t *testing.T) {
+	retried := func(stale bool) *h {
+		b := &h{}
+		b.commit(ins("submissions", sub(101, "pending", "", 0, "")))
+		b.call("c1", "home-1", "claim", 0, "", 0, "r1")
+		b.commit(upd("submissions", sub(101, "pending", "", 0, ""), sub(101, "judging", "A", 1, "home-1")))
+		b.ret("c1", "home-1", 200, 101, "A", 1)
+		b.read("r0", 101, 200, "judging", 1)
+		for i := range 30 {
+			b.add("home-1", hist.KindCall, hist.Call{ID: fmt.Sprintf("s%d", i), Client: "home-1", Op: "submit", Sub: 101, Token: "A", Gen: 1, Verdict: "AC"})
+			if i == 20 {
+				b.commit(ins("submission_judgings", judging(101, "A", 1, "home-1", "AC", 1)), upd("submissions", sub(101, "judging", "A", 1, "home-1"), sub(101, "AC", "A", 1, "home-1")))
+			}
+		}
+		if stale {
+			b.read("r1", 101, 200, "judging", 1) // after the verdict's commit, every attempt since open
+		} else {
+			b.read("r1", 101, 200, "AC", 1)
+		}
+		return b
+	}
+	v, _ := Linearizable(retried(false).run(t), OracleView)
+	assert.True(t, v.OK, "%s", v)
+	v, _ = Linearizable(retried(true).run(t), OracleView)
+	assert.False(t, v.OK, "a read of the decided row as judging")
+	assert.NotContains(t, v.Message, "unknown")
 }

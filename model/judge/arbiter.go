@@ -561,7 +561,7 @@ func (a *Arbiter) claim(p *sim.Proc, w *waitClaim) (paired, again bool) {
 		granted := res.Rows[0]
 		ls = append(ls, Lease{Sub: id, Token: token, Gen: granted.Int("lease_gen"), User: granted.Int("user_id"), Problem: granted.Int("problem_id")})
 	}
-	// 4. Remember the request_id's leases, and commit.
+	// 4. Remember the request_id's leases, start them, and commit.
 	if !d.Has(NoRequestID) {
 		for i, l := range ls {
 			tx.Queue(RecordClaim(w.worker, w.requestID, l, i).Named("record-claim"))
@@ -571,6 +571,9 @@ func (a *Arbiter) claim(p *sim.Proc, w *waitClaim) (paired, again bool) {
 		tx.Queue(AdvanceRound(w.worker).Named("advance-round"))
 	}
 	p.Point(PointBeforeCommit)
+	for _, l := range ls {
+		tx.Queue(d.StartLease(p.Now(), l.Sub, l.Token).Named("start-lease"))
+	}
 	if err := tx.Commit(); err != nil {
 		a.abort(p, tx, err)
 		return false, false

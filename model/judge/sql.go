@@ -70,10 +70,7 @@ func TokenFor(row db.Row, fresh string) string {
 // under long-first-lease the full lease). Conditional on the row still being
 // pending.
 func (d Design) Grant(arbiterNow clock.Time, id int64, worker, token string) db.Stmt {
-	first := d.UnconfirmedLease
-	if d.Has(LongFirstLease) {
-		first = d.Lease
-	}
+	first := d.firstLease()
 	return db.Update(TSubmissions, []db.Assign{
 		db.Set("status", StatusJudging),
 		db.Set("worker_id", worker),
@@ -83,6 +80,25 @@ func (d Design) Grant(arbiterNow clock.Time, id int64, worker, token string) db.
 		db.Set("lease_expires_at", d.grantExpiry(arbiterNow, first)),
 		db.Set("lease_confirmed", false),
 	}, db.W("id", db.Eq, id), db.W("status", db.Eq, StatusPending)).WithReturning()
+}
+
+func (d Design) firstLease() time.Duration {
+	if d.Has(LongFirstLease) {
+		return d.Lease
+	}
+	return d.UnconfirmedLease
+}
+
+// StartLease sets a new lease's expiry again as its claim commits (it goes
+// with the COMMIT): the unconfirmed lease counts from the commit, when the
+// lease can first be heard of. A claim transaction held up between its
+// grant and its COMMIT (the arbiter frozen there) would otherwise commit a
+// lease already expired, which a retried claim then hands out dead: its
+// worker starts judging and is refused at its first heartbeat (MA2,
+// explore seed 1479).
+func (d Design) StartLease(arbiterNow clock.Time, id int64, token string) db.Stmt {
+	return db.Update(TSubmissions, []db.Assign{db.Set("lease_expires_at", d.grantExpiry(arbiterNow, d.firstLease()))},
+		db.W("id", db.Eq, id), db.W("lease_token", db.Eq, token))
 }
 
 // attemptAtGrant and attemptAtConfirm are where judge_attempts counts: an
