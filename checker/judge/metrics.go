@@ -304,20 +304,32 @@ func (r *Run) outageLoad() int {
 		if end-from < int64(time.Minute) {
 			continue
 		}
+		// Per worker process incarnation (a call's id is
+		// "process#incarnation.n"): a restarted worker starts its backoff
+		// afresh, as a new process does (explore --world wide --faults
+		// heavy, seed 1700: a worker restarted in an outage sent 14 in a
+		// minute, the old process's retries and the new one's ramp).
 		per := map[string][]int64{}
+		client := map[string]string{}
 		for _, op := range r.Ops {
 			// The workers' retried requests: claims and result submits.
 			if op.Invoke >= from && op.Invoke < end && (op.Call.Op == "claim" || op.Call.Op == "submit") {
-				per[op.Call.Client] = append(per[op.Call.Client], op.Invoke)
+				key := op.Call.Client
+				if i := strings.LastIndexByte(op.Call.ID, '.'); i > 0 && strings.Contains(op.Call.ID[:i], "#") {
+					key = op.Call.ID[:i]
+				}
+				per[key] = append(per[key], op.Invoke)
+				client[key] = op.Call.Client
 			}
 		}
-		for client, ts := range per {
+		for _, key := range checker.SortedKeys(per) {
+			ts := per[key]
 			// A minute of the worker's own clock: its backoff runs on its
 			// monotonic clock, so a clock that drifts fast backs off in
 			// less real time (a drift of +18% made 14 requests of a real
 			// minute out of 12 of its own: explore --faults heavy, seed
 			// 1606). The clock is the fault there, not the retries.
-			mono := r.monoOf(client)
+			mono := r.monoOf(client[key])
 			for i := range ts {
 				ts[i] = mono(ts[i])
 			}

@@ -362,7 +362,11 @@ func (w *Worker) heartbeats(p *sim.Proc, j *job) {
 // beat sends one heartbeat in a process of its own. One that gets no reply
 // within the request timeout gives up on the connection, so the next
 // heartbeat goes to another arbiter: a stalled arbiter must not cost a
-// worker its lease while another one serves.
+// worker its lease while another one serves. So does a 503, as a submit's
+// does: an arbiter that cannot reach the database (its link to it cut)
+// cannot renew a lease that the other one can (found by the wide world:
+// heavy faults, seed 2698, a lease lost to a cut between the database and
+// the arbiter the worker kept asking, MA3).
 func (w *Worker) beat(p *sim.Proc, j *job) {
 	p.Go("beat", func(p *sim.Proc) {
 		l := j.lease
@@ -377,6 +381,7 @@ func (w *Worker) beat(p *sim.Proc, j *job) {
 		case rep.Code == Code200:
 			j.confirmed = true
 		default:
+			w.elsewhere(p, &w.jobs)
 			w.reconfirm(p, j)
 		}
 	})
