@@ -153,6 +153,22 @@ func regranted(tok string) func() *h {
 	})
 }
 
+// overlapping: happy(), then 101 is rejudged (gen 2) while the web front
+// reads it twice at once: r1 sees the rejudge, r2 the verdict before it,
+// and r2's answer comes last; then (third) a read called after both.
+func overlapping(third bool) func() *h {
+	return then(happy, func(b *h) {
+		b.call("r1", "web", "read", 101, "", 0, "")
+		b.call("r2", "web", "read", 101, "", 0, "")
+		b.move(sub(101, "AC", "A", 1, "home-1"), sub(101, "pending", "", 2, ""))
+		b.add("web", hist.KindReturn, hist.Return{ID: "r1", Code: 200, Sub: 101, Status: "pending", Gen: 2})
+		b.add("web", hist.KindReturn, hist.Return{ID: "r2", Code: 200, Sub: 101, Status: "AC", Gen: 1})
+		if third {
+			b.read("r3", 101, 200, "AC", 1)
+		}
+	})
+}
+
 // hb appends home-1's heartbeat of token A, answered code.
 func hb(id string, code int) func(b *h) {
 	return func(b *h) {
@@ -417,6 +433,12 @@ var clauses = []clause{
 			b.read("r2", 101, 200, "pending", 2)
 			b.read("r3", 101, 200, "AC", 1)
 		})),
+		want: "web read AC (gen 1) after reading pending (gen 2)"},
+
+	// Two reads overlap (r2 was called before r1's answer came): either
+	// order is theirs; a third read, called after both returned, must not
+	// show a generation older than r1's.
+	{id: "PA2.6b", judge: NoRegression, pass: of(overlapping(false)), fail: of(overlapping(true)),
 		want: "web read AC (gen 1) after reading pending (gen 2)"},
 
 	// PA3: the client's view.

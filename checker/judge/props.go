@@ -132,7 +132,11 @@ func NoRegression(r *Run) checker.Verdict {
 	}
 	// No reader sees an older generation's verdict after a newer state: once
 	// a client read a verdict in generation g, its later reads show a newer
-	// generation or that verdict.
+	// generation or that verdict. A read is later than every read of the
+	// same client that returned before it was called; reads that overlap
+	// (the web front reads on a timer, and a slow read may still be going)
+	// are not ordered, so each read is held against all of those, not only
+	// the last one called.
 	type seen struct {
 		status string
 		gen    int64
@@ -143,21 +147,20 @@ func NoRegression(r *Run) checker.Verdict {
 		client string
 		sub    int64
 	}
-	last := map[clientSub]seen{}
+	read := map[clientSub][]seen{}
 	for i := range r.Ops {
 		op := &r.Ops[i]
 		if op.Call.Op != "read" || op.Return == nil || op.Return.Code != 200 {
 			continue
 		}
 		k := clientSub{op.Call.Client, op.Call.Sub}
-		p, ok := last[k]
-		if ok && op.Invoke > p.ret {
-			rt := op.Return
-			if rt.Gen < p.gen || (rt.Gen == p.gen && Terminal(p.status) && rt.Status != p.status) {
+		rt := op.Return
+		for _, p := range read[k] {
+			if op.Invoke > p.ret && (rt.Gen < p.gen || (rt.Gen == p.gen && Terminal(p.status) && rt.Status != p.status)) {
 				return checker.Fail(PA2, []uint64{p.ev, op.ReturnSeq}, "submission %d: %s read %s (gen %d) after reading %s (gen %d)", op.Call.Sub, op.Call.Client, rt.Status, rt.Gen, p.status, p.gen)
 			}
 		}
-		last[k] = seen{op.Return.Status, op.Return.Gen, op.Response, op.ReturnSeq}
+		read[k] = append(read[k], seen{rt.Status, rt.Gen, op.Response, op.ReturnSeq})
 	}
 	// History seq only grows per submission (the submission's row lock
 	// orders its results; across submissions a serial may commit out of
