@@ -365,6 +365,12 @@ var clauses = []clause{
 			b.move(sub(101, "judging", "A", 1, "home-1"), sub(101, "AC", "A", 1, "home-1"))
 		})),
 		want: "verdict AC written without a judging-history row in the same transaction"},
+	{id: "PA1.3b", judge: inv(PA1), pass: of(happy),
+		fail: of(then(claimed, func(b *h) {
+			submitA("s1", 0)(b)
+			b.decide(sub(101, "judging", "A", 1, "home-1"), sub(101, "WA", "A", 1, "home-1"), "A", 1, "AC", 1)
+		})),
+		want: "history row of token A records AC, but its transaction left the submission WA"},
 	{id: "PA1.4a", judge: inv(PA1), pass: of(second("home-1", "claim")), fail: of(second("home-2", "claim")),
 		want: "lease token A is held by two processes: home-1 was answered a claim with it, then home-2 was answered a claim with it"},
 	{id: "PA1.4b", judge: inv(PA1), pass: of(second("home-1", "heartbeat")), fail: of(second("home-2", "heartbeat")),

@@ -49,8 +49,9 @@ var Invariants = gated([]Invariant{
 // AtMostOneOwner (PA1, on the commit log and the workers' notes): every
 // accepted result carries the token and generation of the lease that was
 // current when it was accepted, and at most one result is accepted per
-// (submission, lease_gen); every lease token is held by one worker process
-// (ownedByOne).
+// (submission, lease_gen); every verdict comes with its history row (the
+// row that records that verdict) in the same transaction; every lease
+// token is held by one worker process (ownedByOne).
 func AtMostOneOwner(r *Run) checker.Verdict {
 	perGen := map[[2]int64]uint64{}
 	for _, a := range r.Accepted {
@@ -62,6 +63,12 @@ func AtMostOneOwner(r *Run) checker.Verdict {
 			return checker.Fail(PA1, []uint64{a.Event},
 				"submission %d: result %s of %s judged under token %s gen %d was accepted while the lease was token %q gen %d (status %s)",
 				a.Sub, a.Verdict, a.Worker, a.Token, a.Gen, b.Token, b.Gen, b.Status)
+		}
+		if v := a.After; v != nil && v.Status != a.Verdict {
+			// The row is the verdict's record: the same transaction writes
+			// the verdict it records.
+			return checker.Fail(PA1, []uint64{a.Event}, "submission %d: history row of token %s records %s, but its transaction left the submission %s",
+				a.Sub, a.Token, a.Verdict, v.Status)
 		}
 		k := [2]int64{a.Sub, b.Gen}
 		if first, dup := perGen[k]; dup {
