@@ -603,3 +603,21 @@ func TestClauses(t *testing.T) {
 		})
 	}
 }
+
+// TestUnjudgedLeasesSaySoMA1: a new lease MA1 cannot judge (no expiry in
+// its row, or the database's clock went back between its grant and its
+// commit) is not passed in silence: the verdict holds and says how many.
+func TestUnjudgedLeasesSaySoMA1(t *testing.T) {
+	v := UnconfirmedFirst(happy().run(t))
+	assert.True(t, v.OK)
+	assert.Equal(t, "1 new leases not judged: 1 without an expiry, 0 with the database's clock going back between the grant and its commit", v.Message)
+
+	r := freshRun(65 * time.Second)
+	r.Commits[0].Node = "db"
+	r.Faults = []FaultAt{{Kind: "jump", Node: "db", T: int64(5 * time.Second), Amount: -int64(50 * time.Second)}}
+	v = UnconfirmedFirst(r)
+	assert.True(t, v.OK)
+	assert.Equal(t, "1 new leases not judged: 0 without an expiry, 1 with the database's clock going back between the grant and its commit", v.Message)
+
+	assert.Equal(t, checker.Pass(MA1), UnconfirmedFirst(freshRun(15*time.Second)), "a lease judged: nothing to say")
+}

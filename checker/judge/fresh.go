@@ -1,6 +1,7 @@
 package judge
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/fencesim/fencesim/checker"
@@ -27,21 +28,32 @@ func UnconfirmedFirst(r *Run) checker.Verdict {
 		at[r.Commits[i].Event] = r.Commits[i].At
 	}
 	limit := int64(r.P.UnconfirmedLease + freshSlack)
+	noExpiry, clockBack := 0, 0
 	for _, g := range r.grants() {
 		v := r.versionAt(g.sub, g.event)
 		if v == nil || v.Expires == 0 {
+			noExpiry++ // no expiry to judge (the model writes one with every grant)
 			continue
 		}
 		dbAt, ok := at[g.event]
-		if !ok || r.dbClockBack(g.t-int64(2*freshSlack), g.t) {
-			continue // the database's clock went back between the grant and its commit
+		if !ok {
+			continue // cannot be: a grant is a commit
+		}
+		if r.dbClockBack(g.t-int64(2*freshSlack), g.t) {
+			clockBack++ // the database's clock went back between the grant and its commit
+			continue
 		}
 		if v.Expires-dbAt > limit {
 			return checker.Fail(MA1, []uint64{g.event}, "submission %d: the lease %s granted to %s expires %v after its commit, beyond the unconfirmed lease %v: a lease nobody heard of would be held that long",
 				g.sub, g.token, g.worker, time.Duration(v.Expires-dbAt).Round(time.Millisecond), r.P.UnconfirmedLease)
 		}
 	}
-	return checker.Pass(MA1)
+	v := checker.Pass(MA1)
+	if noExpiry+clockBack > 0 {
+		// Say what was not judged rather than pass it in silence.
+		v.Message = fmt.Sprintf("%d new leases not judged: %d without an expiry, %d with the database's clock going back between the grant and its commit", noExpiry+clockBack, noExpiry, clockBack)
+	}
+	return v
 }
 
 // dbClockBack reports whether a database node's clock jumped back during
