@@ -91,14 +91,19 @@ func reclaimed() *h {
 	return b
 }
 
-// rejudged: happy(), then 101 is rejudged and decided again under lease B
-// of generation gen (2 in the correct design).
-func rejudged(gen int64) func() *h {
+// rejudged: happy(), then 101 is rejudged and decided again under lease
+// B. raise: the rejudge and the claim each raise the generation (to 2,
+// then 3), as in the correct design; otherwise both keep generation 1.
+func rejudged(raise bool) func() *h {
 	return func() *h {
 		b := happy()
-		b.move(sub(101, "AC", "A", 1, "home-1"), sub(101, "pending", "", gen, ""))
-		b.move(sub(101, "pending", "", gen, ""), sub(101, "judging", "B", gen, "home-1"))
-		b.decide(sub(101, "judging", "B", gen, "home-1"), sub(101, "WA", "B", gen, "home-1"), "B", gen, "WA", 2)
+		pending, lease := int64(1), int64(1)
+		if raise {
+			pending, lease = 2, 3
+		}
+		b.move(sub(101, "AC", "A", 1, "home-1"), sub(101, "pending", "", pending, ""))
+		b.move(sub(101, "pending", "", pending, ""), sub(101, "judging", "B", lease, "home-1"))
+		b.decide(sub(101, "judging", "B", lease, "home-1"), sub(101, "WA", "B", lease, "home-1"), "B", lease, "WA", 2)
 		return b
 	}
 }
@@ -357,7 +362,7 @@ var clauses = []clause{
 			b.commit(ins("submission_judgings", judging(101, "A", 1, "home-1", "AC", 1)))
 		})),
 		want: "result AC (token A) recorded without deciding the submission"},
-	{id: "PA1.2", judge: inv(PA1), pass: of(rejudged(2)), fail: of(rejudged(1)),
+	{id: "PA1.2", judge: inv(PA1), pass: of(rejudged(true)), fail: of(rejudged(false)),
 		want: "two results accepted in generation 1"},
 	{id: "PA1.3", judge: inv(PA1), pass: of(happy),
 		fail: of(then(claimed, func(b *h) {
