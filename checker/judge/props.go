@@ -49,8 +49,9 @@ var Invariants = gated([]Invariant{
 // AtMostOneOwner (PA1, on the commit log and the workers' notes): every
 // accepted result carries the token and generation of the lease that was
 // current when it was accepted, and at most one result is accepted per
-// (submission, lease_gen); every lease token is held by one worker process
-// (ownedByOne).
+// (submission, lease_gen); every verdict comes with its history row (the
+// row that records that verdict) in the same transaction; every lease
+// token is held by one worker process (ownedByOne).
 func AtMostOneOwner(r *Run) checker.Verdict {
 	perGen := map[[2]int64]uint64{}
 	for _, a := range r.Accepted {
@@ -62,6 +63,12 @@ func AtMostOneOwner(r *Run) checker.Verdict {
 			return checker.Fail(PA1, []uint64{a.Event},
 				"submission %d: result %s of %s judged under token %s gen %d was accepted while the lease was token %q gen %d (status %s)",
 				a.Sub, a.Verdict, a.Worker, a.Token, a.Gen, b.Token, b.Gen, b.Status)
+		}
+		if v := a.After; v != nil && v.Status != a.Verdict {
+			// The row is the verdict's record: the same transaction writes
+			// the verdict it records.
+			return checker.Fail(PA1, []uint64{a.Event}, "submission %d: history row of token %s records %s, but its transaction left the submission %s",
+				a.Sub, a.Token, a.Verdict, v.Status)
 		}
 		k := [2]int64{a.Sub, b.Gen}
 		if first, dup := perGen[k]; dup {
@@ -132,7 +139,11 @@ func NoRegression(r *Run) checker.Verdict {
 	}
 	// No reader sees an older generation's verdict after a newer state: once
 	// a client read a verdict in generation g, its later reads show a newer
-	// generation or that verdict.
+	// generation or that verdict. A read is later than every read of the
+	// same client that returned before it was called; reads that overlap
+	// (the web front reads on a timer, and a slow read may still be going)
+	// are not ordered, so each read is held against all of those, not only
+	// the last one called.
 	type seen struct {
 		status string
 		gen    int64
@@ -143,21 +154,20 @@ func NoRegression(r *Run) checker.Verdict {
 		client string
 		sub    int64
 	}
-	last := map[clientSub]seen{}
+	read := map[clientSub][]seen{}
 	for i := range r.Ops {
 		op := &r.Ops[i]
 		if op.Call.Op != "read" || op.Return == nil || op.Return.Code != 200 {
 			continue
 		}
 		k := clientSub{op.Call.Client, op.Call.Sub}
-		p, ok := last[k]
-		if ok && op.Invoke > p.ret {
-			rt := op.Return
-			if rt.Gen < p.gen || (rt.Gen == p.gen && Terminal(p.status) && rt.Status != p.status) {
+		rt := op.Return
+		for _, p := range read[k] {
+			if op.Invoke > p.ret && (rt.Gen < p.gen || (rt.Gen == p.gen && Terminal(p.status) && rt.Status != p.status)) {
 				return checker.Fail(PA2, []uint64{p.ev, op.ReturnSeq}, "submission %d: %s read %s (gen %d) after reading %s (gen %d)", op.Call.Sub, op.Call.Client, rt.Status, rt.Gen, p.status, p.gen)
 			}
 		}
-		last[k] = seen{op.Return.Status, op.Return.Gen, op.Response, op.ReturnSeq}
+		read[k] = append(read[k], seen{rt.Status, rt.Gen, op.Response, op.ReturnSeq})
 	}
 	// History seq only grows per submission (the submission's row lock
 	// orders its results; across submissions a serial may commit out of
