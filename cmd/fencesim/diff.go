@@ -34,8 +34,11 @@ type diffResult struct {
 	// Systems is one delta per system, base first.
 	Systems []*runDelta `json:"systems"`
 	Kept    []keptRun   `json:"kept,omitempty"`
+	// Strict: a WARNING (a promise metric significantly worse) fails the
+	// diff.
+	Strict bool `json:"strict,omitempty"`
 	// Verdict: "unchanged", "changed" (runs differ, nothing newly fails,
-	// no threshold crossed) or "failed".
+	// no threshold crossed, no WARNING under --strict) or "failed".
 	Verdict     string   `json:"verdict"`
 	Interrupted string   `json:"interrupted,omitempty"`
 	Timing      [2]int64 `json:"timing_ns"` // building, running
@@ -66,6 +69,7 @@ func runDiff(e *env, args []string) int {
 	out := fs.String("out", "fencesim-out/diff", "`DIR` for the kept runs")
 	perSeed := fs.String("per-seed", "", "also write every run of both sides to `FILE` (JSON Lines, side base or working)")
 	asJSON := fs.Bool("json", false, "print the result as JSON")
+	strict := fs.Bool("strict", false, "exit 1 on a WARNING too: a promise metric (MA1, MA2, MA3, MA5; the outbox's deliveries and gave_up; twopc's blocked_max and still_prepared) significantly worse seed by seed (sign test, p < 0.01)")
 	pos, code, done := parse(e, fs, c, args)
 	if done {
 		return code
@@ -124,7 +128,7 @@ func runDiff(e *env, args []string) int {
 		fmt.Fprintf(e.stderr, "fencesim %s: %s\n", c.name, sel.warning)
 	}
 	res := &diffResult{Format: diffFormat, Base: *base, BaseRev: rev, Working: workingText(root), Design: sel.describe(systems.Design{Knobs: sel.knobs}),
-		Faults: string(f), Seeds: p.text()}
+		Faults: string(f), Seeds: p.text(), Strict: *strict}
 	say := func(format string, args ...any) {
 		if !*asJSON {
 			fmt.Fprintf(e.stderr, "fencesim diff: "+format+"\n", args...)
@@ -208,7 +212,7 @@ func runDiff(e *env, args []string) int {
 		if d.Seeds == 0 && res.Verdict == "unchanged" {
 			res.Verdict = "incomplete" // nothing to compare: not "identical"
 		}
-		if d.newlyFailing() || d.crossed() {
+		if d.newlyFailing() || d.crossed() || (res.Strict && len(d.Warnings) > 0) {
 			res.Verdict = "failed"
 		}
 	}
@@ -263,7 +267,11 @@ func (r *diffResult) writeText(w io.Writer) {
 	case "unchanged":
 		fmt.Fprintf(w, "verdict: unchanged: every run identical on both sides\n")
 	case "changed":
-		fmt.Fprintf(w, "verdict: changed, nothing newly failing and no threshold crossed\n")
+		warned := ""
+		if n := r.warnings(); n > 0 {
+			warned = fmt.Sprintf("; %d WARNING (--strict would exit 1)", n)
+		}
+		fmt.Fprintf(w, "verdict: changed, nothing newly failing and no threshold crossed%s\n", warned)
 	default:
 		var why []string
 		for _, d := range r.Systems {
@@ -277,12 +285,29 @@ func (r *diffResult) writeText(w io.Writer) {
 					why = append(why, fmt.Sprintf("%s --fail-on %s crossed", d.System, t.Spec))
 				}
 			}
+			if r.Strict {
+				for _, x := range d.Warnings {
+					why = append(why, fmt.Sprintf("%s %s worse (WARNING, --strict)", d.System, x.Metric))
+				}
+			}
+		}
+		if n := r.warnings(); n > 0 && !r.Strict {
+			why = append(why, fmt.Sprintf("also %d WARNING above", n))
 		}
 		fmt.Fprintf(w, "verdict: FAILED: %s\n", strings.Join(why, "; "))
 	}
 	if r.Interrupted != "" {
 		fmt.Fprintf(w, "INTERRUPTED (%s): the diff covers the seeds that ran on both sides\n", r.Interrupted)
 	}
+}
+
+// warnings counts the WARNINGs of every system.
+func (r *diffResult) warnings() int {
+	n := 0
+	for _, d := range r.Systems {
+		n += len(d.Warnings)
+	}
+	return n
 }
 
 // forward renders the selection as flags for a child fencesim.
