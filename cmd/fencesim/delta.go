@@ -150,6 +150,7 @@ func newDelta(system string, labels [2]string, a, b []seedRecord) *runDelta {
 				}
 				ms.v[i] = append(ms.v[i], m.Values...)
 				any := false
+				runTotal[i][m.Name] += 0 // a run without a sample has a total of 0
 				for _, v := range m.Values {
 					ms.total[i] += v
 					runTotal[i][m.Name] += v

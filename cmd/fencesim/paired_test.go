@@ -64,6 +64,7 @@ func pairedRecords(n, up, down int) (a, b []seedRecord) {
 				{Name: "extra_latency (MA1)", Unit: "s", Values: []float64{1.5, 2}},
 				{Name: "wasted_judgings (MA2)", Values: []float64{wasted}},
 				{Name: "system_errors", Values: []float64{errs}},
+				{Name: "stuck_detect_time (MA4)", Unit: "s"}, // no sample: a total of 0
 			}}
 	}
 	for i := range n {
@@ -99,10 +100,15 @@ func TestWarningRule(t *testing.T) {
 	assert.Positive(t, w.Paired.All.CI[0], "the paired interval excludes 0")
 	assert.InDelta(t, 39.0/43, w.Paired.Altered.Mean, 1e-12)
 	assert.Equal(t, 43, w.Paired.Altered.N)
+	stuck := d.Metrics[3]
+	require.Equal(t, "stuck_detect_time (MA4)", stuck.Name)
+	assert.Equal(t, 300, stuck.Paired.Same, "a run without a sample pairs as a total of 0")
 	assert.True(t, strings.HasPrefix(w.Text, "WARNING: arbiter wasted_judgings (MA2) worse: 41 seeds up, 2 down, p 2.2e-10; per run +0.13 ±0.04"), w.Text)
 	var buf bytes.Buffer
 	d.writeText(&buf, "your change")
 	assert.Contains(t, buf.String(), "\n"+w.Text+"\n", "the text prints the warning on a line of its own")
+	assert.Contains(t, buf.String(), "\nwasted_judgings (MA2) *  ", "a promise metric is marked")
+	assert.Contains(t, buf.String(), "\nsystem_errors   ", "a metric of no promise is not")
 
 	for _, tc := range []struct {
 		name     string
@@ -210,4 +216,30 @@ func TestDeltaTextWidth(t *testing.T) {
 			assert.LessOrEqual(t, utf8.RuneCountInString(l), 100, "%s: %q", sys.Name(), l)
 		}
 	}
+}
+
+// TestStrictVerdict: a WARNING leaves the verdict "changed" (exit 0) and
+// says --strict would fail it; under --strict the verdict fails naming
+// the metric; a newly failing property fails either way.
+func TestStrictVerdict(t *testing.T) {
+	a, b := pairedRecords(300, 41, 2)
+	d := newDelta("arbiter", [2]string{"base", "working"}, a, b)
+	require.Len(t, d.Warnings, 1)
+	for _, strict := range []bool{false, true} {
+		r := &diffResult{Systems: []*runDelta{d}, Strict: strict}
+		r.judge()
+		var buf bytes.Buffer
+		r.writeText(&buf)
+		if strict {
+			assert.Equal(t, "failed", r.Verdict)
+			assert.Contains(t, buf.String(), "verdict: FAILED: arbiter wasted_judgings (MA2) worse (WARNING, --strict)")
+		} else {
+			assert.Equal(t, "changed", r.Verdict)
+			assert.Contains(t, buf.String(), "verdict: changed, nothing newly failing and no threshold crossed; 1 WARNING (--strict would exit 1)")
+		}
+	}
+	a, b = pairedRecords(300, 2, 41) // better: no warning, strict or not
+	r := &diffResult{Systems: []*runDelta{newDelta("arbiter", [2]string{"base", "working"}, a, b)}, Strict: true}
+	r.judge()
+	assert.Equal(t, "changed", r.Verdict)
 }
