@@ -262,8 +262,9 @@ func (r *diffResult) writeText(w io.Writer) {
 				fmt.Fprintf(w, "    %s\n", k.Error)
 				continue
 			case k.Minimized:
+				on := map[string]string{"base": "base revision", "working": "working tree"}[k.MinimizedOn]
 				fmt.Fprintf(w, "    minimized on the %s, %d -> %d fault actions; both sides play %s\n",
-					k.MinimizedOn, k.Faults[0], k.Faults[1], filepath.Base(k.Schedule))
+					on, k.Faults[0], k.Faults[1], filepath.Base(k.Schedule))
 			default:
 				fmt.Fprintf(w, "    %s\n", k.Note)
 			}
@@ -552,6 +553,7 @@ func runChildOut(ctx context.Context, bin, dir string, args []string) (string, e
 // seed, and Note says why.
 func keepOne(ctx context.Context, bins [2]string, root string, sel selection, f systems.Faults, k *keptRun, out string) {
 	sides := [2]string{"base", "working"}
+	names := [2]string{"base revision", "working tree"}
 	args := func(i int, extra ...string) []string {
 		k.Dirs[i] = filepath.Join(out, fmt.Sprintf("%s-seed-%d", k.System, k.Seed), sides[i])
 		a := append([]string{"run", "--system", k.System, "--seed", strconv.FormatUint(k.Seed, 10), "--faults", string(f), "--out", k.Dirs[i]}, sel.forward()...)
@@ -576,7 +578,7 @@ func keepOne(ctx context.Context, bins [2]string, root string, sel selection, f 
 	said, err := runChildOut(ctx, bins[m], root, args(m, "--minimize", id))
 	switch {
 	case err != nil && strings.Contains(err.Error(), errPredates):
-		full(fmt.Sprintf("the full seed: the %s's run has no --minimize (it predates it)", sides[m]))
+		full(fmt.Sprintf("the full seed: the %s's run has no --minimize (it predates it)", names[m]))
 		return
 	case err != nil:
 		k.Error = fmt.Sprintf("%s: %v", sides[m], err)
@@ -584,19 +586,19 @@ func keepOne(ctx context.Context, bins [2]string, root string, sel selection, f 
 	}
 	sched := filepath.Join(k.Dirs[m], fmt.Sprintf("%s-seed-%d-schedule.json", k.System, k.Seed))
 	if _, err := os.Stat(sched); err != nil {
-		full(fmt.Sprintf("the full seed: %s did not fail again on the %s to be minimized", id, sides[m]))
+		full(fmt.Sprintf("the full seed: %s did not fail again on the %s to be minimized", id, names[m]))
 		return
 	}
 	other, err := runChildOut(ctx, bins[o], root, args(o, "--schedule", sched))
 	switch {
 	case err != nil && strings.Contains(err.Error(), errPredates):
-		full(fmt.Sprintf("the full seed: the %s's run has no --schedule (it predates it)", sides[o]))
+		full(fmt.Sprintf("the full seed: the %s's run has no --schedule (it predates it)", names[o]))
 		return
 	case err != nil:
 		k.Error = fmt.Sprintf("%s: %v", sides[o], err)
 		return
 	case strings.Contains(other, "\n  "+k.prop+": FAILED"):
-		full(fmt.Sprintf("the full seed: the schedule minimized on the %s fails %s on the %s too", sides[m], id, sides[o]))
+		full(fmt.Sprintf("the full seed: the schedule minimized on the %s fails %s on the %s too", names[m], id, names[o]))
 		return
 	}
 	k.Minimized, k.MinimizedOn, k.Schedule = true, sides[m], sched

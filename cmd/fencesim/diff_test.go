@@ -175,8 +175,8 @@ func TestKeepFallsBack(t *testing.T) {
 		minimized          bool
 		note               string
 	}{
-		{"old base", "--schedule", "x: every property held", false, "the full seed: the base's run has no --schedule (it predates it)"},
-		{"fails on both", "-none-", "x: 1 of 2 properties FAILED\n  " + prop + ": FAILED: two owners", false, "the full seed: the schedule minimized on the working fails PA1 on the base too"},
+		{"old base", "--schedule", "x: every property held", false, "the full seed: the base revision's run has no --schedule (it predates it)"},
+		{"fails on both", "-none-", "x: 1 of 2 properties FAILED\n  " + prop + ": FAILED: two owners", false, "the full seed: the schedule minimized on the working tree fails PA1 on the base revision too"},
 		{"minimized", "-none-", "x: every property held\n  " + prop + ": ok", true, ""},
 	} {
 		base := fakeFencesim(t, dir, "base-"+strings.ReplaceAll(tc.name, " ", "-"), tc.refuse, tc.says, exitOK)
