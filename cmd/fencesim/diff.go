@@ -247,7 +247,7 @@ func runDiff(e *env, args []string) int {
 }
 
 func (r *diffResult) writeText(w io.Writer) {
-	fmt.Fprintf(w, "== diff: base %s (%s) vs working tree (%s); design %s; faults %s; seeds %s ==\n",
+	fmt.Fprintf(w, "== diff: base %s (%s) vs working tree (%s) ==\n   design %s; faults %s; seeds %s\n",
 		r.Base, short(r.BaseRev), r.Working, r.Design, r.Faults, r.Seeds)
 	for _, d := range r.Systems {
 		fmt.Fprintf(w, "\n-- %s --\n", d.System)
@@ -288,7 +288,7 @@ func (r *diffResult) writeText(w io.Writer) {
 		for _, d := range r.Systems {
 			for _, p := range d.Properties {
 				if len(p.NewlyFailing) > 0 {
-					why = append(why, fmt.Sprintf("%s %s newly fails on%s", d.System, p.Property, seedList(" seeds ", p.NewlyFailing, 8)))
+					why = append(why, fmt.Sprintf("%s %s newly fails on%s", d.System, strings.Fields(p.Property)[0], seedList(" seeds ", p.NewlyFailing, 8)))
 				}
 			}
 			for _, t := range d.Thresholds {
@@ -305,7 +305,8 @@ func (r *diffResult) writeText(w io.Writer) {
 		if n := r.warnings(); n > 0 && !r.Strict {
 			why = append(why, fmt.Sprintf("also %s above", plural(n, "WARNING")))
 		}
-		fmt.Fprintf(w, "verdict: FAILED: %s\n", strings.Join(why, "; "))
+		// One reason a line, in 100 columns.
+		fmt.Fprintf(w, "verdict: FAILED: %s\n", strings.Join(why, ";\n  "))
 	}
 	if r.Interrupted != "" {
 		fmt.Fprintf(w, "INTERRUPTED (%s): the diff covers the seeds that ran on both sides\n", r.Interrupted)
