@@ -28,6 +28,9 @@ type runDelta struct {
 	Properties []propertyDelta `json:"properties"`
 	Metrics    []metricDelta   `json:"metrics"`
 	Thresholds []threshold     `json:"thresholds,omitempty"`
+	// Warnings are the promise metrics that got significantly worse,
+	// seed by seed (paired.go).
+	Warnings []warning `json:"warnings,omitempty"`
 }
 
 // propertyDelta is one property on both sides.
@@ -46,9 +49,15 @@ type metricDelta struct {
 	Unit  string         `json:"unit,omitempty"`
 	Sides [2]metricStats `json:"sides"`
 	// Diff is the second side's mean minus the first's, with a 95%
-	// confidence interval (normal approximation, Welch's standard error).
+	// confidence interval (normal approximation, Welch's standard error):
+	// the samples taken as independent, unpaired.
 	Diff   float64    `json:"diff"`
 	DiffCI [2]float64 `json:"diff_ci"`
+	// Paired compares the per-run totals seed by seed: what the text
+	// prints and --fail-on's noise and the warnings read.
+	Paired pairedStats `json:"paired"`
+	// Promise: a metric of a promise the design makes (promiseMetrics).
+	Promise bool `json:"promise,omitempty"`
 }
 
 // metricStats is one metric's spread on one side.
@@ -111,16 +120,21 @@ func newDelta(system string, labels [2]string, a, b []seedRecord) *runDelta {
 		v     [2][]float64
 		runs  [2][]uint64
 		total [2]float64
+		pairs []pairSample
 	}
 	metrics := map[string]*samples{}
 	var order []string
 	for _, s := range seeds {
 		x, y := bySeed[0][s], bySeed[1][s]
-		if x.Hash != y.Hash || x.Hash == "" {
+		altered := x.Hash != y.Hash || x.Hash == ""
+		if altered {
 			d.Altered++
 			d.AlteredSeeds = append(d.AlteredSeeds, s)
 		}
+		// The seed's per-run total of each metric on each side.
+		var runTotal [2]map[string]float64
 		for i, r := range [2]*seedRecord{x, y} {
+			runTotal[i] = map[string]float64{}
 			for _, p := range r.Failed {
 				prop(p).Failed[i]++
 			}
@@ -136,13 +150,23 @@ func newDelta(system string, labels [2]string, a, b []seedRecord) *runDelta {
 				}
 				ms.v[i] = append(ms.v[i], m.Values...)
 				any := false
+				runTotal[i][m.Name] += 0 // a run without a sample has a total of 0
 				for _, v := range m.Values {
 					ms.total[i] += v
+					runTotal[i][m.Name] += v
 					any = any || v != 0
 				}
 				if any {
 					ms.runs[i] = append(ms.runs[i], s)
 				}
+			}
+		}
+		// A metric measured on one side only (renamed by the change) has
+		// no pair.
+		for _, m := range x.Metrics {
+			if b, ok := runTotal[1][m.Name]; ok {
+				ms := metrics[m.Name]
+				ms.pairs = append(ms.pairs, pairSample{a: runTotal[0][m.Name], b: b, altered: altered})
 			}
 		}
 		for _, p := range x.Failed {
@@ -161,7 +185,7 @@ func newDelta(system string, labels [2]string, a, b []seedRecord) *runDelta {
 	}
 	for _, name := range order {
 		ms := metrics[name]
-		md := metricDelta{Name: name, Unit: ms.unit}
+		md := metricDelta{Name: name, Unit: ms.unit, Paired: pairedOf(ms.pairs), Promise: isPromise(system, name)}
 		for i := range 2 {
 			md.Sides[i] = statsOf(ms.v[i], ms.runs[i], ms.total[i])
 		}
@@ -171,6 +195,7 @@ func newDelta(system string, labels [2]string, a, b []seedRecord) *runDelta {
 		md.DiffCI = [2]float64{md.Diff - 1.96*se, md.Diff + 1.96*se}
 		d.Metrics = append(d.Metrics, md)
 	}
+	d.Warnings = warningsOf(d)
 	return d
 }
 
@@ -237,35 +262,51 @@ func (d *runDelta) writeText(w io.Writer, what string) {
 	case d.Altered == 0:
 		fmt.Fprintf(w, "%s altered 0 of %d runs: every run is identical event for event (by trace hash)\n", what, d.Seeds)
 	default:
-		fmt.Fprintf(w, "%s altered %d of %d runs (by trace hash; %d identical event for event):%s\n",
+		fmt.Fprintf(w, "%s altered %d of %d runs (by trace hash; %d identical event for event):\n %s\n",
 			what, d.Altered, d.Seeds, d.Seeds-d.Altered, seedList(" seeds ", d.AlteredSeeds, 10))
 	}
 	if len(d.Unpaired) > 0 {
 		fmt.Fprintf(w, "%d seeds ran on one side only and are left out:%s\n", len(d.Unpaired), seedList(" ", d.Unpaired, 10))
 	}
 	fmt.Fprintln(w)
-	var names []string
+	var props, names []string
 	for _, p := range d.Properties {
-		names = append(names, p.Property)
+		props = append(props, p.Property)
 	}
 	for _, m := range d.Metrics {
 		names = append(names, m.Name)
+		if m.Promise {
+			names = append(names, m.Name+" *")
+		}
 	}
-	pad := leftColumn(append(names, "property", "metric"))
+	pp := leftColumn(append(props, "property"))
 	tw := rightTable(w)
-	fmt.Fprintf(tw, "%s\t%s failed\t%s failed\tnewly failing\tnewly passing\t\n", pad("property"), a, b)
+	fmt.Fprintf(w, "runs failing each property:\n")
+	fmt.Fprintf(tw, "%s\t%s\t%s\tnewly failing\tnewly passing\t\n", pp("property"), a, b)
+	var flips []string
 	for _, p := range d.Properties {
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%s\t\n", pad(p.Property), p.Failed[0], p.Failed[1],
-			orDash(seedList("", p.NewlyFailing, 8)), orDash(seedList("", p.NewlyPassing, 8)))
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%s\t\n", pp(p.Property), p.Failed[0], p.Failed[1],
+			orDash(countText(len(p.NewlyFailing))), orDash(countText(len(p.NewlyPassing))))
+		id := strings.Fields(p.Property)[0]
+		if n := len(p.NewlyFailing); n > 0 {
+			flips = append(flips, fmt.Sprintf("  %s newly fails on %d:%s", id, n, seedList(" seeds ", p.NewlyFailing, 10)))
+		}
+		if n := len(p.NewlyPassing); n > 0 {
+			flips = append(flips, fmt.Sprintf("  %s newly passes on %d:%s", id, n, seedList(" seeds ", p.NewlyPassing, 10)))
+		}
 	}
 	tw.Flush()
+	if len(flips) > 0 {
+		fmt.Fprintln(w, strings.Join(flips, "\n"))
+	}
 	fmt.Fprintln(w)
+	pad := leftColumn(append(names, "metric"))
 	tw = rightTable(w)
-	fmt.Fprintf(tw, "%s\t%s mean [95%% CI]\t%s mean [95%% CI]\tdelta mean [95%% CI]\truns with any\t\n", pad("metric"), a, b)
+	fmt.Fprintf(tw, "%s\t%s mean [95%% CI]\t%s mean [95%% CI]\truns with any\t\n", pad("metric"), a, b)
 	for _, m := range d.Metrics {
 		x, y, u := m.Sides[0], m.Sides[1], m.Unit
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d -> %d\t\n", pad(m.Name),
-			withCI(x.Mean, x.MeanCI, u), withCI(y.Mean, y.MeanCI, u), diffText(m, u), x.Runs, y.Runs)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d -> %d\t\n", pad(m.Name),
+			withCI(x.Mean, x.MeanCI, u), withCI(y.Mean, y.MeanCI, u), x.Runs, y.Runs)
 	}
 	tw.Flush()
 	fmt.Fprintln(w)
@@ -277,6 +318,20 @@ func (d *runDelta) writeText(w io.Writer, what string) {
 			num(x.P50, u), num(x.P99, u), num(x.Max, u), num(y.P50, u), num(y.P99, u), num(y.Max, u))
 	}
 	tw.Flush()
+	fmt.Fprintf(w, "\nseed by seed (each run's total, %s minus %s; %d seeds, %d altered; p: sign test):\n", b, a, d.Seeds, d.Altered)
+	tw = rightTable(w)
+	fmt.Fprintf(tw, "%s\tup\tdown\tsame\tp\tall runs ±95%%\taltered runs ±95%%\t\n", pad("metric"))
+	for _, m := range d.Metrics {
+		p, u := m.Paired, m.Unit
+		name := m.Name
+		if m.Promise {
+			name += " *"
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%s\t%s\t%s\t\n", pad(name), p.Up, p.Down, p.Same, pText(p.SignP),
+			plusMinus(p.All, u), plusMinus(p.Altered, u))
+	}
+	tw.Flush()
+	fmt.Fprintf(w, "(±: the 95%% paired t interval; * a promise metric: up is worse, and up at p < %g warns)\n", warnP)
 	var rare []string
 	for _, m := range d.Metrics {
 		x, y := m.Sides[0], m.Sides[1]
@@ -296,11 +351,25 @@ func (d *runDelta) writeText(w io.Writer, what string) {
 			}
 			noise := ""
 			if t.Stat == "mean" && t.noise(d) {
-				noise = " (the difference's 95% CI includes 0: it may be noise; run more seeds)"
+				noise = " (the paired 95% CI includes 0: it may be noise; run more seeds)"
 			}
 			fmt.Fprintf(w, "  --fail-on %s: %s %s %s, %s %s: %s%s\n", t.Spec, t.Stat, a, num(t.Values[0], t.Unit), b, num(t.Values[1], t.Unit), verdict, noise)
 		}
 	}
+	if len(d.Warnings) > 0 {
+		fmt.Fprintln(w)
+		for _, x := range d.Warnings {
+			fmt.Fprintln(w, x.Text)
+		}
+	}
+}
+
+// countText is a count, or "" for none.
+func countText(n int) string {
+	if n == 0 {
+		return ""
+	}
+	return strconv.Itoa(n)
 }
 
 func orDash(s string) string {
@@ -351,21 +420,6 @@ func withCI(m float64, ci [2]float64, unit string) string {
 		return num(m, unit)
 	}
 	return fmt.Sprintf("%s [%s, %s]", num(m, unit), num(ci[0], unit), num(ci[1], unit))
-}
-
-func diffText(m metricDelta, unit string) string {
-	a, b := m.Sides[0].Mean, m.Sides[1].Mean
-	if math.IsNaN(a) || math.IsNaN(b) {
-		return "-"
-	}
-	s := signed(m.Diff, unit)
-	if a != 0 {
-		s += fmt.Sprintf(" (%+.1f%%)", 100*m.Diff/math.Abs(a))
-	}
-	if !math.IsNaN(m.DiffCI[0]) && m.DiffCI[0] != m.DiffCI[1] {
-		s += fmt.Sprintf(" [%s, %s]", signed(m.DiffCI[0], unit), signed(m.DiffCI[1], unit))
-	}
-	return s
 }
 
 func signed(x float64, unit string) string {
@@ -444,12 +498,14 @@ func contains(list []string, s string) bool {
 	return false
 }
 
-// noise reports whether the 95% CI of the metric's difference of means
-// includes zero.
+// noise reports whether the paired 95% interval of the metric's per-seed
+// difference (over every paired seed) includes zero. An interval of one
+// seed or none is noise too: nothing says the move is real.
 func (t *threshold) noise(d *runDelta) bool {
 	for _, m := range d.Metrics {
 		if m.Name == t.Metric {
-			return m.DiffCI[0] <= 0 && m.DiffCI[1] >= 0
+			ci := m.Paired.All.CI
+			return math.IsNaN(ci[0]) || (ci[0] <= 0 && ci[1] >= 0)
 		}
 	}
 	return false
@@ -525,12 +581,23 @@ func (s metricStats) MarshalJSON() ([]byte, error) {
 // MarshalJSON writes a difference without samples as null.
 func (m metricDelta) MarshalJSON() ([]byte, error) {
 	return json.Marshal(struct {
-		Name   string         `json:"name"`
-		Unit   string         `json:"unit,omitempty"`
-		Sides  [2]metricStats `json:"sides"`
-		Diff   *float64       `json:"diff"`
-		DiffCI [2]*float64    `json:"diff_ci"`
-	}{m.Name, m.Unit, m.Sides, jnum(m.Diff), jpair(m.DiffCI)})
+		Name    string         `json:"name"`
+		Unit    string         `json:"unit,omitempty"`
+		Sides   [2]metricStats `json:"sides"`
+		Diff    *float64       `json:"diff"`
+		DiffCI  [2]*float64    `json:"diff_ci"`
+		Paired  pairedStats    `json:"paired"`
+		Promise bool           `json:"promise,omitempty"`
+	}{m.Name, m.Unit, m.Sides, jnum(m.Diff), jpair(m.DiffCI), m.Paired, m.Promise})
+}
+
+// MarshalJSON writes a mean or an interval without enough seeds as null.
+func (c meanCI) MarshalJSON() ([]byte, error) {
+	return json.Marshal(struct {
+		N    int         `json:"n"`
+		Mean *float64    `json:"mean"`
+		CI   [2]*float64 `json:"ci"`
+	}{c.N, jnum(c.Mean), jpair(c.CI)})
 }
 
 // MarshalJSON writes a statistic without samples as null.

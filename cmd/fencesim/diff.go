@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -34,20 +35,39 @@ type diffResult struct {
 	// Systems is one delta per system, base first.
 	Systems []*runDelta `json:"systems"`
 	Kept    []keptRun   `json:"kept,omitempty"`
+	// Strict: a WARNING (a promise metric significantly worse) fails the
+	// diff.
+	Strict bool `json:"strict,omitempty"`
 	// Verdict: "unchanged", "changed" (runs differ, nothing newly fails,
-	// no threshold crossed) or "failed".
+	// no threshold crossed, no WARNING under --strict) or "failed".
 	Verdict     string   `json:"verdict"`
 	Interrupted string   `json:"interrupted,omitempty"`
 	Timing      [2]int64 `json:"timing_ns"` // building, running
 }
 
-// keptRun is one seed whose two runs were written in full.
+// keptRun is one seed whose two runs were written in full (trace and
+// report). A seed kept for a property that flipped is minimized: the side
+// that fails the property minimizes the seed's fault schedule while it
+// keeps failing (run --minimize), and the other side plays that schedule
+// (run --schedule), so both reports show the same few faults with their
+// two outcomes. A seed kept for a metric move is the full seed.
 type keptRun struct {
 	System string    `json:"system"`
 	Seed   uint64    `json:"seed"`
 	Why    string    `json:"why"`
 	Dirs   [2]string `json:"dirs"` // base, working
 	Error  string    `json:"error,omitempty"`
+	// Minimized: both runs played Schedule, the schedule the side
+	// MinimizedOn found; Faults counts the fault actions of the seed's
+	// schedule and of the minimized one.
+	Minimized   bool   `json:"minimized"`
+	MinimizedOn string `json:"minimized_on,omitempty"`
+	Schedule    string `json:"schedule,omitempty"`
+	Faults      [2]int `json:"faults,omitempty"`
+	// Note says why the runs are not minimized, in a line.
+	Note string `json:"note,omitempty"`
+	prop string // the property that flipped (its full name)
+	fail int    // the side that fails it
 }
 
 func runDiff(e *env, args []string) int {
@@ -66,6 +86,7 @@ func runDiff(e *env, args []string) int {
 	out := fs.String("out", "fencesim-out/diff", "`DIR` for the kept runs")
 	perSeed := fs.String("per-seed", "", "also write every run of both sides to `FILE` (JSON Lines, side base or working)")
 	asJSON := fs.Bool("json", false, "print the result as JSON")
+	strict := fs.Bool("strict", false, "exit 1 on a WARNING too: a promise metric (MA1, MA2, MA3, MA5; the outbox's deliveries and gave_up; twopc's blocked_max and still_prepared) significantly worse seed by seed (sign test, p < 0.01)")
 	pos, code, done := parse(e, fs, c, args)
 	if done {
 		return code
@@ -124,7 +145,7 @@ func runDiff(e *env, args []string) int {
 		fmt.Fprintf(e.stderr, "fencesim %s: %s\n", c.name, sel.warning)
 	}
 	res := &diffResult{Format: diffFormat, Base: *base, BaseRev: rev, Working: workingText(root), Design: sel.describe(systems.Design{Knobs: sel.knobs}),
-		Faults: string(f), Seeds: p.text()}
+		Faults: string(f), Seeds: p.text(), Strict: *strict}
 	say := func(format string, args ...any) {
 		if !*asJSON {
 			fmt.Fprintf(e.stderr, "fencesim diff: "+format+"\n", args...)
@@ -200,21 +221,7 @@ func runDiff(e *env, args []string) int {
 		}
 		res.Systems = append(res.Systems, d)
 	}
-	res.Verdict = "unchanged"
-	for _, d := range res.Systems {
-		if d.Altered > 0 && res.Verdict == "unchanged" {
-			res.Verdict = "changed"
-		}
-		if d.Seeds == 0 && res.Verdict == "unchanged" {
-			res.Verdict = "incomplete" // nothing to compare: not "identical"
-		}
-		if d.newlyFailing() || d.crossed() {
-			res.Verdict = "failed"
-		}
-	}
-	if res.Interrupted != "" && res.Verdict != "failed" {
-		res.Verdict = "incomplete"
-	}
+	res.judge()
 	if *keep > 0 && res.Interrupted == "" {
 		res.Kept = keepChanged(e.ctx, bins, root, sel, f, res.Systems, recs, *keep, *out, say)
 		if res.Interrupted == "" {
@@ -240,7 +247,7 @@ func runDiff(e *env, args []string) int {
 }
 
 func (r *diffResult) writeText(w io.Writer) {
-	fmt.Fprintf(w, "== diff: base %s (%s) vs working tree (%s); design %s; faults %s; seeds %s ==\n",
+	fmt.Fprintf(w, "== diff: base %s (%s) vs working tree (%s) ==\n   design %s; faults %s; seeds %s\n",
 		r.Base, short(r.BaseRev), r.Working, r.Design, r.Faults, r.Seeds)
 	for _, d := range r.Systems {
 		fmt.Fprintf(w, "\n-- %s --\n", d.System)
@@ -249,11 +256,19 @@ func (r *diffResult) writeText(w io.Writer) {
 	if len(r.Kept) > 0 {
 		fmt.Fprintf(w, "\nkept (trace and report of both runs; fencesim replay FILE replays one):\n")
 		for _, k := range r.Kept {
-			if k.Error != "" {
-				fmt.Fprintf(w, "  %s seed %d (%s): %s\n", k.System, k.Seed, k.Why, k.Error)
+			fmt.Fprintf(w, "  %s seed %d: %s\n", k.System, k.Seed, k.Why)
+			switch {
+			case k.Error != "":
+				fmt.Fprintf(w, "    %s\n", k.Error)
 				continue
+			case k.Minimized:
+				on := map[string]string{"base": "base revision", "working": "working tree"}[k.MinimizedOn]
+				fmt.Fprintf(w, "    minimized on the %s, %d -> %d fault actions; both sides play %s\n",
+					on, k.Faults[0], k.Faults[1], filepath.Base(k.Schedule))
+			default:
+				fmt.Fprintf(w, "    %s\n", k.Note)
 			}
-			fmt.Fprintf(w, "  %s seed %d (%s): base %s, working %s\n", k.System, k.Seed, k.Why, k.Dirs[0], k.Dirs[1])
+			fmt.Fprintf(w, "    base %s\n    working %s\n", k.Dirs[0], k.Dirs[1])
 		}
 	}
 	fmt.Fprintln(w)
@@ -263,13 +278,17 @@ func (r *diffResult) writeText(w io.Writer) {
 	case "unchanged":
 		fmt.Fprintf(w, "verdict: unchanged: every run identical on both sides\n")
 	case "changed":
-		fmt.Fprintf(w, "verdict: changed, nothing newly failing and no threshold crossed\n")
+		warned := ""
+		if n := r.warnings(); n > 0 {
+			warned = fmt.Sprintf("; %s (--strict would exit 1)", plural(n, "WARNING"))
+		}
+		fmt.Fprintf(w, "verdict: changed, nothing newly failing and no threshold crossed%s\n", warned)
 	default:
 		var why []string
 		for _, d := range r.Systems {
 			for _, p := range d.Properties {
 				if len(p.NewlyFailing) > 0 {
-					why = append(why, fmt.Sprintf("%s %s newly fails on%s", d.System, p.Property, seedList(" seeds ", p.NewlyFailing, 8)))
+					why = append(why, fmt.Sprintf("%s %s newly fails on%s", d.System, strings.Fields(p.Property)[0], seedList(" seeds ", p.NewlyFailing, 8)))
 				}
 			}
 			for _, t := range d.Thresholds {
@@ -277,12 +296,57 @@ func (r *diffResult) writeText(w io.Writer) {
 					why = append(why, fmt.Sprintf("%s --fail-on %s crossed", d.System, t.Spec))
 				}
 			}
+			if r.Strict {
+				for _, x := range d.Warnings {
+					why = append(why, fmt.Sprintf("%s %s worse (WARNING, --strict)", d.System, x.Metric))
+				}
+			}
 		}
-		fmt.Fprintf(w, "verdict: FAILED: %s\n", strings.Join(why, "; "))
+		if n := r.warnings(); n > 0 && !r.Strict {
+			why = append(why, fmt.Sprintf("also %s above", plural(n, "WARNING")))
+		}
+		// One reason a line, in 100 columns.
+		fmt.Fprintf(w, "verdict: FAILED: %s\n", strings.Join(why, ";\n  "))
 	}
 	if r.Interrupted != "" {
 		fmt.Fprintf(w, "INTERRUPTED (%s): the diff covers the seeds that ran on both sides\n", r.Interrupted)
 	}
+}
+
+// plural is "1 WARNING", "2 WARNINGs".
+func plural(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return fmt.Sprintf("%d %ss", n, what)
+}
+
+// judge sets the verdict from the systems' deltas.
+func (r *diffResult) judge() {
+	r.Verdict = "unchanged"
+	for _, d := range r.Systems {
+		if d.Altered > 0 && r.Verdict == "unchanged" {
+			r.Verdict = "changed"
+		}
+		if d.Seeds == 0 && r.Verdict == "unchanged" {
+			r.Verdict = "incomplete" // nothing to compare: not "identical"
+		}
+		if d.newlyFailing() || d.crossed() || (r.Strict && len(d.Warnings) > 0) {
+			r.Verdict = "failed"
+		}
+	}
+	if r.Interrupted != "" && r.Verdict != "failed" {
+		r.Verdict = "incomplete"
+	}
+}
+
+// warnings counts the WARNINGs of every system.
+func (r *diffResult) warnings() int {
+	n := 0
+	for _, d := range r.Systems {
+		n += len(d.Warnings)
+	}
+	return n
 }
 
 // forward renders the selection as flags for a child fencesim.
@@ -447,6 +511,17 @@ func buildBoth(ctx context.Context, root, rev, tmp string) ([2]string, func(), e
 // runChild runs a fencesim binary. Exit 0 and 1 (a property failed) are
 // results; exit 2 is the child's refusal, returned with its message.
 func runChild(ctx context.Context, bin, dir string, args []string) error {
+	_, err := runChildOut(ctx, bin, dir, args)
+	return err
+}
+
+// errPredates marks a child's refusal of a flag it does not have: the
+// revision predates it.
+const errPredates = "flag provided but not defined"
+
+// runChildOut is runChild that returns what the child printed.
+func runChildOut(ctx context.Context, bin, dir string, args []string) (string, error) {
+	var stdout bytes.Buffer
 	cmd := exec.CommandContext(ctx, bin, args...)
 	// Interrupted, the child stops as fencesim does on Ctrl-C (it prints
 	// and writes what finished); killed only past the grace.
@@ -454,21 +529,88 @@ func runChild(ctx context.Context, bin, dir string, args []string) error {
 	cmd.WaitDelay = grace + time.Second
 	cmd.Dir = dir
 	var stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = io.Discard, &stderr
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()
 	var ee *exec.ExitError
 	if errors.As(err, &ee) && ee.ExitCode() == exitFail {
-		return nil
+		return stdout.String(), nil
 	}
 	if err != nil {
 		msg := firstLine(stderr.Bytes(), err)
-		if strings.Contains(msg, "flag provided but not defined") {
+		if strings.Contains(msg, errPredates) {
 			msg += " (this revision predates what diff needs: pick a later --base)"
 		}
-		return errors.New(msg)
+		return stdout.String(), errors.New(msg)
 	}
-	return nil
+	return stdout.String(), nil
 }
+
+// keepOne runs a kept seed on both binaries with `fencesim run` under
+// out/<system>-seed-<N>/{base,working}. A seed whose property flipped is
+// minimized on the side that fails it and the schedule found is played on
+// the other; when that cannot be done (a revision without run's
+// --minimize or --schedule, a failure that does not come back, a
+// minimized schedule that fails on both sides) both runs are the full
+// seed, and Note says why.
+func keepOne(ctx context.Context, bins [2]string, root string, sel selection, f systems.Faults, k *keptRun, out string) {
+	sides := [2]string{"base", "working"}
+	names := [2]string{"base revision", "working tree"}
+	args := func(i int, extra ...string) []string {
+		k.Dirs[i] = filepath.Join(out, fmt.Sprintf("%s-seed-%d", k.System, k.Seed), sides[i])
+		a := append([]string{"run", "--system", k.System, "--seed", strconv.FormatUint(k.Seed, 10), "--faults", string(f), "--out", k.Dirs[i]}, sel.forward()...)
+		return append(a, extra...)
+	}
+	full := func(note string) {
+		k.Note, k.Minimized, k.MinimizedOn, k.Schedule, k.Faults = note, false, "", "", [2]int{}
+		for i, bin := range bins {
+			a := args(i)
+			_ = os.RemoveAll(k.Dirs[i]) // what a minimizing attempt left
+			if err := runChild(ctx, bin, root, a); err != nil && k.Error == "" {
+				k.Error = fmt.Sprintf("%s: %v", sides[i], err)
+			}
+		}
+	}
+	if k.prop == "" {
+		full("the full seed: a metric move has no failure for minimization to keep")
+		return
+	}
+	m, o := k.fail, 1-k.fail
+	id := systems.PropertyID(k.prop)
+	said, err := runChildOut(ctx, bins[m], root, args(m, "--minimize", id))
+	switch {
+	case err != nil && strings.Contains(err.Error(), errPredates):
+		full(fmt.Sprintf("the full seed: the %s's run has no --minimize (it predates it)", names[m]))
+		return
+	case err != nil:
+		k.Error = fmt.Sprintf("%s: %v", sides[m], err)
+		return
+	}
+	sched := filepath.Join(k.Dirs[m], fmt.Sprintf("%s-seed-%d-schedule.json", k.System, k.Seed))
+	if _, err := os.Stat(sched); err != nil {
+		full(fmt.Sprintf("the full seed: %s did not fail again on the %s to be minimized", id, names[m]))
+		return
+	}
+	other, err := runChildOut(ctx, bins[o], root, args(o, "--schedule", sched))
+	switch {
+	case err != nil && strings.Contains(err.Error(), errPredates):
+		full(fmt.Sprintf("the full seed: the %s's run has no --schedule (it predates it)", names[o]))
+		return
+	case err != nil:
+		k.Error = fmt.Sprintf("%s: %v", sides[o], err)
+		return
+	case strings.Contains(other, "\n  "+k.prop+": FAILED"):
+		full(fmt.Sprintf("the full seed: the schedule minimized on the %s fails %s on the %s too", names[m], id, names[o]))
+		return
+	}
+	k.Minimized, k.MinimizedOn, k.Schedule = true, sides[m], sched
+	if x := faultsMoved.FindStringSubmatch(said); x != nil {
+		k.Faults[0], _ = strconv.Atoi(x[1])
+		k.Faults[1], _ = strconv.Atoi(x[2])
+	}
+}
+
+// faultsMoved reads run --minimize's "N -> M fault actions".
+var faultsMoved = regexp.MustCompile(`(\d+) -> (\d+) fault actions`)
 
 // writeBothSides writes both sides' records, by seed, base first.
 func writeBothSides(path string, recs [2][]seedRecord) error {
@@ -507,10 +649,13 @@ func writeBothSides(path string, recs [2][]seedRecord) error {
 func mostChanged(d *runDelta, recs map[uint64][2]*seedRecord, n int) []keptRun {
 	why := map[uint64]string{}
 	score := map[uint64]float64{}
+	prop := map[uint64]string{}
+	fail := map[uint64]int{}
 	for _, p := range d.Properties {
 		for _, s := range p.NewlyFailing {
 			if why[s] == "" {
 				why[s] = p.Property + " newly fails"
+				prop[s], fail[s] = p.Property, 1
 			}
 			score[s] = math.Inf(1)
 		}
@@ -519,6 +664,7 @@ func mostChanged(d *runDelta, recs map[uint64][2]*seedRecord, n int) []keptRun {
 		for _, s := range p.NewlyPassing {
 			if why[s] == "" {
 				why[s] = p.Property + " newly passes"
+				prop[s], fail[s] = p.Property, 0
 				score[s] = math.MaxFloat64
 			}
 		}
@@ -575,7 +721,7 @@ func mostChanged(d *runDelta, recs map[uint64][2]*seedRecord, n int) []keptRun {
 		if len(out) == n {
 			break
 		}
-		out = append(out, keptRun{System: d.System, Seed: s, Why: why[s]})
+		out = append(out, keptRun{System: d.System, Seed: s, Why: why[s], prop: prop[s], fail: fail[s]})
 	}
 	return out
 }
@@ -614,15 +760,7 @@ func keepChanged(ctx context.Context, bins [2]string, root string, sel selection
 			if ctx.Err() != nil {
 				break
 			}
-			sides := [2]string{"base", "working"}
-			for i, bin := range bins {
-				dir := filepath.Join(abs, fmt.Sprintf("%s-seed-%d", d.System, k.Seed), sides[i])
-				k.Dirs[i] = dir
-				args := append([]string{"run", "--system", d.System, "--seed", strconv.FormatUint(k.Seed, 10), "--faults", string(f), "--out", dir}, sel.forward()...)
-				if err := runChild(ctx, bin, root, args); err != nil && k.Error == "" {
-					k.Error = fmt.Sprintf("%s: %v", sides[i], err)
-				}
-			}
+			keepOne(ctx, bins, root, sel, f, &k, abs)
 			kept = append(kept, k)
 		}
 	}

@@ -2,8 +2,10 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
+	"html"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,6 +14,10 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/fencesim/fencesim/internal/systems"
+	"github.com/fencesim/fencesim/sim"
+	"github.com/fencesim/fencesim/traces"
 )
 
 // scratchRepo makes a git repository in a temporary directory holding
@@ -102,6 +108,91 @@ func TestDiff(t *testing.T) {
 		assert.FileExists(t, filepath.Join(k.Dirs[i], fmt.Sprintf("arbiter-seed-%d-report.html", k.Seed)), side)
 		assert.FileExists(t, filepath.Join(k.Dirs[i], fmt.Sprintf("arbiter-seed-%d.jsonl", k.Seed)), side)
 	}
+	// The kept newly failing seed is minimized on the working tree, and
+	// both sides play the minimized schedule: fewer faults than the seed's
+	// own, the same in both traces, failing on working only.
+	require.True(t, k.Minimized, "a newly failing seed is minimized: %+v", k)
+	assert.Equal(t, "working", k.MinimizedOn)
+	assert.Positive(t, k.Faults[0])
+	assert.Less(t, k.Faults[1], k.Faults[0], "the minimized schedule is shorter than the seed's")
+	sched, err := os.ReadFile(k.Schedule)
+	require.NoError(t, err)
+	var want sim.Schedule
+	require.NoError(t, json.Unmarshal(sched, &want))
+	full := systems.Arbiter{}.Run(systems.Arbiter{}.Default(), k.Seed, systems.Moderate, systems.Options{})
+	assert.Less(t, len(want), len(full.Schedule), "fewer actions than the seed's drawn schedule")
+	for i, side := range []string{"base", "working"} {
+		f, err := os.Open(filepath.Join(k.Dirs[i], fmt.Sprintf("arbiter-seed-%d.jsonl", k.Seed)))
+		require.NoError(t, err)
+		tr, err := traces.NewReader(f)
+		require.NoError(t, err)
+		f.Close()
+		var got sim.Schedule
+		require.NoError(t, json.Unmarshal(tr.Header.Schedule, &got))
+		assert.Equal(t, want, got, "the %s trace plays the minimized schedule", side)
+		page, err := os.ReadFile(filepath.Join(k.Dirs[i], fmt.Sprintf("arbiter-seed-%d-report.html", k.Seed)))
+		require.NoError(t, err)
+		assert.True(t, strings.Contains(string(page), html.EscapeString(want[0].String())), "the %s report lists the minimized schedule's %s", side, want[0])
+	}
+}
+
+// fakeFencesim writes a shell script standing for a revision's fencesim:
+// it prints out for run and exits with code; with a flag of refuse, it
+// refuses as a fencesim without that flag does.
+func fakeFencesim(t *testing.T, dir, name, refuse, out string, code int) string {
+	t.Helper()
+	path := filepath.Join(dir, name)
+	script := fmt.Sprintf(`#!/bin/sh
+for a in "$@"; do
+  if [ "$a" = "%s" ]; then echo "flag provided but not defined: $a" >&2; exit 2; fi
+done
+while [ $# -gt 0 ]; do
+  if [ "$1" = "--out" ]; then mkdir -p "$2"; out="$2"; fi
+  if [ "$1" = "--minimize" ]; then echo '[]' > "$out/arbiter-seed-7-schedule.json"; fi
+  shift
+done
+printf '%%s
+' '%s'
+exit %d
+`, refuse, out, code)
+	require.NoError(t, os.WriteFile(path, []byte(script), 0o755))
+	return path
+}
+
+// TestKeepFallsBack: a base revision whose run lacks --schedule keeps the
+// full seed on both sides and says why in one line; one that plays the
+// minimized schedule and fails the property too keeps the full seed as
+// well; with both flags and a difference kept, the runs are minimized.
+func TestKeepFallsBack(t *testing.T) {
+	if _, err := exec.LookPath("sh"); err != nil {
+		t.Skip("needs sh")
+	}
+	dir := t.TempDir()
+	working := fakeFencesim(t, dir, "working", "-none-", "x (...; 9 -> 2 fault actions): 1 of 2 properties FAILED", exitFail)
+	prop := "PA1 at-most-one-owner"
+	for _, tc := range []struct {
+		name, refuse, says string
+		minimized          bool
+		note               string
+	}{
+		{"old base", "--schedule", "x: every property held", false, "the full seed: the base revision's run has no --schedule (it predates it)"},
+		{"fails on both", "-none-", "x: 1 of 2 properties FAILED\n  " + prop + ": FAILED: two owners", false, "the full seed: the schedule minimized on the working tree fails PA1 on the base revision too"},
+		{"minimized", "-none-", "x: every property held\n  " + prop + ": ok", true, ""},
+	} {
+		base := fakeFencesim(t, dir, "base-"+strings.ReplaceAll(tc.name, " ", "-"), tc.refuse, tc.says, exitOK)
+		k := keptRun{System: "arbiter", Seed: 7, Why: prop + " newly fails", prop: prop, fail: 1}
+		keepOne(context.Background(), [2]string{base, working}, dir, selection{world: "drawn"}, systems.Moderate, &k, filepath.Join(dir, "out-"+tc.refuse))
+		assert.Empty(t, k.Error, tc.name)
+		assert.Equal(t, tc.minimized, k.Minimized, tc.name)
+		assert.Equal(t, tc.note, k.Note, tc.name)
+		if tc.minimized {
+			assert.Equal(t, [2]int{9, 2}, k.Faults, tc.name)
+		}
+	}
+	k := keptRun{System: "arbiter", Seed: 7, Why: "altered; MA1 moved most"}
+	keepOne(context.Background(), [2]string{working, working}, dir, selection{world: "drawn"}, systems.Moderate, &k, filepath.Join(dir, "out-move"))
+	assert.False(t, k.Minimized)
+	assert.Contains(t, k.Note, "a metric move has no failure for minimization to keep")
 }
 
 // TestDiffBadInput: what diff refuses, one line each, exit 2.

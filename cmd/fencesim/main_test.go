@@ -297,7 +297,7 @@ func TestCompare(t *testing.T) {
 	assert.Equal(t, exitOK, code, stderr)
 	assert.Contains(t, stdout, "baseline default vs changed set confirm_aware_grace=true")
 	assert.Contains(t, stdout, "extra_latency (MA1)")
-	assert.Contains(t, stdout, "delta mean")
+	assert.Contains(t, stdout, "seed by seed (each run's total, changed minus baseline")
 }
 
 // TestAuditMismatch: two runs of a seed that differ are reported with the

@@ -9,13 +9,18 @@ import (
 
 	art "github.com/fencesim/fencesim/internal/artifact"
 	"github.com/fencesim/fencesim/internal/systems"
+	"github.com/fencesim/fencesim/sim"
 	"github.com/fencesim/fencesim/traces/report"
 )
 
 // runRun plays one seed as explore plays it (the same --system, --knob,
 // --set, --design, --world, --unsafe and --faults make the same world,
 // design and fault profile) and writes its full trace and report, pass or
-// fail.
+// fail. --schedule plays a given fault schedule instead of the seed's;
+// --minimize ID minimizes the schedule while property ID keeps failing, as
+// explore minimizes a failure, and writes the minimized run and its
+// schedule (diff keeps its changed seeds this way, one side minimizing,
+// the other playing what it found).
 func runRun(e *env, args []string) int {
 	c := commandByName("run")
 	fs := newFlags(c.name)
@@ -24,6 +29,9 @@ func runRun(e *env, args []string) int {
 	seed := fs.Uint64("seed", 0, "the seed `N` to run (as explore numbers them)")
 	faults := fs.String("faults", "moderate", "fault intensity: none, moderate or heavy (as explore's)")
 	out := fs.String("out", "fencesim-out", "`DIR` for the trace and the report (<system>-seed-<N>.jsonl, <system>-seed-<N>-report.html: explore's names)")
+	schedFile := fs.String("schedule", "", "play the fault schedule in `FILE` instead of the seed's drawn one (the workload and every other draw still come from the seed): a JSON list of actions, as a trace header's \"schedule\" or the <system>-seed-<N>-schedule.json --minimize writes, or a trace (.jsonl) whose schedule to play")
+	minimize := fs.String("minimize", "", "when the run fails property `ID` (e.g. PA1), minimize its fault schedule with the seed fixed while ID keeps failing (as explore minimizes a failure); the trace and report are then the minimized run's, and the schedule is written as <system>-seed-<N>-schedule.json for --schedule")
+	minBudget := fs.Int("minimize-budget", 300, "runs the minimization may make")
 	pos, code, done := parse(e, fs, c, args)
 	if done {
 		return code
@@ -34,6 +42,7 @@ func runRun(e *env, args []string) int {
 	var sys systems.System
 	var d systems.Design
 	var f systems.Faults
+	var given sim.Schedule
 	err := func() error {
 		if !isSet(fs, "seed") {
 			return usagef("--seed N is missing: give the seed to run, e.g. --seed 7 (explore prints its failing seeds)")
@@ -52,6 +61,22 @@ func runRun(e *env, args []string) int {
 		if d, err = sel.designOf(sys); err != nil {
 			return err
 		}
+		if *schedFile != "" {
+			if given, err = readSchedule(*schedFile); err != nil {
+				return err
+			}
+			if given == nil {
+				given = sim.Schedule{} // "[]": no fault at all, not the seed's
+			}
+		}
+		if *minimize != "" {
+			if ids := propertyIDs(sys, d); !contains(ids, *minimize) {
+				return usagef("--minimize %q: not a property id of %s (one of %s)", *minimize, sys.Name(), strings.Join(ids, ", "))
+			}
+			if *minBudget < 1 {
+				return usagef("--minimize-budget %d: want at least 1 run", *minBudget)
+			}
+		}
 		return checkOutDir(*out)
 	}()
 	if err != nil {
@@ -60,13 +85,44 @@ func runRun(e *env, args []string) int {
 	if sel.warning != "" {
 		fmt.Fprintf(e.stderr, "fencesim %s: %s\n", c.name, sel.warning)
 	}
-	r := sys.Run(d, *seed, f, systems.Options{Full: true, Hash: true})
+	opts := systems.Options{Full: true, Hash: true, Schedule: given, Given: given != nil}
+	r := sys.Run(d, *seed, f, opts)
 	what := fmt.Sprintf("%s seed %d (design: %s", sys.Name(), *seed, sel.describe(d))
 	if d.World != "" {
 		what += "; world: " + d.World
 	}
-	what += "; faults: " + string(f) + ")"
-	paths, err := writeRun(*out, sys, r, what)
+	what += "; faults: " + string(f)
+	if given != nil {
+		what += "; schedule: " + *schedFile
+	}
+	var m *systems.Minimized
+	if *minimize != "" {
+		var err error
+		if m, err = systems.MinimizeProperty(e.ctx, sys, d, *seed, f, r, *minimize, *minBudget); err != nil {
+			// Not a refusal: the run is written as played, and the
+			// missing schedule file says it was not minimized.
+			fmt.Fprintf(e.stderr, "fencesim %s: not minimized: %v; the run is written as played\n", c.name, err)
+			m = nil
+		} else {
+			r = sys.Run(d, *seed, f, systems.Options{Full: true, Hash: true, Schedule: m.Schedule, Given: true})
+			what += fmt.Sprintf("; schedule minimized while %s kept failing, %d -> %d fault actions", m.Property, faultCount(m.Original), faultCount(m.Schedule))
+		}
+	}
+	what += ")"
+	var lines []string
+	switch {
+	case m != nil:
+		lines = scheduleLines(m)
+	case given != nil:
+		for _, a := range given {
+			lines = append(lines, "given       "+a.String())
+		}
+	}
+	paths, err := writeRunPage(*out, sys, r, what, m, lines)
+	if err == nil && m != nil {
+		paths.schedule = filepath.Join(*out, fmt.Sprintf("%s-seed-%d-schedule.json", sys.Name(), *seed))
+		err = os.WriteFile(paths.schedule, append(m.Schedule.JSON(), '\n'), 0o644)
+	}
 	if err != nil {
 		fmt.Fprintf(e.stderr, "fencesim %s: --out %s: %v\n", c.name, *out, unwrapPath(err))
 		return exitUsage
@@ -82,6 +138,7 @@ func runRun(e *env, args []string) int {
 // written is where a run's files went.
 type written struct {
 	trace, report, porcupine string
+	schedule                 string // --minimize's schedule file
 	events                   int
 	hash                     string
 }
@@ -92,11 +149,21 @@ func (w written) write(out io.Writer) {
 	if w.porcupine != "" {
 		fmt.Fprintf(out, "porcupine: %s\n", w.porcupine)
 	}
+	if w.schedule != "" {
+		fmt.Fprintf(out, "schedule:  %s (fencesim run --schedule FILE plays it)\n", w.schedule)
+	}
 	fmt.Fprintf(out, "replay:    fencesim replay %s\n", w.trace)
 }
 
 // writeRun writes a full run's trace and report under dir.
 func writeRun(dir string, sys systems.System, r *systems.Result, what string) (written, error) {
+	return writeRunPage(dir, sys, r, what, nil, nil)
+}
+
+// writeRunPage is writeRun whose report lists a schedule (nil: none) and,
+// for a minimized run (m), tells the story of the property kept failing
+// with the faults it needs, as explore's artifacts do.
+func writeRunPage(dir string, sys systems.System, r *systems.Result, what string, m *systems.Minimized, schedule []string) (written, error) {
 	if err := mkdir(dir); err != nil {
 		return written{}, err
 	}
@@ -106,8 +173,38 @@ func writeRun(dir string, sys systems.System, r *systems.Result, what string) (w
 	if w.hash, err = art.Trace(w.trace, r); err != nil {
 		return w, err
 	}
-	w.porcupine, err = writePage(w.report, base, r, pageTitle(what, r), w.trace, w.hash, nil, runProbes(sys, r))
+	if m == nil {
+		w.porcupine, err = writePage(w.report, base, r, pageTitle(what, r), w.trace, w.hash, schedule, runProbes(sys, r))
+		return w, err
+	}
+	w.porcupine, err = art.Report(w.report, base+"-porcupine.html", r, art.Page{Story: art.StoryOf(r, m.Property, neededActions(m), timelineLines),
+		Title: pageTitle(what, r), Schedule: schedule, Probes: runProbes(sys, r), Hash: w.hash, Replay: "fencesim replay " + w.trace, TracePath: w.trace})
 	return w, err
+}
+
+// faultCount counts a schedule's fault actions (what minimization may
+// remove).
+func faultCount(s sim.Schedule) int {
+	n := 0
+	for _, a := range s {
+		if systems.Removable(a) {
+			n++
+		}
+	}
+	return n
+}
+
+// propertyIDs are the ids of the properties a system's runs are judged by
+// (from one fault-free run of the design).
+func propertyIDs(sys systems.System, d systems.Design) []string {
+	r := sys.Run(d, 1, systems.None, systems.Options{})
+	var out []string
+	for _, v := range r.Verdicts {
+		if id := systems.PropertyID(v.Property); !contains(out, id) {
+			out = append(out, id)
+		}
+	}
+	return out
 }
 
 // pageTitle is a single run's report title: the run and its outcome.

@@ -53,7 +53,18 @@ func MinimizeContext(ctx context.Context, sys System, d Design, seed uint64, f F
 		return nil, fmt.Errorf("seed %d did not fail: nothing to minimize", seed)
 	}
 	// The property kept failing: the first failed verdict's, in verdict order.
-	prop := PropertyID(failing.Failed()[0].Property)
+	return MinimizeProperty(ctx, sys, d, seed, f, failing, ids[0], budget)
+}
+
+// MinimizeProperty is MinimizeContext keeping a given property failing
+// (its id, PA1), not the first that failed: diff keeps the property that
+// newly fails, which need not be the run's first failure. The run must
+// fail it. The schedule minimized is the failing run's own (drawn or
+// given).
+func MinimizeProperty(ctx context.Context, sys System, d Design, seed uint64, f Faults, failing *Result, prop string, budget int) (*Minimized, error) {
+	if !failing.Fails(prop) {
+		return nil, fmt.Errorf("seed %d does not fail %s: nothing to minimize", seed, prop)
+	}
 	m := &Minimized{Property: prop, Original: failing.Schedule}
 	var fixed, removable []int
 	for i, a := range failing.Schedule {
