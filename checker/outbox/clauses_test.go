@@ -10,7 +10,7 @@ import (
 	"github.com/fencesim/fencesim/traces"
 )
 
-// The clause table of system B (docs/clauses-bc.md): for each clause of a
+// The clause table of system B (docs/clauses.md): for each clause of a
 // property in docs/properties.md, a history that breaks just that clause
 // (fail) next to the same history without the break (pass). fail must fail
 // exactly the properties in want, and the verdict of the clause's property

@@ -9,7 +9,7 @@ import (
 	"github.com/fencesim/fencesim/traces/hist"
 )
 
-// The clause table of system C (docs/clauses-bc.md): for each clause of
+// The clause table of system C (docs/clauses.md): for each clause of
 // PC1-PC5 in docs/properties.md, a trace that breaks just that clause
 // (fail) next to the same trace without the break (pass). fail must fail
 // exactly the properties in want, and the verdict of prop must name the
