@@ -32,9 +32,18 @@ race:
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem $(PKGS)
 
-## soak: long randomized runs (FENCESIM_SOAK_RUNS runs per property)
+## soak: long randomized runs (FENCESIM_SOAK_RUNS runs per property), then the full baseline matrix (BASELINE_RUNS seeds a cell)
+BASELINE_RUNS ?= 3000
 soak:
 	FENCESIM_SOAK_RUNS=$(SOAK_RUNS) $(GO) test -count=1 -timeout 0 -run 'Soak' -v $(PKGS)
+	$(GO) build -o bin/fencesim ./cmd/fencesim
+	./bin/fencesim baseline --runs $(BASELINE_RUNS)
+
+## baseline: the baseline matrix alone: every default design in every world and at every fault level, BASELINE_RUNS seeds a cell
+.PHONY: baseline
+baseline:
+	$(GO) build -o bin/fencesim ./cmd/fencesim
+	./bin/fencesim baseline --runs $(BASELINE_RUNS)
 
 ## cover: coverage report in coverage.out, summary printed
 cover:

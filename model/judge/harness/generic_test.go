@@ -67,7 +67,18 @@ func caughtBy(o *Outcome, want []string) ([]string, bool) {
 // has the stalled old leader of A-S6 (DrawWorld).
 var pcgMisses = map[judge.Knob]string{}
 
-var rapidMisses = map[judge.Knob]string{}
+var rapidMisses = map[judge.Knob]string{
+	// Since the late sweep owes the grace ([trust]), a frozen arbiter no
+	// longer reclaims healthy workers' leases, the stale caches and lost
+	// results these knobs need are rarer, and rapid seed 1 finds none of
+	// the three within 200 runs. Measured, rapid seeds 1-6 of 200 runs:
+	// memory-facts 1 of 6 (seed 3, 71 runs); worker-no-disk 5 of 6 (28 to
+	// 194 runs); claim-lookup-only 5 of 6 (62 to 150 runs). The PCG route
+	// still must catch each within 500 seeds.
+	judge.MemoryFacts:     "rapid seeds 1-6: 1 of 6 catches it in 200 runs",
+	judge.WorkerNoDisk:    "rapid seeds 1-6: 5 of 6 catch it in 200 runs, not seed 1",
+	judge.ClaimLookupOnly: "rapid seeds 1-6: 5 of 6 catch it in 200 runs, not seed 1",
+}
 
 // TestGenericFindsEveryKnob: the generic generator alone (no family: the
 // drawn world, protocol-timed faults) catches every harmful knob of system

@@ -1,6 +1,7 @@
 package harness
 
 import (
+	"github.com/fencesim/fencesim/clock"
 	"regexp"
 	"testing"
 	"time"
@@ -36,9 +37,9 @@ func yieldHit(o *Outcome) string {
 // TestCrashAtAnyYield: crashes at any blocking call of the arbiter's and the
 // workers' processes. The default design survives them; the knob
 // no-request-id does not (the worker's retry after the crash is a new claim,
-// so one claim episode ends with two leases: PA4), and its shrunk
-// counterexample is a single crash of the arbiter at a blocking call the
-// trace names.
+// so one claim episode ends with two leases: PA4): rapid's shrunk
+// counterexample has at most two crashes, and a single crash of the
+// arbiter at a blocking call the trace names does it.
 func TestCrashAtAnyYield(t *testing.T) {
 	wl := judge.DefaultWorkload()
 	t.Run("default", func(t *testing.T) {
@@ -51,7 +52,19 @@ func TestCrashAtAnyYield(t *testing.T) {
 		res := hunt.RunShrink(t.Name(), 200, 1, 20*time.Second, func(rt *rapid.T) { prop(rt) })
 		require.True(t, res.Found, "no-request-id must be caught by crashes at blocking calls within 200 runs")
 		require.NotNil(t, last)
-		assert.Equal(t, 1, last.Options.Schedule.Faults(), "the shrunk schedule is one crash:\n%s", last.Options.Schedule)
+		// rapid's shrink can stop at two crashes where one does (the first
+		// shifts the count the second needs): at most two.
+		assert.LessOrEqual(t, last.Options.Schedule.Faults(), 2, "the shrunk schedule:\n%s", last.Options.Schedule)
+		// One crash does it: the arbiter's 27th blocking call from the
+		// start (the default workload, seed 1), then a restart.
+		o := judge.Options{Design: judge.Default().MustWith(judge.NoRequestID), Workload: wl, Entropy: sim.NewPCG(1), Until: 10 * time.Minute,
+			Schedule: sim.Schedule{{At: 0, Kind: sim.CrashYield, Node: "arbiter-1", Count: 27, For: time.Second}, {At: clock.Time(2 * time.Minute), Kind: sim.HealAll}}}
+		o.Workload.Arrivals = o.Workload.Plan(sim.NewPCG(1).Stream("w"))
+		one, err := Play(o)
+		require.NoError(t, err)
+		_, ok := caughtBy(one, []string{"PA4"})
+		assert.True(t, ok, "a single crash at a blocking call: %v", one.Failed())
+		t.Logf("one crash: %s", yieldHit(one))
 		hit := yieldHit(last)
 		assert.NotEmpty(t, hit, "the trace names the blocking call the crash hit")
 		t.Logf("caught by %s after %d runs; shrunk to %s, which hit %s", last.Failed()[0].Property, res.Runs, last.Options.Schedule, hit)
