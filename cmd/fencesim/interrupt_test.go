@@ -128,7 +128,7 @@ func TestInterruptCompare(t *testing.T) {
 	<-read
 	require.Equal(t, exitInterrupted, exited(t, cmd, 10*time.Second), "stderr: %s", stderr)
 	assert.Regexp(t, `INTERRUPTED \(SIGINT\): the comparison covers only the [1-9]\d* seeds whose two runs both finished`, string(b))
-	assert.Contains(t, string(b), "baseline failed")
+	assert.Contains(t, string(b), "runs failing each property")
 }
 
 // TestTimeBoundsEverything: --time bounds the whole command, the

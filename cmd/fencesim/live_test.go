@@ -47,8 +47,8 @@ func liveTrace(t *testing.T, path string, knobs []string, seed uint64) *systems.
 func TestLiveTrace(t *testing.T) {
 	dir := t.TempDir()
 	bad := filepath.Join(dir, "arbiter-live-bad.jsonl")
-	r := liveTrace(t, bad, []string{"fence-by-worker-id"}, 3)
-	require.Contains(t, r.FailedIDs(), "PA1", "fence-by-worker-id fails PA1 on seed 3 (TestReport)")
+	r := liveTrace(t, bad, []string{"fence-by-worker-id"}, 6)
+	require.Contains(t, r.FailedIDs(), "PA1", "fence-by-worker-id fails PA1, the invariant and porcupine's view, on seed 6")
 
 	code, stdout, stderr := run(t, "replay", bad)
 	assert.Equal(t, exitUsage, code, "replay of a live trace; stderr: %s", stderr)

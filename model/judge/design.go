@@ -295,9 +295,12 @@ func (d Design) Backoff(n int) time.Duration {
 // shortest time a lease lives without a heartbeat landing (the unconfirmed
 // lease after a grant, the lease less a heartbeat interval after a
 // renewal). An absence longer than this owes the grace before the sweep
-// reclaims anything, as a restart does (A-S2, A-S7).
+// reclaims anything, as a restart does (A-S2, A-S7). Never less than a
+// second: a database that answers within a second was not away, and a
+// design whose lease is no longer than its heartbeat (--unsafe) would
+// otherwise find every sweep late and owe the grace forever.
 func (d Design) Away() time.Duration {
-	return max(min(d.UnconfirmedLease, d.Lease-d.Heartbeat)/2, time.Millisecond)
+	return max(min(d.UnconfirmedLease, d.Lease-d.Heartbeat)/2, time.Second)
 }
 
 // Terminal reports whether a status is terminal (a verdict or system_error).
