@@ -1,0 +1,351 @@
+package db_test
+
+// Randomized timing conformance: rapid generates timed statements on three
+// sessions over one small table, with real lock conflicts and delays
+// between the statements, and runs them on the model (virtual time) and on
+// PostgreSQL (wall clock, the scripted tests' driver: pgRun, seqGate), so
+// that statements genuinely wait for locks held by other sessions, and the
+// waits end as they end: granted when the holder commits or rolls back,
+// 55P03 after the session's lock_timeout, 40P01 for the waiter whose
+// deadlock check (deadlock_timeout after it began to wait) finds a cycle.
+// Statement by statement it compares what pgRun compares: the outcome
+// (SQLSTATE, tag, rows: SKIP LOCKED's rows under contention, the values
+// that show in which order waiters were granted), when it was answered
+// (so which statements waited and for how long: NOWAIT's immediate 55P03,
+// lock_timeout measured from the wait's start), the timestamps now() and
+// statement_timestamp() as they were written (RETURNING, later SELECTs,
+// the final rows), and the final rows.
+//
+// Time is on a grid: statements are sent on multiples of tmGrid, and the
+// timeouts (lock_timeout, deadlock_timeout) are odd multiples of half a
+// grid, so that a timeout never comes near a statement's arrival. Where it
+// still could (a wait that begins when another ends, then times out on
+// the grid), the model's run says so and the case is skipped: no outcome
+// may depend on which of two events less than tmMargin apart comes first
+// on a loaded machine. A divergence in timing alone (answer times,
+// timestamps) is run again, up to three times in all; a divergence in
+// what was answered fails at once.
+//
+// clock_timestamp() is not compared: the model has no such function (it
+// executes a statement in no time, so it would be statement_timestamp()
+// for a statement that did not wait, and the grant's time after a wait).
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	syncatomic "sync/atomic"
+	"testing"
+	"time"
+
+	"pgregory.net/rapid"
+
+	"github.com/fencesim/fencesim/internal/pgtest"
+	"github.com/fencesim/fencesim/model/db"
+)
+
+const (
+	tmGrid      = 200 * time.Millisecond  // statements are sent on multiples of this
+	tmLockShort = 500 * time.Millisecond  // 2.5 grids
+	tmDeadlock  = 900 * time.Millisecond  // 4.5 grids
+	tmLockLong  = 1300 * time.Millisecond // 6.5 grids
+	tmMargin    = 90 * time.Millisecond   // no two independent events closer than this
+	tmSessions  = 3
+	// tmChecks is how many sequences run unless -rapid.checks is given
+	// (each takes a few seconds of wall time, mostly waiting).
+	tmChecks = 10
+)
+
+// The comparison's tolerances: tighter than the scripted tests' (the
+// timeouts are at least half a grid from any other event), but a
+// divergence in timing alone is run again.
+var tmTol = pgTol{ts: 100 * time.Millisecond, early: 80 * time.Millisecond, late: 150 * time.Millisecond}
+
+// Totals over the process, for TestMain's summary.
+var tmSequences, tmStatements, tmWaits syncatomic.Int64
+
+var tmTables = []db.Table{{
+	Name: "tk",
+	Columns: []db.Column{
+		{Name: "k", Type: db.Int},
+		{Name: "v", Type: db.Int, NotNull: true, Default: int64(0)},
+		{Name: "u", Type: db.Text},
+		{Name: "a", Type: db.Timestamp}, // now() of the last writer
+		{Name: "b", Type: db.Timestamp}, // statement_timestamp() of the last updater
+	},
+	PrimaryKey: []string{"k"},
+	Unique:     [][]string{{"u"}},
+}}
+
+var tmSeed = map[string][]db.Row{"tk": {{"k": int64(1), "v": int64(0)}, {"k": int64(2), "v": int64(0)}}}
+
+// genTimedStmt draws one statement.
+func genTimedStmt(rt *rapid.T) db.Stmt {
+	k := func() int64 { return int64(rapid.IntRange(1, 2).Draw(rt, "k")) }    // the seeded rows: conflicts
+	newK := func() int64 { return int64(rapid.IntRange(1, 3).Draw(rt, "k")) } // or a new one
+	ret := func(st db.Stmt) db.Stmt {
+		if rapid.Bool().Draw(rt, "returning") {
+			return st.WithReturning()
+		}
+		return st
+	}
+	lock := func(locks ...db.Lock) db.Lock { return rapid.SampledFrom(locks).Draw(rt, "lock") }
+	stamp := []db.Assign{db.Set("v", db.Plus(db.Col("v"), db.Const(int64(1)))), db.Set("a", db.Now()), db.Set("b", db.StatementNow())}
+	switch rapid.IntRange(0, 21).Draw(rt, "kind") {
+	case 0, 1, 2, 3, 4, 5:
+		return db.Update("tk", stamp, db.W("k", db.Eq, k())).WithReturning()
+	case 6, 7:
+		return db.Begin()
+	case 8:
+		return db.Commit()
+	case 9:
+		return db.Rollback()
+	case 10:
+		u := rapid.SampledFrom([]db.Value{"x", "y", nil}).Draw(rt, "u")
+		return ret(db.Update("tk", []db.Assign{db.Set("u", u)}, db.W("k", db.Eq, k())))
+	case 11:
+		return ret(db.Delete("tk", db.W("k", db.Eq, newK())))
+	case 12:
+		// now() only: the model's INSERT has no statement_timestamp()
+		// (its Values are evaluated without the statement's time).
+		return ret(db.Insert("tk", db.Row{"k": newK(), "v": int64(rapid.IntRange(0, 9).Draw(rt, "v")), "a": db.Now()}))
+	case 13:
+		u := rapid.SampledFrom([]db.Value{"x", "y"}).Draw(rt, "u")
+		return db.InsertOrNothing("tk", db.Row{"k": newK(), "u": u, "a": db.Now()}).WithReturning()
+	case 14, 15, 16, 17:
+		return db.Select("tk", db.W("k", db.Eq, k())).Locking(lock(db.ForUpdate, db.ForUpdateNoWait, db.ForUpdateSkipLocked))
+	case 18, 19, 20:
+		return db.Select("tk").OrderedBy(db.Order{Col: "k"}).Limited(rapid.IntRange(0, 2).Draw(rt, "limit")).
+			Locking(lock(db.ForUpdateSkipLocked, db.ForUpdate, db.ForUpdateNoWait, db.NoLock))
+	default:
+		return db.Select("tk").OrderedBy(db.Order{Col: "k"})
+	}
+}
+
+// genTimed draws a timed sequence as the scripted tests' clients: each
+// session sets its lock_timeout at time 0; the drawn statements follow,
+// each on a later multiple of the grid than the one before; then every
+// session rolls back, so that every wait ends.
+func genTimed(rt *rapid.T) (clients []client, until time.Duration) {
+	clients = make([]client, tmSessions)
+	for i := range clients {
+		lt := rapid.SampledFrom([]time.Duration{0, tmLockShort, tmLockLong}).Draw(rt, fmt.Sprintf("lock_timeout s%d", i))
+		clients[i] = cl(fmt.Sprintf("s%d", i), send(0, db.SetLockTimeout(lt)))
+		if rapid.Bool().Draw(rt, fmt.Sprintf("autocommit s%d", i)) {
+			continue
+		}
+		// A transaction from the start; one that holds a row lock from
+		// the first grid on makes crossed waits (deadlocks) likely.
+		clients[i].steps = append(clients[i].steps, send(tmGrid/2, db.Begin()))
+		if rapid.Bool().Draw(rt, fmt.Sprintf("hold s%d", i)) {
+			k := int64(1 + i%2)
+			clients[i].steps = append(clients[i].steps, send(tmGrid, db.Select("tk", db.W("k", db.Eq, k)).Locking(db.ForUpdate)))
+		}
+	}
+	n := rapid.IntRange(6, 16).Draw(rt, "statements")
+	at := tmGrid
+	for range n {
+		at += tmGrid * time.Duration([]int{1, 1, 1, 2, 2, 4}[rapid.IntRange(0, 5).Draw(rt, "gap")])
+		s := rapid.IntRange(0, tmSessions-1).Draw(rt, "session")
+		clients[s].steps = append(clients[s].steps, send(at, genTimedStmt(rt)))
+	}
+	for i := range clients {
+		at += tmGrid
+		clients[i].steps = append(clients[i].steps, send(at, db.Rollback()))
+	}
+	return clients, at + 4*tmLockLong
+}
+
+// tmWait is one wait of the model's run: a statement of session conn
+// began to wait at from and stopped at to (granted, or failed with err).
+type tmWait struct {
+	conn     uint64
+	from, to time.Duration
+	err      string
+}
+
+// tmNote is the part of the model's "db" note (node.go's stmtNote) read
+// here.
+type tmNote struct {
+	Conn uint64 `json:"conn"`
+	SQL  string `json:"sql"`
+	Wait uint64 `json:"wait"`
+	Err  string `json:"err"`
+}
+
+// readWaits reads the waits of the model's run from its trace, and each
+// connection's lock_timeout.
+func readWaits(r *run) (waits []tmWait, lockTimeout map[uint64]time.Duration) {
+	sets := map[string]time.Duration{}
+	for _, d := range []time.Duration{0, tmLockShort, tmLockLong} {
+		sets[db.SetLockTimeout(d).SQL()] = d
+	}
+	lockTimeout = map[uint64]time.Duration{}
+	open := map[uint64]time.Duration{}
+	for _, e := range r.mem.Events {
+		if e.Kind != "db" {
+			continue
+		}
+		data := e.Data
+		if len(data) == 0 && e.Value != nil {
+			data, _ = json.Marshal(e.Value) // an in-memory event keeps the note as the model wrote it
+		}
+		var n tmNote
+		if json.Unmarshal(data, &n) != nil || n.SQL == "" {
+			continue
+		}
+		t := time.Duration(e.T)
+		if d, ok := sets[n.SQL]; ok && n.Err == "" {
+			lockTimeout[n.Conn] = d
+		}
+		if from, ok := open[n.Conn]; ok {
+			waits = append(waits, tmWait{conn: n.Conn, from: from, to: t, err: n.Err})
+			delete(open, n.Conn)
+		}
+		if n.Wait != 0 {
+			open[n.Conn] = t
+		}
+	}
+	for c, from := range open {
+		waits = append(waits, tmWait{conn: c, from: from, to: -1})
+	}
+	return waits, lockTimeout
+}
+
+// tmAmbiguous says why the model's run has an outcome that two events
+// less than tmMargin apart decide ("" when none): a timeout (lock_timeout
+// or deadlock_timeout, fired or not) of a wait that had not ended more
+// than tmMargin before it, near a statement's arrival or another timeout
+// that fired.
+func tmAmbiguous(r *run, clients []client, waits []tmWait, lockTimeout map[uint64]time.Duration) string {
+	type event struct {
+		at   time.Duration
+		wait int // the wait whose timeout it is; -1 for a statement's arrival
+		what string
+	}
+	var events []event
+	for _, c := range clients {
+		for _, s := range c.steps {
+			events = append(events, event{s.at + hop, -1, c.name + " sends " + s.stmts[0].SQL()})
+		}
+	}
+	for i, w := range waits {
+		if w.to < 0 {
+			return fmt.Sprintf("a wait from %v never ended", w.from)
+		}
+		if w.err == db.CodeLockNotAvailable || w.err == db.CodeDeadlock {
+			events = append(events, event{w.to, i, "timeout " + w.err})
+		}
+	}
+	for i, w := range waits {
+		timeouts := []time.Duration{tmDeadlock}
+		if lt := lockTimeout[w.conn]; lt > 0 {
+			timeouts = append(timeouts, lt)
+		}
+		for _, d := range timeouts {
+			x := w.from + d
+			if x > w.to+tmMargin {
+				continue // the wait ended well before
+			}
+			for _, e := range events {
+				if e.wait == i && e.at == x {
+					continue // the timeout itself
+				}
+				if absDur(e.at-x) < tmMargin {
+					return fmt.Sprintf("the timeout (%v) of the wait of c%d from %v falls at %v, %v from %q at %v",
+						d, w.conn, w.from, x, absDur(e.at-x), e.what, e.at)
+				}
+			}
+		}
+	}
+	return ""
+}
+
+// TestConformanceTimedPostgres: see the file comment.
+func TestConformanceTimedPostgres(t *testing.T) {
+	pgtest.Require(t)
+	resetLeftoverConfig(t)
+	schema := db.Schema{Tables: tmTables}
+	cfg := db.Config{DeadlockTimeout: tmDeadlock, Seed: tmSeed}
+	withChecks(t, tmChecks)
+	start := time.Now()
+	sequences, statements, skipped := 0, 0, 0
+	outcomes := map[string]int{}
+	rapid.Check(t, func(rt *rapid.T) {
+		clients, until := genTimed(rt)
+		r := runWorld(t, schema, cfg, nil, until, clients...)
+		waits, lockTimeout := readWaits(r)
+		if why := tmAmbiguous(r, clients, waits, lockTimeout); why != "" {
+			skipped++
+			rt.Skipf("timing too close to call: %s", why)
+		}
+		for attempt := 1; ; attempt++ {
+			v := tmRunServer(t, r, schema, cfg, clients)
+			if v.bad == 0 {
+				break
+			}
+			if v.hard > 0 || v.finalsHard > 0 || attempt == 3 {
+				rt.Fatalf("PostgreSQL and the model diverge (%d; attempt %d; waits in the model: %s):\n%s", v.bad, attempt, tmDescribe(waits), v.report)
+			}
+			rt.Logf("attempt %d diverged in timing only (answer times or timestamps): running it again:\n%s", attempt, v.report)
+		}
+		sequences++
+		for _, c := range clients {
+			statements += len(c.steps)
+		}
+		tmWaits.Add(int64(len(waits)))
+		for _, w := range waits {
+			outcomes[tmOutcome(w)]++
+		}
+	})
+	tmSequences.Add(int64(sequences))
+	tmStatements.Add(int64(statements))
+	t.Logf("timed random conformance with PostgreSQL: %d sequences (%d skipped as too close to call), %d statements, waits %v, no divergence, in %v",
+		sequences, skipped, statements, outcomes, time.Since(start).Round(time.Millisecond))
+}
+
+// tmRunServer runs the sequence on the server with its own cleanups (its
+// sessions and schema end with the run, not with the test).
+func tmRunServer(t *testing.T, r *run, schema db.Schema, cfg db.Config, clients []client) pgVerdict {
+	s := &scopedTB{TB: t}
+	defer s.cleanup()
+	return pgRun(s, r, schema, cfg, nil, clients, tmTol)
+}
+
+// scopedTB is a testing.TB whose cleanups run when its user says so.
+type scopedTB struct {
+	testing.TB
+	fns []func()
+}
+
+func (s *scopedTB) Cleanup(f func()) { s.fns = append(s.fns, f) }
+
+func (s *scopedTB) cleanup() {
+	for i := len(s.fns) - 1; i >= 0; i-- {
+		s.fns[i]()
+	}
+	s.fns = nil
+}
+
+func tmOutcome(w tmWait) string {
+	switch w.err {
+	case "":
+		return "granted"
+	case db.CodeLockNotAvailable:
+		return "lock_timeout"
+	case db.CodeDeadlock:
+		return "deadlock"
+	}
+	return "error " + w.err
+}
+
+func tmDescribe(waits []tmWait) string {
+	if len(waits) == 0 {
+		return "none"
+	}
+	var parts []string
+	for _, w := range waits {
+		parts = append(parts, fmt.Sprintf("c%d %v..%v %s", w.conn, w.from, w.to, tmOutcome(w)))
+	}
+	return strings.Join(parts, ", ")
+}
