@@ -96,6 +96,10 @@ func parallelSafe(sched sim.Schedule, clients []client) bool {
 type pgAnswer struct {
 	outs     []pgOut
 	sent, at time.Duration // since time 0
+	// lag is how much later than it could have the request was sent: after
+	// its time and the client's previous answer (the gate's wait for
+	// another client, a slow wake-up).
+	lag time.Duration
 }
 
 // pgClient is a client's server side: its current session, replaced after
@@ -286,8 +290,11 @@ type pgVerdict struct {
 	finalsHard int
 	nreq       int
 	nstmt      int
-	gids       int    // prepared transactions at the end, on the server
-	report     string // the run, step by step, with the divergences (when bad > 0)
+	gids       int // prepared transactions at the end, on the server
+	// lag is the largest pgAnswer.lag: how far the server's side fell
+	// behind the schedule (a loaded machine).
+	lag    time.Duration
+	report string // the run, step by step, with the divergences (when bad > 0)
 }
 
 // pgRun runs a scenario on PostgreSQL and compares it with the model's run
@@ -363,20 +370,26 @@ func pgRun(t testing.TB, r *run, schema db.Schema, cfg db.Config, sched sim.Sche
 			pc.mu.Unlock()
 		}
 	}()
+	// The gate's monitor session, dialled now: dialled when first needed,
+	// it would hold the clients back for the connection's time.
+	gate := &seqGate{pcs: pcs, schema: schemaName}
+	defer gate.close()
+	if m, err := pgDial(ctx, "pgconf-monitor", schemaName, 0, 0); err == nil {
+		gate.monitor = m
+	}
 	if late := time.Since(t0); late > -10*time.Millisecond {
 		t.Logf("setup took %v longer than planned: time 0 moves (seeded timestamp literals are off by that much)", late+10*time.Millisecond)
 		t0 = time.Now().Add(10 * time.Millisecond)
 	}
 
 	// Clients: one goroutine each.
-	gate := &seqGate{pcs: pcs, schema: schemaName}
-	defer gate.close()
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	for ci, pc := range pcs {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			free := time.Duration(0) // when the previous request was answered
 			for i, st := range pc.steps {
 				if st.close {
 					continue // the timeline closes it
@@ -388,6 +401,7 @@ func pgRun(t testing.TB, r *run, schema db.Schema, cfg db.Config, sched sim.Sche
 				if ctx.Err() != nil {
 					return
 				}
+				lag := time.Since(t0) - max(st.at, free)
 				pc.mu.Lock()
 				s, broken := pc.sess, pc.broken
 				pc.next, pc.busy = i, !broken
@@ -426,7 +440,8 @@ func pgRun(t testing.TB, r *run, schema db.Schema, cfg db.Config, sched sim.Sche
 					}
 				}
 				pc.mu.Lock()
-				pc.answers[i] = pgAnswer{outs: outs, sent: st.at, at: time.Since(t0)}
+				free = time.Since(t0)
+				pc.answers[i] = pgAnswer{outs: outs, sent: st.at, at: free, lag: lag}
 				pc.next, pc.busy = i+1, false
 				pc.mu.Unlock()
 			}
@@ -572,6 +587,10 @@ func pgRun(t testing.TB, r *run, schema db.Schema, cfg db.Config, sched sim.Sche
 					timed++
 				}
 				fmt.Fprintf(&b, "\n      (answered after %v; model %v)", ls.Round(time.Millisecond), lm)
+				if sa.lag > time.Millisecond {
+					fmt.Fprintf(&b, " (sent %v late)", sa.lag.Round(time.Millisecond))
+				}
+				v.lag = max(v.lag, sa.lag)
 			}
 			kind := "request"
 			if st.atomic {

@@ -51,6 +51,11 @@ const (
 	tmLockLong  = 1300 * time.Millisecond // 6.5 grids
 	tmMargin    = 90 * time.Millisecond   // no two independent events closer than this
 	tmSessions  = 3
+	// tmMaxLag: a run whose server side sent a request later than this
+	// after it could have is run again (tmAttempts runs in all, then the
+	// case is skipped): the timeouts are tmMargin from other events.
+	tmMaxLag   = 40 * time.Millisecond
+	tmAttempts = 3
 	// tmChecks is how many sequences run unless -rapid.checks is given
 	// (each takes a few seconds of wall time, mostly waiting).
 	tmChecks = 10
@@ -269,7 +274,7 @@ func TestConformanceTimedPostgres(t *testing.T) {
 	cfg := db.Config{DeadlockTimeout: tmDeadlock, Seed: tmSeed}
 	withChecks(t, tmChecks)
 	start := time.Now()
-	sequences, statements, skipped := 0, 0, 0
+	sequences, statements, skipped, overloaded := 0, 0, 0, 0
 	outcomes := map[string]int{}
 	rapid.Check(t, func(rt *rapid.T) {
 		clients, until := genTimed(rt)
@@ -279,12 +284,22 @@ func TestConformanceTimedPostgres(t *testing.T) {
 			skipped++
 			rt.Skipf("timing too close to call: %s", why)
 		}
-		for attempt := 1; ; attempt++ {
+		for attempt, timed, late := 1, 0, 0; ; attempt++ {
 			v := tmRunServer(t, r, schema, cfg, clients)
+			if v.lag > tmMaxLag {
+				// The server's side did not keep to the schedule: its
+				// outcomes may differ for that alone.
+				if late++; late == tmAttempts {
+					overloaded++
+					rt.Skipf("the server's side fell behind the schedule (by up to %v) in %d attempts: the machine is too busy to compare timing", v.lag, late)
+				}
+				rt.Logf("attempt %d fell %v behind the schedule: running it again", attempt, v.lag.Round(time.Millisecond))
+				continue
+			}
 			if v.bad == 0 {
 				break
 			}
-			if v.hard > 0 || v.finalsHard > 0 || attempt == 3 {
+			if timed++; v.hard > 0 || v.finalsHard > 0 || timed == tmAttempts {
 				rt.Fatalf("PostgreSQL and the model diverge (%d; attempt %d; waits in the model: %s):\n%s", v.bad, attempt, tmDescribe(waits), v.report)
 			}
 			rt.Logf("attempt %d diverged in timing only (answer times or timestamps): running it again:\n%s", attempt, v.report)
@@ -300,8 +315,8 @@ func TestConformanceTimedPostgres(t *testing.T) {
 	})
 	tmSequences.Add(int64(sequences))
 	tmStatements.Add(int64(statements))
-	t.Logf("timed random conformance with PostgreSQL: %d sequences (%d skipped as too close to call), %d statements, waits %v, no divergence, in %v",
-		sequences, skipped, statements, outcomes, time.Since(start).Round(time.Millisecond))
+	t.Logf("timed random conformance with PostgreSQL: %d sequences (%d skipped as too close to call, %d as the server's side fell behind), %d statements, waits %v, no divergence, in %v",
+		sequences, skipped, overloaded, statements, outcomes, time.Since(start).Round(time.Millisecond))
 }
 
 // tmRunServer runs the sequence on the server with its own cleanups (its
