@@ -165,6 +165,7 @@ func genTimed(rt *rapid.T) (clients []client, until time.Duration) {
 // began to wait at from and stopped at to (granted, or failed with err).
 type tmWait struct {
 	conn     uint64
+	on       uint64 // the transaction waited for
 	from, to time.Duration
 	err      string
 }
@@ -178,16 +179,21 @@ type tmNote struct {
 	Err  string `json:"err"`
 }
 
-// readWaits reads the waits of the model's run from its trace, and each
-// connection's lock_timeout.
-func readWaits(r *run) (waits []tmWait, lockTimeout map[uint64]time.Duration) {
+// readWaits reads the waits of the model's run from its trace, each
+// connection's lock_timeout and each client's connection.
+func readWaits(r *run) (waits []tmWait, lockTimeout map[uint64]time.Duration, conns map[string]uint64) {
 	sets := map[string]time.Duration{}
 	for _, d := range []time.Duration{0, tmLockShort, tmLockLong} {
 		sets[db.SetLockTimeout(d).SQL()] = d
 	}
 	lockTimeout = map[uint64]time.Duration{}
-	open := map[uint64]time.Duration{}
+	conns = map[string]uint64{}
+	open := map[uint64]tmWait{}
 	for _, e := range r.mem.Events {
+		var c uint64
+		if _, err := fmt.Sscanf(e.Text, "conn %d to db", &c); e.Kind == "dial" && err == nil {
+			conns[e.Node] = c
+		}
 		if e.Kind != "db" {
 			continue
 		}
@@ -203,26 +209,34 @@ func readWaits(r *run) (waits []tmWait, lockTimeout map[uint64]time.Duration) {
 		if d, ok := sets[n.SQL]; ok && n.Err == "" {
 			lockTimeout[n.Conn] = d
 		}
-		if from, ok := open[n.Conn]; ok {
-			waits = append(waits, tmWait{conn: n.Conn, from: from, to: t, err: n.Err})
+		if w, ok := open[n.Conn]; ok {
+			w.to, w.err = t, n.Err
+			waits = append(waits, w)
 			delete(open, n.Conn)
 		}
 		if n.Wait != 0 {
-			open[n.Conn] = t
+			open[n.Conn] = tmWait{conn: n.Conn, on: n.Wait, from: t}
 		}
 	}
-	for c, from := range open {
-		waits = append(waits, tmWait{conn: c, from: from, to: -1})
+	for _, w := range open {
+		w.to = -1
+		waits = append(waits, w)
 	}
-	return waits, lockTimeout
+	return waits, lockTimeout, conns
 }
 
 // tmAmbiguous says why the model's run has an outcome that two events
-// less than tmMargin apart decide ("" when none): a timeout (lock_timeout
-// or deadlock_timeout, fired or not) of a wait that had not ended more
-// than tmMargin before it, near a statement's arrival or another timeout
-// that fired.
-func tmAmbiguous(r *run, clients []client, waits []tmWait, lockTimeout map[uint64]time.Duration) string {
+// less than tmMargin apart decide ("" when none):
+//
+//   - a timeout (lock_timeout or deadlock_timeout, fired or not) of a wait
+//     that had not ended more than tmMargin before it, near a statement's
+//     arrival or another timeout that fired;
+//   - a request queued behind a wait of its session, which the model starts
+//     the moment the wait ends, near another session's statement arrival or
+//     end of wait: the server's client sends it only once it has the answer
+//     before it, a round trip later (and with two sessions released at once
+//     by the same commit, which of them goes first is a race on the server).
+func tmAmbiguous(r *run, clients []client, waits []tmWait, lockTimeout map[uint64]time.Duration, conns map[string]uint64) string {
 	type event struct {
 		at   time.Duration
 		wait int // the wait whose timeout it is; -1 for a statement's arrival
@@ -232,6 +246,40 @@ func tmAmbiguous(r *run, clients []client, waits []tmWait, lockTimeout map[uint6
 	for _, c := range clients {
 		for _, s := range c.steps {
 			events = append(events, event{s.at + hop, -1, c.name + " sends " + s.stmts[0].SQL()})
+		}
+	}
+	for _, c := range clients {
+		answered := map[int]time.Duration{} // at the database
+		for _, a := range r.clients[c.name].answers {
+			answered[a.step] = time.Duration(a.at) - hop
+		}
+		for i := 1; i < len(c.steps); i++ {
+			q, ok := answered[i-1]
+			if !ok || q <= c.steps[i].at+hop {
+				continue // not queued
+			}
+			// The event at q that ended the session's wait (a commit, a
+			// timeout) comes before it on the server too; so does the
+			// end of another session's wait at q for another transaction
+			// (the queued request's own COMMIT may have ended it). A
+			// waiter released with this session's, by the same
+			// transaction's end, races it.
+			var own uint64
+			for _, w := range waits {
+				if w.conn == conns[c.name] && w.to == q {
+					own = w.on
+				}
+			}
+			for _, e := range events {
+				if d := absDur(e.at - q); d != 0 && d < tmMargin && !strings.HasPrefix(e.what, c.name+" ") {
+					return fmt.Sprintf("%s's queued %q starts at %v, %v from %q at %v", c.name, c.steps[i].stmts[0].SQL(), q, d, e.what, e.at)
+				}
+			}
+			for _, w := range waits {
+				if d := absDur(w.to - q); w.conn != conns[c.name] && d < tmMargin && (d != 0 || w.on == own) {
+					return fmt.Sprintf("%s's queued %q starts at %v, %v from the end of c%d's wait at %v", c.name, c.steps[i].stmts[0].SQL(), q, d, w.conn, w.to)
+				}
+			}
 		}
 	}
 	for i, w := range waits {
@@ -279,8 +327,8 @@ func TestConformanceTimedPostgres(t *testing.T) {
 	rapid.Check(t, func(rt *rapid.T) {
 		clients, until := genTimed(rt)
 		r := runWorld(t, schema, cfg, nil, until, clients...)
-		waits, lockTimeout := readWaits(r)
-		if why := tmAmbiguous(r, clients, waits, lockTimeout); why != "" {
+		waits, lockTimeout, conns := readWaits(r)
+		if why := tmAmbiguous(r, clients, waits, lockTimeout, conns); why != "" {
 			skipped++
 			rt.Skipf("timing too close to call: %s", why)
 		}
