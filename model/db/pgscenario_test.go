@@ -284,13 +284,10 @@ var scriptedTol = pgTol{ts: tsTol, early: earlyTol, late: lateTol}
 type pgVerdict struct {
 	bad     int // requests and final states that diverge
 	answers int // of the requests, those whose answers differ (not only when they came)
-	hard    int // of those, the ones that differ in more than timestamps
 	finals  int // final states (tables, prepared transactions) that differ
-	// finalsHard: of finals, those that differ in more than timestamps
-	finalsHard int
-	nreq       int
-	nstmt      int
-	gids       int // prepared transactions at the end, on the server
+	nreq    int
+	nstmt   int
+	gids    int // prepared transactions at the end, on the server
 	// lag is the largest pgAnswer.lag: how far the server's side fell
 	// behind the schedule (a loaded machine).
 	lag    time.Duration
@@ -531,8 +528,7 @@ func pgRun(t testing.TB, r *run, schema db.Schema, cfg db.Config, sched sim.Sche
 			}
 			v.nreq++
 			var msgs []string
-			timed := 0  // of msgs, the divergences in timing only
-			stamps := 0 // of msgs, the divergences in timestamps only
+			timed := 0 // of msgs, the divergences in timing only
 			var b strings.Builder
 			if !ok || !mok {
 				msgs = append(msgs, fmt.Sprintf("answered: server %v, model %v", ok, mok))
@@ -573,9 +569,6 @@ func pgRun(t testing.TB, r *run, schema db.Schema, cfg db.Config, sched sim.Sche
 				if so != nil && mo != nil {
 					if d := diffOut(stmt, *so, *mo, opts); d != "" {
 						msgs = append(msgs, fmt.Sprintf("%s: %s", stmt.SQL(), d))
-						if diffOut(stmt, *so, *mo, cmpOpts{timeTol: -1}) == "" {
-							stamps++
-						}
 					}
 				}
 			}
@@ -602,9 +595,6 @@ func pgRun(t testing.TB, r *run, schema db.Schema, cfg db.Config, sched sim.Sche
 				if len(msgs) > timed {
 					v.answers++ // what was answered differs, not only when
 				}
-				if len(msgs) > timed+stamps {
-					v.hard++
-				}
 				text += "\n      DIVERGES: " + strings.Join(msgs, "; ")
 			}
 			lines = append(lines, line{at: st.at, client: c.name, text: text, bad: len(msgs) > 0})
@@ -626,9 +616,6 @@ func pgRun(t testing.TB, r *run, schema db.Schema, cfg db.Config, sched sim.Sche
 		if d := diffRows(rows, n.Rows(tb.Name), true, opts); d != "" {
 			v.bad++
 			v.finals++
-			if diffRows(rows, n.Rows(tb.Name), true, cmpOpts{timeTol: -1}) != "" {
-				v.finalsHard++
-			}
 			finals = append(finals, fmt.Sprintf("table %s: %s\n  server: %v\n  model:  %v", tb.Name, d, rows, n.Rows(tb.Name)))
 		}
 	}
@@ -639,7 +626,6 @@ func pgRun(t testing.TB, r *run, schema db.Schema, cfg db.Config, sched sim.Sche
 	if fmt.Sprint(gids) != fmt.Sprint(n.Prepared()) {
 		v.bad++
 		v.finals++
-		v.finalsHard++
 		finals = append(finals, fmt.Sprintf("prepared transactions: server %v, model %v", gids, n.Prepared()))
 	}
 	v.gids = len(gids)
