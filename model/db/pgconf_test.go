@@ -381,7 +381,7 @@ func serverMaxPrepared(ctx context.Context, s *pgSess) (int, error) {
 // withMaxPrepared runs the test with the server's max_prepared_transactions
 // set to n (ALTER SYSTEM and a restart; put back by the cleanup, with
 // another restart). PostgreSQL reads the setting only at start.
-func withMaxPrepared(t *testing.T, n int) {
+func withMaxPrepared(t testing.TB, n int) {
 	t.Helper()
 	ctx := t.Context()
 	admin := pgtest.Connect(t, ctx)
@@ -409,7 +409,7 @@ var leftoverOnce sync.Once
 
 // resetLeftoverConfig undoes an ALTER SYSTEM of max_prepared_transactions
 // that a killed run of withMaxPrepared left behind.
-func resetLeftoverConfig(t *testing.T) {
+func resetLeftoverConfig(t testing.TB) {
 	t.Helper()
 	leftoverOnce.Do(func() {
 		ctx := t.Context()

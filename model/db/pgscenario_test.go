@@ -59,9 +59,9 @@ func runBoth(t *testing.T, schema db.Schema, cfg db.Config, sched sim.Schedule, 
 // (shown with go test -v, or when a test failed).
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if n, r := scriptedScenarios.Load(), randSequences.Load(); n > 0 || r > 0 {
-		line := fmt.Sprintf("postgres conformance: %d scripted cases (%d requests, %d statements) and %d random sequences (%d statements) compared with the model, result %s\n",
-			n, scriptedRequests.Load(), scriptedStatements.Load(), r, randStatements.Load(), map[bool]string{true: "ok", false: "FAILED"}[code == 0])
+	if n, r, tm := scriptedScenarios.Load(), randSequences.Load(), tmSequences.Load(); n > 0 || r > 0 || tm > 0 {
+		line := fmt.Sprintf("postgres conformance: %d scripted cases (%d requests, %d statements), %d random sequences (%d statements) and %d timed random sequences (%d statements, %d lock waits) compared with the model, result %s\n",
+			n, scriptedRequests.Load(), scriptedStatements.Load(), r, randStatements.Load(), tm, tmStatements.Load(), tmWaits.Load(), map[bool]string{true: "ok", false: "FAILED"}[code == 0])
 		fmt.Print(line)
 		// go test ./... shows a passing package's output only with -v;
 		// CI names a file to keep the line for its log.
@@ -96,6 +96,10 @@ func parallelSafe(sched sim.Schedule, clients []client) bool {
 type pgAnswer struct {
 	outs     []pgOut
 	sent, at time.Duration // since time 0
+	// lag is how much later than it could have the request was sent: after
+	// its time and the client's previous answer (the gate's wait for
+	// another client, a slow wake-up).
+	lag time.Duration
 }
 
 // pgClient is a client's server side: its current session, replaced after
@@ -250,6 +254,50 @@ func pgScenario(t *testing.T, r *run, schema db.Schema, cfg db.Config, sched sim
 // pgScenarioOnce is one attempt; it reports whether it diverged in timing
 // only and may be run again (never on the last attempt, which fails).
 func pgScenarioOnce(t *testing.T, r *run, schema db.Schema, cfg db.Config, sched sim.Schedule, clients []client, final bool) (again bool) {
+	v := pgRun(t, r, schema, cfg, sched, clients, scriptedTol)
+	scriptedScenarios.Add(1)
+	scriptedRequests.Add(int64(v.nreq))
+	scriptedStatements.Add(int64(v.nstmt))
+	if v.bad > 0 {
+		if v.answers == 0 && v.finals == 0 && !final {
+			t.Logf("PostgreSQL answered %d requests at other times than the model (tolerance -%v/+%v): \n%s", v.bad, scriptedTol.early, scriptedTol.late, v.report)
+			return true
+		}
+		t.Errorf("PostgreSQL and the model diverge (%d):\n%s", v.bad, v.report)
+		return false
+	}
+	t.Logf("postgres agrees: %d requests, %d statements, final rows of %d tables, %d prepared transactions",
+		v.nreq, v.nstmt, len(schema.Tables), v.gids)
+	return false
+}
+
+// pgTol is how far the server's run may be from the model's.
+type pgTol struct {
+	ts    time.Duration // timestamps and ages
+	early time.Duration // a server answer may come this much before the model's
+	late  time.Duration // ... and this much after
+}
+
+var scriptedTol = pgTol{ts: tsTol, early: earlyTol, late: lateTol}
+
+// pgVerdict is what a run of a scenario on the server found.
+type pgVerdict struct {
+	bad     int // requests and final states that diverge
+	answers int // of the requests, those whose answers differ (not only when they came)
+	finals  int // final states (tables, prepared transactions) that differ
+	nreq    int
+	nstmt   int
+	gids    int // prepared transactions at the end, on the server
+	// lag is the largest pgAnswer.lag: how far the server's side fell
+	// behind the schedule (a loaded machine).
+	lag    time.Duration
+	report string // the run, step by step, with the divergences (when bad > 0)
+}
+
+// pgRun runs a scenario on PostgreSQL and compares it with the model's run
+// r. t is for the setup (its cleanups end the sessions and drop the
+// schema; a failure to set up is fatal).
+func pgRun(t testing.TB, r *run, schema db.Schema, cfg db.Config, sched sim.Schedule, clients []client, tol pgTol) pgVerdict {
 	pgtest.Require(t)
 	resetLeftoverConfig(t)
 	last := time.Duration(0)
@@ -319,20 +367,26 @@ func pgScenarioOnce(t *testing.T, r *run, schema db.Schema, cfg db.Config, sched
 			pc.mu.Unlock()
 		}
 	}()
+	// The gate's monitor session, dialled now: dialled when first needed,
+	// it would hold the clients back for the connection's time.
+	gate := &seqGate{pcs: pcs, schema: schemaName}
+	defer gate.close()
+	if m, err := pgDial(ctx, "pgconf-monitor", schemaName, 0, 0); err == nil {
+		gate.monitor = m
+	}
 	if late := time.Since(t0); late > -10*time.Millisecond {
 		t.Logf("setup took %v longer than planned: time 0 moves (seeded timestamp literals are off by that much)", late+10*time.Millisecond)
 		t0 = time.Now().Add(10 * time.Millisecond)
 	}
 
 	// Clients: one goroutine each.
-	gate := &seqGate{pcs: pcs, schema: schemaName}
-	defer gate.close()
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	for ci, pc := range pcs {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			free := time.Duration(0) // when the previous request was answered
 			for i, st := range pc.steps {
 				if st.close {
 					continue // the timeline closes it
@@ -344,6 +398,7 @@ func pgScenarioOnce(t *testing.T, r *run, schema db.Schema, cfg db.Config, sched
 				if ctx.Err() != nil {
 					return
 				}
+				lag := time.Since(t0) - max(st.at, free)
 				pc.mu.Lock()
 				s, broken := pc.sess, pc.broken
 				pc.next, pc.busy = i, !broken
@@ -382,7 +437,8 @@ func pgScenarioOnce(t *testing.T, r *run, schema db.Schema, cfg db.Config, sched
 					}
 				}
 				pc.mu.Lock()
-				pc.answers[i] = pgAnswer{outs: outs, sent: st.at, at: time.Since(t0)}
+				free = time.Since(t0)
+				pc.answers[i] = pgAnswer{outs: outs, sent: st.at, at: free, lag: lag}
 				pc.next, pc.busy = i+1, false
 				pc.mu.Unlock()
 			}
@@ -452,8 +508,8 @@ func pgScenarioOnce(t *testing.T, r *run, schema db.Schema, cfg db.Config, sched
 		bad    bool
 	}
 	var lines []line
-	bad, answers, nreq, nstmt := 0, 0, 0, 0
-	opts := cmpOpts{timeTol: tsTol}
+	var v pgVerdict
+	opts := cmpOpts{timeTol: tol.ts}
 	for ci, c := range clients {
 		pc := pcs[ci]
 		for i, st := range c.steps {
@@ -470,7 +526,7 @@ func pgScenarioOnce(t *testing.T, r *run, schema db.Schema, cfg db.Config, sched
 					break
 				}
 			}
-			nreq++
+			v.nreq++
 			var msgs []string
 			timed := 0 // of msgs, the divergences in timing only
 			var b strings.Builder
@@ -502,7 +558,7 @@ func pgScenarioOnce(t *testing.T, r *run, schema db.Schema, cfg db.Config, sched
 				if so == nil && mo == nil {
 					break
 				}
-				nstmt++
+				v.nstmt++
 				fmt.Fprintf(&b, "\n      %s", stmt.SQL())
 				if so != nil {
 					fmt.Fprintf(&b, "\n        server: %s", so)
@@ -519,11 +575,15 @@ func pgScenarioOnce(t *testing.T, r *run, schema db.Schema, cfg db.Config, sched
 			if ok && mok && !mlost && !(len(sa.outs) > 0 && sa.outs[len(sa.outs)-1].Lost) {
 				lm := ma.at.Sub(ma.sent) - 2*hop
 				ls := sa.at - sa.sent
-				if ls < lm-earlyTol || ls > lm+lateTol {
+				if ls < lm-tol.early || ls > lm+tol.late {
 					msgs = append(msgs, fmt.Sprintf("answered after %v, the model after %v", ls.Round(time.Millisecond), lm))
 					timed++
 				}
 				fmt.Fprintf(&b, "\n      (answered after %v; model %v)", ls.Round(time.Millisecond), lm)
+				if sa.lag > time.Millisecond {
+					fmt.Fprintf(&b, " (sent %v late)", sa.lag.Round(time.Millisecond))
+				}
+				v.lag = max(v.lag, sa.lag)
 			}
 			kind := "request"
 			if st.atomic {
@@ -531,9 +591,9 @@ func pgScenarioOnce(t *testing.T, r *run, schema db.Schema, cfg db.Config, sched
 			}
 			text := fmt.Sprintf("step %d, %s:%s", i, kind, b.String())
 			if len(msgs) > 0 {
-				bad++
+				v.bad++
 				if len(msgs) > timed {
-					answers++ // what was answered differs, not only when
+					v.answers++ // what was answered differs, not only when
 				}
 				text += "\n      DIVERGES: " + strings.Join(msgs, "; ")
 			}
@@ -554,7 +614,8 @@ func pgScenarioOnce(t *testing.T, r *run, schema db.Schema, cfg db.Config, sched
 			t.Fatalf("%v", err)
 		}
 		if d := diffRows(rows, n.Rows(tb.Name), true, opts); d != "" {
-			bad++
+			v.bad++
+			v.finals++
 			finals = append(finals, fmt.Sprintf("table %s: %s\n  server: %v\n  model:  %v", tb.Name, d, rows, n.Rows(tb.Name)))
 		}
 	}
@@ -563,13 +624,12 @@ func pgScenarioOnce(t *testing.T, r *run, schema db.Schema, cfg db.Config, sched
 		t.Fatalf("pg_prepared_xacts: %v", err)
 	}
 	if fmt.Sprint(gids) != fmt.Sprint(n.Prepared()) {
-		bad++
+		v.bad++
+		v.finals++
 		finals = append(finals, fmt.Sprintf("prepared transactions: server %v, model %v", gids, n.Prepared()))
 	}
-	scriptedScenarios.Add(1)
-	scriptedRequests.Add(int64(nreq))
-	scriptedStatements.Add(int64(nstmt))
-	if bad > 0 {
+	v.gids = len(gids)
+	if v.bad > 0 {
 		sort.SliceStable(lines, func(i, j int) bool { return lines[i].at < lines[j].at })
 		var b strings.Builder
 		for _, l := range lines {
@@ -578,14 +638,7 @@ func pgScenarioOnce(t *testing.T, r *run, schema db.Schema, cfg db.Config, sched
 		for _, f := range finals {
 			fmt.Fprintf(&b, "  %s\n", f)
 		}
-		if answers == 0 && len(finals) == 0 && !final {
-			t.Logf("PostgreSQL answered %d requests at other times than the model (tolerance -%v/+%v): \n%s", bad, earlyTol, lateTol, b.String())
-			return true
-		}
-		t.Errorf("PostgreSQL and the model diverge (%d):\n%s", bad, b.String())
-		return false
+		v.report = b.String()
 	}
-	t.Logf("postgres agrees: %d requests, %d statements, final rows of %d tables, %d prepared transactions",
-		nreq, nstmt, len(schema.Tables), len(gids))
-	return false
+	return v
 }
