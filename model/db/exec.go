@@ -66,7 +66,7 @@ func (o *op) failWritten(me *txn, c *chain, data []Value) {
 
 // buildRow makes a row to insert: values given, serial columns from their
 // sequence (nextval is not transactional), defaults, NOT NULL checks.
-func (t *table) buildRow(vals Row, now clock.Time, disk *sim.Disk) ([]Value, *Error) {
+func (t *table) buildRow(vals Row, now, stmt clock.Time, disk *sim.Disk) ([]Value, *Error) {
 	given := 0
 	for _, col := range t.def.Columns {
 		if _, ok := vals[col.Name]; ok {
@@ -113,7 +113,7 @@ func (t *table) buildRow(vals Row, now clock.Time, disk *sim.Disk) ([]Value, *Er
 				return nil, err
 			}
 			_, params, _ := exprShape(nil, Const(v), nil)
-			data[i] = ce.eval(nil, &evalCtx{params: params, now: now})
+			data[i] = ce.eval(nil, &evalCtx{params: params, now: now, stmt: stmt})
 		}
 		if ce.typ != tNull && ce.typ != col.Type {
 			return nil, mismatch(col.Name, col.Type, ce)
@@ -366,7 +366,7 @@ func (n *Node) newOp(s *session, st *Stmt) (*op, *Error) {
 		}
 		o.p = t.insert
 		o.snap = n.takeSnapshot(me)
-		o.ins, err = t.buildRow(st.Values, now, n.disk)
+		o.ins, err = t.buildRow(st.Values, now, o.x.stmt, n.disk)
 		return o, err
 	}
 	p, params, err := n.planFor(st, o.x.params)

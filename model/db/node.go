@@ -145,7 +145,7 @@ func (n *Node) seed() {
 	rec := CommitRecord{Seq: 1, Tx: 0}
 	for _, t := range n.tables {
 		for _, r := range n.cfg.Seed[t.def.Name] {
-			data, err := t.buildRow(r, 0, nil)
+			data, err := t.buildRow(r, 0, 0, nil)
 			if err != nil {
 				panic(fmt.Sprintf("db: seed row %v of %q: %v", r, t.def.Name, err))
 			}
