@@ -21,15 +21,7 @@ import (
 // schedule counts the real minute again, 14: the test fails on a checker
 // that counts world time.
 func TestOutageLoadOnTheWorkersClock(t *testing.T) {
-	f, err := os.Open("testdata/ma5-drift-seed-1606.jsonl.gz")
-	require.NoError(t, err)
-	defer f.Close()
-	z, err := gzip.NewReader(f)
-	require.NoError(t, err)
-	h, evs, err := traces.ReadAll(z)
-	require.NoError(t, err)
-	r, err := Decode(h, evs)
-	require.NoError(t, err)
+	r := kept(t, "testdata/ma5-drift-seed-1606.jsonl.gz")
 	require.Equal(t, 12, Measure(r).OutageLoad, "a minute of the worker's own clock")
 
 	r.Faults = slices.DeleteFunc(r.Faults, func(f FaultAt) bool { return f.Kind == "drift" })
@@ -44,7 +36,19 @@ func TestOutageLoadOnTheWorkersClock(t *testing.T) {
 // process. MA5 counts per process incarnation (a call's id,
 // "process#incarnation.n"); by name alone the history counts 14 again.
 func TestOutageLoadPerIncarnation(t *testing.T) {
-	f, err := os.Open("testdata/ma5-restart-seed-1700.jsonl.gz")
+	r := kept(t, "testdata/ma5-restart-seed-1700.jsonl.gz")
+	require.Equal(t, 12, Measure(r).OutageLoad, "per incarnation")
+
+	for i := range r.Ops {
+		r.Ops[i].Call.ID = ""
+	}
+	require.Equal(t, 14, Measure(r).OutageLoad, "by name: the restart's fresh ramp counted with the old process's retries")
+}
+
+// kept decodes a kept history: a gzipped trace under testdata.
+func kept(t *testing.T, path string) *Run {
+	t.Helper()
+	f, err := os.Open(path)
 	require.NoError(t, err)
 	defer f.Close()
 	z, err := gzip.NewReader(f)
@@ -53,10 +57,5 @@ func TestOutageLoadPerIncarnation(t *testing.T) {
 	require.NoError(t, err)
 	r, err := Decode(h, evs)
 	require.NoError(t, err)
-	require.Equal(t, 12, Measure(r).OutageLoad, "per incarnation")
-
-	for i := range r.Ops {
-		r.Ops[i].Call.ID = ""
-	}
-	require.Equal(t, 14, Measure(r).OutageLoad, "by name: the restart's fresh ramp counted with the old process's retries")
+	return r
 }
