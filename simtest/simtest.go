@@ -235,12 +235,12 @@ func MustRun(t testing.TB, system, design, world string, seed uint64, faults str
 		t.Fatalf("simtest.MustRun: %v", err)
 	}
 	if world != "" {
-		if err := systems.CheckWorld(world); err != nil {
+		if err := sys.Supports().WorldCheck(world); err != nil {
 			t.Fatalf("simtest.MustRun: %v", err)
 		}
 		d.World = world
 	}
-	return sys.Run(d, seed, f, systems.Options{Full: true, Schedule: schedule, Given: true})
+	return systems.Run(sys, d, seed, f, systems.Options{Full: true, Schedule: schedule, Given: true})
 }
 
 // Replay re-runs a trace file (a kept counterexample) from its header and

@@ -88,7 +88,7 @@ func TestCheckPasses(t *testing.T) {
 func TestMustRun(t *testing.T) {
 	sys, d, err := NewDesign("arbiter", []string{"fence-by-worker-id"})
 	require.NoError(t, err)
-	r := sys.Run(d, 2, Moderate, systems.Options{})
+	r := systems.Run(sys, d, 2, Moderate, systems.Options{})
 	require.True(t, r.Fails("PA1"), "seed 2 of explore fails fence-by-worker-id by PA1")
 	again := MustRun(t, "arbiter", string(d.JSON), "drawn", 2, "moderate", r.Schedule)
 	assert.True(t, again.Fails("PA1"), "the seed and its schedule, pasted, fail again")

@@ -33,7 +33,7 @@ func artifact(ctx, minCtx context.Context, dir string, sys systems.System, d sys
 	if ctx.Err() != nil {
 		return a, false
 	}
-	r := sys.Run(d, seed, f, systems.Options{})
+	r := systems.Run(sys, d, seed, f, systems.Options{})
 	if len(r.Failed()) == 0 {
 		return fail(fmt.Errorf("seed %d did not fail when run again: the runs are not deterministic", seed))
 	}
@@ -58,11 +58,11 @@ func artifact(ctx, minCtx context.Context, dir string, sys systems.System, d sys
 			}
 		}
 	}
-	full := sys.Run(d, seed, f, systems.Options{Full: true})
+	full := systems.Run(sys, d, seed, f, systems.Options{Full: true})
 	if ctx.Err() != nil {
 		return a, false
 	}
-	minFull := sys.Run(d, seed, f, systems.Options{Full: true, Schedule: m.Schedule, Given: true})
+	minFull := systems.Run(sys, d, seed, f, systems.Options{Full: true, Schedule: m.Schedule, Given: true})
 	if ctx.Err() != nil {
 		return a, false
 	}

@@ -237,7 +237,7 @@ func probeNames(ps []ProbeCount) []string {
 // metricsOf lists a system's metrics and their units, from one fault-free
 // run of its default design (every run has the same metrics).
 func metricsOf(sys systems.System) ([]string, map[string]string) {
-	r := sys.Run(sys.Default(), 1, systems.None, systems.Options{})
+	r := systems.Run(sys, sys.Default(), 1, systems.None, systems.Options{})
 	units := map[string]string{}
 	var names []string
 	for _, m := range r.Metrics {

@@ -119,7 +119,7 @@ func TestDiff(t *testing.T) {
 	require.NoError(t, err)
 	var want sim.Schedule
 	require.NoError(t, json.Unmarshal(sched, &want))
-	full := systems.Arbiter{}.Run(systems.Arbiter{}.Default(), k.Seed, systems.Moderate, systems.Options{})
+	full := systems.Run(systems.Arbiter{}, systems.Arbiter{}.Default(), k.Seed, systems.Moderate, systems.Options{})
 	assert.Less(t, len(want), len(full.Schedule), "fewer actions than the seed's drawn schedule")
 	for i, side := range []string{"base", "working"} {
 		f, err := os.Open(filepath.Join(k.Dirs[i], fmt.Sprintf("arbiter-seed-%d.jsonl", k.Seed)))

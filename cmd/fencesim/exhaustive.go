@@ -8,13 +8,15 @@ import (
 	"github.com/fencesim/fencesim/internal/systems"
 )
 
-// runExhaustive is explore --exhaustive: system A's bounded exhaustive
-// mode (model/judge/harness.Space). It prints the worlds, the number of
-// schedules, the time and the result: exit 0 when every run passed, 1 when
-// one failed, 2 for bad usage or another system.
+// runExhaustive is explore --exhaustive: a system's bounded exhaustive
+// mode (Support.Exhaustive; system A's model/judge/harness.Space). It
+// prints the worlds, the number of schedules, the time and the result:
+// exit 0 when every run passed, 1 when one failed, 2 for bad usage or a
+// system without the mode.
 func runExhaustive(e *env, cmd string, sel *selection, explicit bool, pairs, workers int) int {
-	if !explicit && !sel.changed() {
-		sel.system = "arbiter"
+	with := supporting(func(s systems.Support) bool { return s.Exhaustive != nil })
+	if !explicit && !sel.changed() && len(with) > 0 {
+		sel.system = with[0]
 	}
 	if pairs < 0 {
 		return e.fail(cmd, usagef("--pairs %d: want 0 (every pair) or more", pairs))
@@ -26,32 +28,42 @@ func runExhaustive(e *env, cmd string, sel *selection, explicit bool, pairs, wor
 	if err != nil {
 		return e.fail(cmd, err)
 	}
-	if len(syss) != 1 || syss[0].Name() != "arbiter" {
-		var names []string
+	if len(syss) != 1 || syss[0].Supports().Exhaustive == nil {
+		var names, instead []string
 		for _, s := range syss {
 			names = append(names, s.Name())
+			if n := s.Supports().NoExhaustive; n != "" {
+				instead = append(instead, n)
+			}
 		}
-		return e.fail(cmd, usagef("--exhaustive supports --system arbiter only, not %s (twopc has its own crash enumeration: go test ./model/twopc/harness -run Enumerate)", strings.Join(names, ",")))
+		why := ""
+		if len(instead) > 0 {
+			why = " (" + strings.Join(instead, "; ") + ")"
+		}
+		return e.fail(cmd, usagef("--exhaustive supports --system %s only, not %s%s", strings.Join(with, ","), strings.Join(names, ","), why))
 	}
-	d, err := sel.designOf(syss[0])
+	sys := syss[0]
+	d, err := sel.designOf(sys)
 	if err != nil {
 		return e.fail(cmd, err)
 	}
-	r, err := systems.RunExhaustive(d, pairs, workers, 5)
+	r, err := systems.RunExhaustive(sys, d, pairs, workers, 5)
 	if err != nil {
 		return e.fail(cmd, err)
 	}
 	w := e.stdout
-	fmt.Fprintf(w, "exhaustive mode, system arbiter, design %s\n", sel.describe(d))
-	fmt.Fprintf(w, "single faults:\n  %s\n", strings.ReplaceAll(r.Singles, "\n", "\n  "))
-	fmt.Fprintf(w, "the old leader (A-S6):\n  %s\n", strings.ReplaceAll(r.Leaders, "\n", "\n  "))
-	fmt.Fprintf(w, "pairs:\n  %s\n", strings.ReplaceAll(r.PairWorld, "\n", "\n  "))
-	spread := ""
-	if r.NPairs < r.PairsTotal {
-		spread = fmt.Sprintf(" (an even spread of the %d pairs; --pairs 0 runs all)", r.PairsTotal)
+	fmt.Fprintf(w, "exhaustive mode, system %s, design %s\n", sys.Name(), sel.describe(d))
+	var counts []string
+	for _, x := range r.Worlds {
+		fmt.Fprintf(w, "%s:\n  %s\n", x.Title, strings.ReplaceAll(x.Describe, "\n", "\n  "))
+		c := fmt.Sprintf("%d %s", x.Runs, x.Label)
+		if x.Runs < x.Total {
+			c += fmt.Sprintf(" (an even spread of the %d %s; --pairs 0 runs all)", x.Total, x.Label)
+		}
+		counts = append(counts, c)
 	}
-	fmt.Fprintf(w, "schedules: %d singles + %d old-leader freezes + %d pairs%s + 3 fault-free = %d runs in %.1fs on %d workers\n",
-		r.NSingles, r.NLeaders, r.NPairs, spread, r.NSingles+r.NLeaders+r.NPairs+3, r.Elapsed.Seconds(), workers)
+	fmt.Fprintf(w, "schedules: %s + %d fault-free = %d runs in %.1fs on %d workers\n",
+		strings.Join(counts, " + "), r.FaultFree, r.Runs(), r.Elapsed.Seconds(), workers)
 	if r.Failed == 0 {
 		fmt.Fprintf(w, "result: PASS (every property held in every run)\n")
 		return 0
@@ -70,4 +82,16 @@ func runExhaustive(e *env, cmd string, sel *selection, explicit bool, pairs, wor
 			strings.ReplaceAll(f.Schedule.String(), "\n", "; "), f.Schedule.JSON())
 	}
 	return 1
+}
+
+// supporting lists the systems (hidden ones aside) whose Support passes
+// has.
+func supporting(has func(systems.Support) bool) []string {
+	var out []string
+	for _, s := range systems.All() {
+		if has(s.Supports()) {
+			out = append(out, s.Name())
+		}
+	}
+	return out
 }

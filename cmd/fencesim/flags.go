@@ -174,8 +174,8 @@ func (s *selection) designOf(sys systems.System) (systems.Design, error) {
 			s.warning = fmt.Sprintf("warning: --unsafe: running the %s design although its rules refuse it: %v", sys.Name(), strict)
 		}
 	}
-	if err == nil && sys.Name() == "arbiter" {
-		if werr := systems.CheckWorld(s.world); werr != nil {
+	if err == nil && len(sys.Supports().Worlds) > 0 {
+		if werr := sys.Supports().WorldCheck(s.world); werr != nil {
 			return systems.Design{}, usagef("--world: %v", werr)
 		}
 		d.World = s.world

@@ -182,20 +182,18 @@ type flaky struct {
 	runs map[uint64]int
 }
 
-func (f flaky) Run(d systems.Design, seed uint64, x systems.Faults, o systems.Options) *systems.Result {
-	r := f.TwoPC.Run(d, seed, x, o)
+func (f flaky) Play(w *systems.World, o systems.Options) *systems.Outcome {
+	out := f.TwoPC.Play(w, o)
 	f.mu.Lock()
-	f.runs[seed]++
-	even := f.runs[seed]%2 == 0
+	f.runs[w.Seed]++
+	even := f.runs[w.Seed]%2 == 0
 	f.mu.Unlock()
 	if even {
-		r.Events = append([]traces.Event(nil), r.Events...)
-		r.Events[3].Text += " (changed)"
-		if o.Hash {
-			r.Hash = traces.HashOf(r.Header, r.Events)
-		}
+		out.Events = append([]traces.Event(nil), out.Events...)
+		out.Events[3].Fill()
+		out.Events[3].Text += " (changed)"
 	}
-	return r
+	return out
 }
 
 // TestAuditKeepsHashes: the audit compares the hashes of a seed's two runs

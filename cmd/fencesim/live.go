@@ -15,7 +15,6 @@ import (
 	art "github.com/fencesim/fencesim/internal/artifact"
 	"github.com/fencesim/fencesim/internal/live"
 	"github.com/fencesim/fencesim/internal/systems"
-	twopcscenario "github.com/fencesim/fencesim/model/twopc/scenario"
 	"github.com/fencesim/fencesim/sim"
 	"github.com/fencesim/fencesim/traces"
 )
@@ -27,7 +26,7 @@ func runLive(e *env, args []string) int {
 	c := commandByName("live")
 	fs := newFlags(c.name)
 	var sel selection
-	sel.register(fs, "arbiter")
+	sel.register(fs, firstOf(supporting(func(s systems.Support) bool { return s.Live })))
 	duration := fs.Duration("duration", 60*time.Second, "how long the run lasts once every node is up (real time)")
 	pg := fs.String("pg", "", "PostgreSQL server `URL`s, comma-separated (postgres://user@host:port/db; twopc uses two, one is shared); default: throw-away servers started with scripts/pg.sh for the run")
 	ports := fs.Int("ports", 0, "the first of the `PORT`s the nodes listen on, one per node, in order (default: free ports)")
@@ -64,11 +63,11 @@ func runLive(e *env, args []string) int {
 		if isSet(fs, "world") {
 			return usagef("--world: a live run's world is the design's own fleet (--set home_workers=N, prod_workers=N, arbiters=N), not drawn")
 		}
-		if *subs < 0 || (*subs > 0 && sys.Name() != "arbiter") {
-			return usagef("--submissions %d: a positive count, for --system arbiter only", *subs)
+		if *subs < 0 || (*subs > 0 && !sys.Supports().LiveWorkload) {
+			return usagef("--submissions %d: a positive count, for --system %s only", *subs, strings.Join(supporting(func(s systems.Support) bool { return s.LiveWorkload }), " or "))
 		}
-		if *table && sys.Name() != "twopc" {
-			return usagef("--table is system C's (--system twopc): the live C.1 and C.4 tables")
+		if *table && !sys.Supports().LiveTable {
+			return usagef("--table is for --system %s: the live tables of the source", strings.Join(supporting(func(s systems.Support) bool { return s.LiveTable }), " or "))
 		}
 		if *ports < 0 || *ports > 65000 {
 			return usagef("--ports %d: give a port between 1024 and 65000", *ports)
@@ -129,11 +128,7 @@ func runLive(e *env, args []string) int {
 	if ctx.Err() != nil {
 		fmt.Fprintf(e.stderr, "fencesim %s: interrupted: the run's record is checked as far as it went\n", c.name)
 	}
-	judge, ok := sys.(liveJudge)
-	if !ok {
-		return e.fail(c.name, usagef("--system %s: no checkers for a live record", sys.Name()))
-	}
-	r := judge.Judge(res.Header, res.Events)
+	r := sys.Judge(&systems.Outcome{Header: res.Header, Events: res.Events})
 	r.Nodes = res.Nodes
 	fmt.Fprintf(e.stdout, "faults injected (%d):\n", len(res.Faults))
 	for _, f := range res.Faults {
@@ -191,47 +186,15 @@ func liveTable(e *env, ctx context.Context, o live.Options) int {
 		fmt.Fprintf(e.stderr, "fencesim live: %s\n", oneLine(err.Error()))
 		return exitUsage
 	}
-	c1, err := twopcscenario.C1()
-	if err == nil {
-		var c4 []twopcscenario.CrashRow
-		if c4, err = twopcscenario.C4(); err == nil {
-			differ := 0
-			for _, pair := range [][2]twopcscenario.Table{
-				{twopcscenario.TableC1(rows), twopcscenario.TableC1(c1)},
-				{twopcscenario.TableC4(rows), twopcscenario.TableC4(c4)},
-			} {
-				lv, sm := pair[0], pair[1]
-				lv.Title += " -- LIVE"
-				sm.Title += " -- simulated"
-				fmt.Fprintf(e.stdout, "\n%s\n%s", lv.String(), sm.String())
-				cells, bad := 0, 0
-				for i := range sm.Rows {
-					for j := range sm.Rows[i] {
-						cells++
-						if i >= len(lv.Rows) || j >= len(lv.Rows[i]) || lv.Rows[i][j] != sm.Rows[i][j] {
-							bad++
-							got := "(none)"
-							if i < len(lv.Rows) && j < len(lv.Rows[i]) {
-								got = lv.Rows[i][j]
-							}
-							fmt.Fprintf(e.stdout, "  %s pos %d, %s: live %q, simulated %q\n", sm.ID, i, sm.Header[j], got, sm.Rows[i][j])
-						}
-					}
-				}
-				if bad == 0 {
-					fmt.Fprintf(e.stdout, "%s: live and simulated agree on every cell (%d)\n", sm.ID, cells)
-				}
-				differ += bad
-			}
-			if differ > 0 {
-				fmt.Fprintf(e.stdout, "live and simulated tables differ in %d cells\n", differ)
-				return exitFail
-			}
-			return exitOK
-		}
+	differ, err := live.CompareTables(e.stdout, rows)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "fencesim live: the simulated tables: %s\n", oneLine(err.Error()))
+		return exitUsage
 	}
-	fmt.Fprintf(e.stderr, "fencesim live: the simulated tables: %s\n", oneLine(err.Error()))
-	return exitUsage
+	if differ > 0 {
+		return exitFail
+	}
+	return exitOK
 }
 
 // readSchedule reads a schedule file: a JSON list of actions, or a trace
@@ -325,4 +288,12 @@ func runNode(e *env, args []string) int {
 		return exitUsage
 	}
 	return exitOK
+}
+
+// firstOf is the first name of a list ("" when it is empty).
+func firstOf(names []string) string {
+	if len(names) == 0 {
+		return ""
+	}
+	return names[0]
 }

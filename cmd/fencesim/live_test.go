@@ -32,7 +32,7 @@ func liveTrace(t *testing.T, path string, knobs []string, seed uint64) *systems.
 	sys := systems.Arbiter{}
 	d, err := sys.NewDesign(knobs, nil, nil)
 	require.NoError(t, err)
-	r := sys.Run(d, seed, systems.Moderate, systems.Options{Full: true})
+	r := systems.Run(sys, d, seed, systems.Moderate, systems.Options{Full: true})
 	r.Header.Live, r.Header.Entropy = true, "live"
 	r.Header.Schedule = json.RawMessage(`[{"at":0,"kind":"no-such-fault"}]`)
 	_, err = art.Trace(path, r)

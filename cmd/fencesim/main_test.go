@@ -304,8 +304,8 @@ func TestCompare(t *testing.T) {
 // first differing event of each.
 func TestAuditMismatch(t *testing.T) {
 	sys := systems.TwoPC{}
-	a := sys.Run(sys.Default(), 7, systems.Moderate, systems.Options{Hash: true})
-	b := sys.Run(sys.Default(), 7, systems.Moderate, systems.Options{Hash: true})
+	a := systems.Run(sys, sys.Default(), 7, systems.Moderate, systems.Options{Hash: true})
+	b := systems.Run(sys, sys.Default(), 7, systems.Moderate, systems.Options{Hash: true})
 	_, same := compareRuns(7, a, b, true)
 	require.True(t, same)
 	b.Events = append([]traces.Event(nil), b.Events...)

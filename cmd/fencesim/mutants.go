@@ -119,7 +119,7 @@ func runMutants(e *env, args []string) int {
 		for _, sys := range list {
 			n := *budget
 			if n == 0 {
-				n = defaultBudget[sys.Name()]
+				n = sys.Supports().Budget
 			}
 			if *first+uint64(n-1) < *first {
 				return usagef("--budget %d from --first %d: the seeds end at %d, lower --first or --budget", n, *first, ^uint64(0))
@@ -165,7 +165,7 @@ func runMutants(e *env, args []string) int {
 	planOf := func(sys systems.System) plan {
 		n := *budget
 		if n == 0 {
-			n = defaultBudget[sys.Name()]
+			n = sys.Supports().Budget
 		}
 		return plan{first: *first, last: *first + uint64(n) - 1, shard: sh}
 	}
@@ -328,14 +328,10 @@ func huntKnob(ctx context.Context, sys systems.System, k systems.Knob, sets []st
 	return row, true
 }
 
-// defaultBudget is each system's seeds per knob: enough for its harmful
-// knobs under moderate faults, about 10 s of runs per knob on one core.
-var defaultBudget = map[string]int{"arbiter": 200, "outbox": 300, "twopc": 1000}
-
 func budgetText() string {
 	var parts []string
 	for _, sys := range systems.All() {
-		parts = append(parts, fmt.Sprintf("%s %d", sys.Name(), defaultBudget[sys.Name()]))
+		parts = append(parts, fmt.Sprintf("%s %d", sys.Name(), sys.Supports().Budget))
 	}
 	return strings.Join(parts, ", ")
 }

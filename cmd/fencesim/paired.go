@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/fencesim/fencesim/internal/systems"
 	"gonum.org/v1/gonum/stat/distuv"
 )
 
@@ -114,18 +115,13 @@ func pairedOf(pairs []pairSample) pairedStats {
 // worse is a WARNING.
 const warnP = 0.01
 
-// promiseMetrics are each system's metrics that measure a promise the
-// design makes (the arbiter's MA1, MA2, MA3 and MA5, the outbox's retry
-// load and give-ups, two-phase commit's blocking and leftover prepared
-// transactions). Worse is up for every one of them.
-var promiseMetrics = map[string][]string{
-	"arbiter": {"extra_latency (MA1)", "wasted_judgings (MA2)", "false_system_errors (MA3)", "outage_retry_load (MA5)"},
-	"outbox":  {"deliveries (retry load)", "gave_up"},
-	"twopc":   {"blocked_max", "still_prepared"},
-}
-
+// isPromise says whether a metric of a system measures a promise the
+// design makes (its Support.Promises: the arbiter's MA1, MA2, MA3 and MA5,
+// the outbox's retry load and give-ups, two-phase commit's blocking and
+// leftover prepared transactions). Worse is up for every one of them.
 func isPromise(system, metric string) bool {
-	return contains(promiseMetrics[system], metric)
+	sys, err := systems.ByName(system)
+	return err == nil && contains(sys.Supports().Promises, metric)
 }
 
 // warning is a promise metric that got significantly worse.

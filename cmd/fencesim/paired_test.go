@@ -139,8 +139,8 @@ func TestWarningRule(t *testing.T) {
 func TestPromiseMetricsExist(t *testing.T) {
 	for _, sys := range []systems.System{systems.Arbiter{}, systems.Outbox{}, systems.TwoPC{}} {
 		names, _ := metricsOf(sys)
-		require.NotEmpty(t, promiseMetrics[sys.Name()], sys.Name())
-		for _, m := range promiseMetrics[sys.Name()] {
+		require.NotEmpty(t, sys.Supports().Promises, sys.Name())
+		for _, m := range sys.Supports().Promises {
 			assert.Contains(t, names, m, "%s's promise metric", sys.Name())
 		}
 	}
@@ -194,7 +194,7 @@ func TestDeltaTextWidth(t *testing.T) {
 	for _, sys := range []systems.System{systems.Arbiter{}, systems.Outbox{}, systems.TwoPC{}} {
 		var a, b []seedRecord
 		for s := uint64(1); s <= 8; s++ {
-			r := sys.Run(sys.Default(), s, systems.Moderate, systems.Options{Full: true})
+			r := systems.Run(sys, sys.Default(), s, systems.Moderate, systems.Options{Full: true})
 			x := recordOf(r, "base")
 			y := recordOf(r, "working")
 			y.Metrics = nil

@@ -64,7 +64,7 @@ func play(t task, f systems.Faults) (r *systems.Result) {
 			}}}
 		}
 	}()
-	return t.sys.Run(t.d, t.seed, f, t.opts)
+	return systems.Run(t.sys, t.d, t.seed, f, t.opts)
 }
 
 // shown reports whether a progress display on w would show: w is a

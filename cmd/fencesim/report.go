@@ -68,14 +68,6 @@ func runReport(e *env, args []string) int {
 	return exitOK
 }
 
-// liveJudge is a system whose checkers judge a record made elsewhere (a
-// live run's), without replaying it.
-type liveJudge interface {
-	Judge(traces.Header, []traces.Event) *systems.Result
-}
-
-var _ liveJudge = systems.Arbiter{}
-
 // liveReplay is what a live run's page says in place of a replay command.
 func liveReplay(trace string) string {
 	return "a live run: it cannot be replayed (fencesim report " + trace + " judges and renders it again)"
@@ -84,11 +76,10 @@ func liveReplay(trace string) string {
 // reportLive judges a live run's record with its system's checkers and
 // renders its page: exit 0 when every property held, 1 when one failed.
 func reportLive(e *env, cmd, path, page, base string, sys systems.System, h traces.Header, evs []traces.Event) int {
-	j, ok := sys.(liveJudge)
-	if !ok {
+	if !sys.Supports().Live {
 		return e.fail(cmd, usagef("%s: trace line 1: a live record of %s, whose checkers do not judge a record made elsewhere", path, sys.Name()))
 	}
-	r := j.Judge(h, evs)
+	r := sys.Judge(&systems.Outcome{Header: h, Events: evs})
 	what := fmt.Sprintf("%s live run (%s)", sys.Name(), headerDesign(sys, h.Design))
 	title := pageTitle(what, r)
 	por, err := art.Report(page, base+"-porcupine.html", r, art.Page{Story: art.StoryOf(r, "", nil, timelineLines),

@@ -86,7 +86,7 @@ func runRun(e *env, args []string) int {
 		fmt.Fprintf(e.stderr, "fencesim %s: %s\n", c.name, sel.warning)
 	}
 	opts := systems.Options{Full: true, Hash: true, Schedule: given, Given: given != nil}
-	r := sys.Run(d, *seed, f, opts)
+	r := systems.Run(sys, d, *seed, f, opts)
 	what := fmt.Sprintf("%s seed %d (design: %s", sys.Name(), *seed, sel.describe(d))
 	if d.World != "" {
 		what += "; world: " + d.World
@@ -104,7 +104,7 @@ func runRun(e *env, args []string) int {
 			fmt.Fprintf(e.stderr, "fencesim %s: not minimized: %v; the run is written as played\n", c.name, err)
 			m = nil
 		} else {
-			r = sys.Run(d, *seed, f, systems.Options{Full: true, Hash: true, Schedule: m.Schedule, Given: true})
+			r = systems.Run(sys, d, *seed, f, systems.Options{Full: true, Hash: true, Schedule: m.Schedule, Given: true})
 			what += fmt.Sprintf("; schedule minimized while %s kept failing, %d -> %d fault actions", m.Property, faultCount(m.Original), faultCount(m.Schedule))
 		}
 	}
@@ -197,7 +197,7 @@ func faultCount(s sim.Schedule) int {
 // propertyIDs are the ids of the properties a system's runs are judged by
 // (from one fault-free run of the design).
 func propertyIDs(sys systems.System, d systems.Design) []string {
-	r := sys.Run(d, 1, systems.None, systems.Options{})
+	r := systems.Run(sys, d, 1, systems.None, systems.Options{})
 	var out []string
 	for _, v := range r.Verdicts {
 		if id := systems.PropertyID(v.Property); !contains(out, id) {

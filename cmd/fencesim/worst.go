@@ -118,7 +118,7 @@ func keepWorst(ws []*worst, dir string, sys systems.System, d systems.Design, f 
 	var out []Kept
 	for _, w := range ws {
 		for _, k := range w.top {
-			r := sys.Run(d, k.Seed, f, systems.Options{Full: true})
+			r := systems.Run(sys, d, k.Seed, f, systems.Options{Full: true})
 			title := fmt.Sprintf("%s seed %d (%s; %s %s, among the worst passing runs)", sys.Name(), k.Seed, what, w.metric, num(k.Value, w.unit))
 			p, err := writeRun(filepath.Clean(dir), sys, r, title)
 			k.Trace, k.Report = p.trace, p.report

@@ -30,7 +30,7 @@ func TestStoryOfEachSystem(t *testing.T) {
 			var r *systems.Result
 			var seed uint64
 			for seed = 1; seed <= 300; seed++ {
-				if r = sys.Run(d, seed, systems.Moderate, systems.Options{}); len(r.Failed()) > 0 {
+				if r = systems.Run(sys, d, seed, systems.Moderate, systems.Options{}); len(r.Failed()) > 0 {
 					break
 				}
 			}
@@ -43,7 +43,7 @@ func TestStoryOfEachSystem(t *testing.T) {
 					needed = append(needed, a)
 				}
 			}
-			full := sys.Run(d, seed, systems.Moderate, systems.Options{Full: true, Schedule: m.Schedule, Given: true})
+			full := systems.Run(sys, d, seed, systems.Moderate, systems.Options{Full: true, Schedule: m.Schedule, Given: true})
 			require.NotEmpty(t, full.Failed(), "the minimized schedule fails")
 			s := StoryOf(full, m.Property, needed, 25)
 			require.NotNil(t, s.Story, "seed %d: %s", seed, full.Failed()[0])

@@ -36,11 +36,6 @@ func (c Cell) Name() string {
 	return strings.Join(parts, ",")
 }
 
-// Worlds are the worlds a system's baseline covers: system A's three
-// (the first version's fixed world, the drawn one, the drawn one with its
-// timing parameters drawn too); B and C draw theirs and have one.
-var Worlds = map[string][]string{judge.System: {"fixed", "drawn", "wide"}}
-
 // Variants are the designs besides the default that the baseline covers,
 // in the drawn world: system A with batch claims, which meet the freezes
 // and outages with several leases per claim.
@@ -52,7 +47,11 @@ func Cells() []Cell {
 	var out []Cell
 	levels := []systems.Faults{systems.None, systems.Moderate, systems.Heavy}
 	for _, sys := range systems.All() {
-		worlds := Worlds[sys.Name()]
+		// The worlds a system's baseline covers are its world modes
+		// (system A's three: the first version's fixed world, the drawn
+		// one, the drawn one with its timing parameters drawn too); B and
+		// C draw theirs and have one.
+		worlds := sys.Supports().Worlds
 		if worlds == nil {
 			worlds = []string{""}
 		}
@@ -94,7 +93,7 @@ func Run(ctx context.Context, c Cell, first uint64, runs, workers int) (Result, 
 		return Result{}, fmt.Errorf("%s %s: %w", c.System, c.Name(), err)
 	}
 	if c.World != "" {
-		if err := systems.CheckWorld(c.World); err != nil {
+		if err := sys.Supports().WorldCheck(c.World); err != nil {
 			return Result{}, err
 		}
 		d.World = c.World
@@ -109,7 +108,7 @@ func Run(ctx context.Context, c Cell, first uint64, runs, workers int) (Result, 
 		go func() {
 			defer wg.Done()
 			for seed := range seeds {
-				r := sys.Run(d, seed, c.Faults, systems.Options{})
+				r := systems.Run(sys, d, seed, c.Faults, systems.Options{})
 				mu.Lock()
 				res.Runs++
 				if ids := r.FailedIDs(); len(ids) > 0 {

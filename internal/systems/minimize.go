@@ -93,7 +93,7 @@ func MinimizeProperty(ctx context.Context, sys System, d Design, seed uint64, f 
 	exhausted := false
 	play := func(keep []int) (bool, *Result) {
 		m.Runs++
-		r := sys.Run(d, seed, f, Options{Schedule: build(keep), Given: true})
+		r := Run(sys, d, seed, f, Options{Schedule: build(keep), Given: true})
 		return r.Fails(prop), r
 	}
 	test := func(keep []int) bool {

@@ -15,7 +15,7 @@ import (
 // of a lease that was reclaimed and granted to the same worker again).
 func firstFailing(t *testing.T, sys System, d Design, max uint64) (uint64, *Result) {
 	for seed := uint64(1); seed <= max; seed++ {
-		if r := sys.Run(d, seed, Moderate, Options{}); len(r.Failed()) > 0 {
+		if r := Run(sys, d, seed, Moderate, Options{}); len(r.Failed()) > 0 {
 			return seed, r
 		}
 	}
@@ -48,11 +48,11 @@ func TestMinimizeFenceByWorkerID(t *testing.T) {
 		assert.True(t, m.Needed[i], "action %s is kept but not needed", a)
 		// Check it directly, not through the attribution's own bookkeeping.
 		rest := append(m.Schedule[:i:i], m.Schedule[i+1:]...)
-		again := sys.Run(d, fenceSeed, Moderate, Options{Schedule: rest, Given: true})
+		again := Run(sys, d, fenceSeed, Moderate, Options{Schedule: rest, Given: true})
 		assert.False(t, again.Fails(m.Property), "without %s the failure must disappear", a)
 	}
 	// The same schedule on the default design passes: the knob is the bug.
-	ok := sys.Run(sys.Default(), fenceSeed, Moderate, Options{Schedule: m.Schedule, Given: true})
+	ok := Run(sys, sys.Default(), fenceSeed, Moderate, Options{Schedule: m.Schedule, Given: true})
 	assert.Empty(t, ok.Failed(), "the default design must pass the minimized schedule")
 }
 
@@ -64,12 +64,12 @@ type counting struct {
 	cancel context.CancelFunc
 }
 
-func (c counting) Run(d Design, seed uint64, f Faults, o Options) *Result {
+func (c counting) Draw(d Design, seed uint64, f Faults, o Options) (*World, error) {
 	*c.runs++
 	if *c.runs == c.n {
 		c.cancel()
 	}
-	return c.Arbiter.Run(d, seed, f, o)
+	return c.Arbiter.Draw(d, seed, f, o)
 }
 
 // TestMinimizeContext: no run starts once the context ends; a search cut

@@ -16,7 +16,7 @@ func TestOutboxWorldPerSeed(t *testing.T) {
 	sys := Outbox{}
 	shapes := map[int]bool{}
 	for seed := uint64(1); seed <= 20; seed++ {
-		r := sys.Run(sys.Default(), seed, Moderate, Options{})
+		r := Run(sys, sys.Default(), seed, Moderate, Options{})
 		d, err := outbox.ParseDesign(r.Header.Design)
 		require.NoError(t, err)
 		shapes[d.Handlers] = true
@@ -26,7 +26,7 @@ func TestOutboxWorldPerSeed(t *testing.T) {
 	set, err := sys.NewDesign(nil, []string{"handlers=5", "db_timeout=2s"}, nil)
 	require.NoError(t, err)
 	for seed := uint64(1); seed <= 10; seed++ {
-		r := sys.Run(set, seed, Moderate, Options{})
+		r := Run(sys, set, seed, Moderate, Options{})
 		d, err := outbox.ParseDesign(r.Header.Design)
 		require.NoError(t, err)
 		assert.Equal(t, 5, d.Handlers, "seed %d: a parameter the user set is kept", seed)
@@ -34,7 +34,7 @@ func TestOutboxWorldPerSeed(t *testing.T) {
 	}
 	file, err := sys.NewDesign(nil, nil, []byte(`{"senders": 2, "pinned": ["senders"]}`))
 	require.NoError(t, err)
-	r := sys.Run(file, 3, Moderate, Options{})
+	r := Run(sys, file, 3, Moderate, Options{})
 	d, err := outbox.ParseDesign(r.Header.Design)
 	require.NoError(t, err)
 	assert.Equal(t, 2, d.Senders, "a parameter the design file pins is kept")
@@ -42,12 +42,12 @@ func TestOutboxWorldPerSeed(t *testing.T) {
 	// design's JSON draws the same world.
 	again, err := sys.NewDesign(nil, nil, set.JSON)
 	require.NoError(t, err)
-	assert.Equal(t, sys.Run(set, 4, Moderate, Options{Hash: true}).Hash, sys.Run(again, 4, Moderate, Options{Hash: true}).Hash)
+	assert.Equal(t, Run(sys, set, 4, Moderate, Options{Hash: true}).Hash, Run(sys, again, 4, Moderate, Options{Hash: true}).Hash)
 	_, err = sys.NewDesign(nil, nil, []byte(`{"pinned": ["nope"]}`))
 	assert.ErrorContains(t, err, `pinned "nope" is not a parameter`)
 
-	a := sys.Run(sys.Default(), 7, Moderate, Options{Hash: true})
-	b := sys.Run(sys.Default(), 7, Moderate, Options{Hash: true, Schedule: a.Schedule, Given: true})
+	a := Run(sys, sys.Default(), 7, Moderate, Options{Hash: true})
+	b := Run(sys, sys.Default(), 7, Moderate, Options{Hash: true, Schedule: a.Schedule, Given: true})
 	assert.Equal(t, a.Header.Design, b.Header.Design, "a given schedule plays the seed's world")
 	assert.Equal(t, a.Header.Workload, b.Header.Workload)
 	assert.Equal(t, a.Events, b.Events)

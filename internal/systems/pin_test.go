@@ -11,9 +11,11 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/fencesim/fencesim/model/contract"
 	"github.com/fencesim/fencesim/model/judge"
 	"github.com/fencesim/fencesim/model/judge/harness"
 	"github.com/fencesim/fencesim/model/outbox"
+	outboxharness "github.com/fencesim/fencesim/model/outbox/harness"
 	"github.com/fencesim/fencesim/model/twopc"
 	"github.com/fencesim/fencesim/sim"
 )
@@ -35,7 +37,7 @@ var pinValues = map[string]map[string]string{
 		"legacy_workers": "1", "arbiters": "3", "standby_arbiters": "2", "legacy_rules": "true", "sandboxes": "4",
 		"zombies": "2", "local_request_ids": "true", "confirm_aware_grace": "true", "allow_unsafe": "true",
 	},
-	SystemOutbox: {
+	outboxharness.Name: {
 		"handlers": "5", "senders": "4", "relays": "3", "request_timeout": "1500ms", "retry_base": "700ms",
 		"retry_cap": "9s", "max_attempts": "40", "poll_every": "300ms", "batch": "3", "publish_timeout": "700ms",
 		"redeliver_after": "1500ms", "lock_timeout": "6s", "db_timeout": "12s",
@@ -56,7 +58,7 @@ var drawnParams = map[string][]string{
 	judge.System: {"home_workers", "prod_workers", "sandboxes", "zombies", "local_request_ids", "arbiters", "standby_arbiters",
 		"heartbeat", "lease", "unconfirmed_lease", "backoff_base", "backoff_cap", "grace", "sweep_every", "judge_min", "judge_max",
 		"max_attempts", "claim_batch", "pool"},
-	SystemOutbox: {"handlers", "senders", "relays", "request_timeout", "retry_base", "retry_cap", "max_attempts", "poll_every",
+	outboxharness.Name: {"handlers", "senders", "relays", "request_timeout", "retry_base", "retry_cap", "max_attempts", "poll_every",
 		"batch", "publish_timeout", "redeliver_after", "lock_timeout", "db_timeout"},
 	twopc.System: {"participants", "coordinators", "standby", "txns", "first_txn", "txn_every", "lock_timeout", "max_prepared",
 		"vote_timeout", "request_timeout", "retry_base", "retry_cap", "cooperative", "ask_after", "abort_after", "agent_poll"},
@@ -76,7 +78,7 @@ func drawnWorlds(t *testing.T, d Design) []map[string]any {
 	}
 	for seed := uint64(1); seed <= pinSeeds; seed++ {
 		r := func() sim.Rand { return sim.NewPCG(seed).Stream("world") }
-		switch v := d.v.(type) {
+		switch v := d.Value().(type) {
 		case judge.Design:
 			for _, mode := range []harness.WorldMode{harness.WorldDrawn, harness.WorldWide} {
 				w := harness.DrawWorld(r(), v, mode, harness.Moderate())
@@ -142,7 +144,8 @@ func TestSetIsPinned(t *testing.T) {
 				// Without the pin, a parameter the world draws is lost.
 				if slices.Contains(drawnParams[sys.Name()], name) {
 					free := d
-					free.v = unpinned(d.v)
+					free = contract.Wrap(d.System, d.Knobs, d.JSON, unpinned(d.Value()))
+					free.World = d.World
 					lost := false
 					for _, w := range drawnWorlds(t, free) {
 						lost = lost || !assert.ObjectsAreEqual(want[name], w[name])
@@ -192,7 +195,7 @@ func TestPinnedWorldsKeepTheRules(t *testing.T) {
 		{judge.System, []string{"unconfirmed_lease=45s"}, ""},
 		{judge.System, []string{"judge_max=500s", "judge_min=400s"}, ""},
 		{judge.System, nil, `{"judge_min": 400000000000, "judge_max": 500000000000, "pinned": ["judge_min"]}`},
-		{SystemOutbox, []string{"retry_cap=700ms"}, ""},
+		{outboxharness.Name, []string{"retry_cap=700ms"}, ""},
 		{twopc.System, []string{"retry_cap=700ms"}, ""},
 	}
 	for _, c := range cases {
@@ -236,7 +239,7 @@ func TestPinnedWorldsKeepTheRules(t *testing.T) {
 	require.NoError(t, err)
 	stalled := 0
 	for seed := uint64(1); seed <= pinSeeds; seed++ {
-		w := harness.DrawWorld(sim.NewPCG(seed).Stream("world"), d.v.(judge.Design), harness.WorldDrawn, harness.Moderate())
+		w := harness.DrawWorld(sim.NewPCG(seed).Stream("world"), d.Value().(judge.Design), harness.WorldDrawn, harness.Moderate())
 		for _, a := range w.Actions {
 			if a.Kind == sim.PauseAt && a.Node == "arbiter-1" {
 				stalled++
@@ -254,7 +257,7 @@ func TestPinKeepsTheOtherDraws(t *testing.T) {
 	require.NoError(t, err)
 	for seed := uint64(1); seed <= pinSeeds; seed++ {
 		for _, mode := range []harness.WorldMode{harness.WorldDrawn, harness.WorldWide} {
-			p := harness.DrawWorld(sim.NewPCG(seed).Stream("world"), pinned.v.(judge.Design), mode, harness.Moderate())
+			p := harness.DrawWorld(sim.NewPCG(seed).Stream("world"), pinned.Value().(judge.Design), mode, harness.Moderate())
 			f := harness.DrawWorld(sim.NewPCG(seed).Stream("world"), judge.Default(), mode, harness.Moderate())
 			require.Equal(t, 6, p.Design.HomeWorkers)
 			require.Equal(t, f.Workload, p.Workload, "seed %d %s", seed, mode)
@@ -277,7 +280,7 @@ func TestRunKeepsTheSet(t *testing.T) {
 		system, set, node string // node: a node only the set value makes
 	}{
 		{judge.System, "home_workers=6", "home-6"},
-		{SystemOutbox, "handlers=5", "handler-5"},
+		{outboxharness.Name, "handlers=5", "handler-5"},
 		{twopc.System, "participants=5", twopc.ParticipantName(4)},
 	}
 	for _, c := range cases {
@@ -287,7 +290,7 @@ func TestRunKeepsTheSet(t *testing.T) {
 		require.NoError(t, err)
 		name, value, _ := strings.Cut(c.set, "=")
 		for seed := uint64(1); seed <= 3; seed++ {
-			r := sys.Run(d, seed, Moderate, Options{Full: true, Hash: true})
+			r := Run(sys, d, seed, Moderate, Options{Full: true, Hash: true})
 			var h map[string]any
 			require.NoError(t, json.Unmarshal(r.Header.Design, &h))
 			assert.Equal(t, value, fmt.Sprint(h[name]), "%s seed %d: the header's design", c.set, seed)
@@ -297,7 +300,7 @@ func TestRunKeepsTheSet(t *testing.T) {
 			require.NoError(t, err)
 			assert.Equal(t, r.Hash, again.Hash, "%s seed %d: the header replays the run", c.set, seed)
 		}
-		free := sys.Run(sys.Default(), 1, Moderate, Options{})
+		free := Run(sys, sys.Default(), 1, Moderate, Options{})
 		assert.NotContains(t, string(free.Header.Design), `"pinned"`, "a design that pins nothing has no pinned list in its header")
 	}
 }

@@ -21,9 +21,9 @@ func TestFullRunsReplay(t *testing.T) {
 		t.Run(sys.Name(), func(t *testing.T) {
 			d := sys.Default()
 			for _, seed := range []uint64{1, 2, 3} {
-				fast := sys.Run(d, seed, Moderate, Options{Hash: true})
-				full := sys.Run(d, seed, Moderate, Options{Full: true, Hash: true})
-				again := sys.Run(d, seed, Moderate, Options{Hash: true})
+				fast := Run(sys, d, seed, Moderate, Options{Hash: true})
+				full := Run(sys, d, seed, Moderate, Options{Full: true, Hash: true})
+				again := Run(sys, d, seed, Moderate, Options{Hash: true})
 				assert.Equal(t, fast.Hash, again.Hash, "seed %d: two runs must hash the same", seed)
 				assert.Equal(t, fast.FailedIDs(), full.FailedIDs(), "seed %d: fast and full runs must judge the same", seed)
 				assert.Equal(t, fast.Schedule, full.Schedule)

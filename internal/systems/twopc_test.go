@@ -16,7 +16,7 @@ func TestTwoPCWorldPerSeed(t *testing.T) {
 	sys := TwoPC{}
 	shapes := map[int]bool{}
 	for seed := uint64(1); seed <= 20; seed++ {
-		r := sys.Run(sys.Default(), seed, Moderate, Options{})
+		r := Run(sys, sys.Default(), seed, Moderate, Options{})
 		d, err := twopc.ParseDesign(r.Header.Design)
 		require.NoError(t, err)
 		require.NotEmpty(t, d.Schedule, "seed %d: the transactions are in the header", seed)
@@ -27,7 +27,7 @@ func TestTwoPCWorldPerSeed(t *testing.T) {
 	set, err := sys.NewDesign([]string{"timeout-abort"}, []string{"participants=3", "abort_after=30s"}, nil)
 	require.NoError(t, err)
 	for seed := uint64(1); seed <= 10; seed++ {
-		r := sys.Run(set, seed, Moderate, Options{})
+		r := Run(sys, set, seed, Moderate, Options{})
 		d, err := twopc.ParseDesign(r.Header.Design)
 		require.NoError(t, err)
 		assert.Equal(t, 3, d.Participants, "seed %d: a parameter the user set is kept", seed)
@@ -37,11 +37,11 @@ func TestTwoPCWorldPerSeed(t *testing.T) {
 
 	again, err := sys.NewDesign(nil, nil, set.JSON)
 	require.NoError(t, err)
-	assert.Equal(t, sys.Run(set, 4, Moderate, Options{Hash: true}).Hash, sys.Run(again, 4, Moderate, Options{Hash: true}).Hash,
+	assert.Equal(t, Run(sys, set, 4, Moderate, Options{Hash: true}).Hash, Run(sys, again, 4, Moderate, Options{Hash: true}).Hash,
 		"the design an artifact's reproduction builds from the explored design's JSON draws the same world")
 
-	a := sys.Run(sys.Default(), 7, Moderate, Options{Hash: true})
-	b := sys.Run(sys.Default(), 7, Moderate, Options{Hash: true, Schedule: a.Schedule, Given: true})
+	a := Run(sys, sys.Default(), 7, Moderate, Options{Hash: true})
+	b := Run(sys, sys.Default(), 7, Moderate, Options{Hash: true, Schedule: a.Schedule, Given: true})
 	assert.Equal(t, a.Header.Design, b.Header.Design, "a given schedule plays the seed's world")
 	assert.Equal(t, a.Hash, b.Hash)
 }

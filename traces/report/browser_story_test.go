@@ -193,7 +193,7 @@ func TestBrowserRealFailures(t *testing.T) {
 		var seed uint64
 		var r *systems.Result
 		for s := uint64(1); s <= 300 && r == nil; s++ {
-			if x := c.sys.Run(d, s, systems.Moderate, systems.Options{}); len(x.Failed()) > 0 {
+			if x := systems.Run(c.sys, d, s, systems.Moderate, systems.Options{}); len(x.Failed()) > 0 {
 				seed, r = s, x
 			}
 		}
@@ -206,7 +206,7 @@ func TestBrowserRealFailures(t *testing.T) {
 				needed = append(needed, a)
 			}
 		}
-		run := c.sys.Run(d, seed, systems.Moderate, systems.Options{Full: true, Schedule: m.Schedule, Given: true})
+		run := systems.Run(c.sys, d, seed, systems.Moderate, systems.Options{Full: true, Schedule: m.Schedule, Given: true})
 		require.NotEmpty(t, run.Failed(), "%s seed %d: the minimized schedule must fail when run in full", c.sys.Name(), seed)
 		st := art.StoryOf(run, m.Property, needed, 25)
 		require.NotNil(t, st.Story, "%s seed %d: the failure has a story", c.sys.Name(), seed)

@@ -2,10 +2,11 @@ package harness
 
 import (
 	"bytes"
-	"github.com/fencesim/fencesim/model/judge"
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/fencesim/fencesim/model/judge"
 
 	"github.com/anishathalye/porcupine"
 	"github.com/stretchr/testify/assert"

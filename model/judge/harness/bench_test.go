@@ -1,10 +1,11 @@
 package harness
 
 import (
-	"github.com/fencesim/fencesim/model/judge"
 	"sort"
 	"testing"
 	"time"
+
+	"github.com/fencesim/fencesim/model/judge"
 
 	"github.com/fencesim/fencesim/sim"
 )

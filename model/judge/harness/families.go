@@ -8,6 +8,7 @@ import (
 	jc "github.com/fencesim/fencesim/checker/judge"
 	"github.com/fencesim/fencesim/clock"
 	"github.com/fencesim/fencesim/model/judge"
+	"github.com/fencesim/fencesim/model/judge/scenario"
 	"github.com/fencesim/fencesim/sim"
 	"github.com/fencesim/fencesim/traces"
 )
@@ -256,7 +257,7 @@ var Families = []Family{
 		Bounds: func(d judge.Design) jc.Bounds {
 			// Each worker has at most two retry streams (a claim, a result
 			// upload), each backing off as the design says.
-			return jc.Bounds{OutageLoad: 2 * PerMinute(d.Promised())}
+			return jc.Bounds{OutageLoad: 2 * scenario.PerMinute(d.Promised())}
 		},
 	},
 	{
@@ -405,17 +406,4 @@ func (f Family) Judged(r sim.Rand, d judge.Design, ent sim.Entropy) (*Outcome, e
 	}
 	out.Result.Verdicts = append(out.Result.Verdicts, f.Bounds(o.Design).Check(out.Result.Metrics)...)
 	return out, nil
-}
-
-// PerMinute is the most requests one retry stream sends in a minute when it
-// backs off as a design says (the ramp from the base delay to the cap).
-func PerMinute(d judge.Design) int {
-	n, t := 1, time.Duration(0)
-	for i := 0; ; i++ {
-		t += d.Backoff(i)
-		if t > time.Minute {
-			return n
-		}
-		n++
-	}
 }

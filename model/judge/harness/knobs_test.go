@@ -1,10 +1,11 @@
 package harness
 
 import (
-	"github.com/fencesim/fencesim/model/judge"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/fencesim/fencesim/model/judge"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"

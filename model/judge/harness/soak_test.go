@@ -1,13 +1,14 @@
 package harness
 
 import (
-	"github.com/fencesim/fencesim/model/judge"
 	"os"
 	"runtime"
 	"strconv"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/fencesim/fencesim/model/judge"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"

@@ -8,6 +8,7 @@ import (
 	jc "github.com/fencesim/fencesim/checker/judge"
 	"github.com/fencesim/fencesim/clock"
 	"github.com/fencesim/fencesim/model/judge"
+	"github.com/fencesim/fencesim/model/judge/scenario"
 	"github.com/fencesim/fencesim/sim"
 )
 
@@ -286,7 +287,7 @@ func within(v, keep time.Duration, bounds ...time.Duration) time.Duration {
 // stream and an upload stream per lease of a claim (claim_batch), each
 // backing off as the design says.
 func GenericBounds(d judge.Design) jc.Bounds {
-	return jc.Bounds{OutageLoad: (1 + max(d.ClaimBatch, 1)) * PerMinute(d.Promised())}
+	return jc.Bounds{OutageLoad: (1 + max(d.ClaimBatch, 1)) * scenario.PerMinute(d.Promised())}
 }
 
 // JudgeGeneric adds the generic bounds' verdicts to a drawn world's run.

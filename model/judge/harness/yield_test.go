@@ -1,10 +1,11 @@
 package harness
 
 import (
-	"github.com/fencesim/fencesim/clock"
 	"regexp"
 	"testing"
 	"time"
+
+	"github.com/fencesim/fencesim/clock"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"

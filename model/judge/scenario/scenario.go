@@ -8,7 +8,6 @@ import (
 	"github.com/fencesim/fencesim/checker"
 	"github.com/fencesim/fencesim/clock"
 	"github.com/fencesim/fencesim/model/judge"
-	"github.com/fencesim/fencesim/model/judge/harness"
 )
 
 const sec = time.Second
@@ -18,12 +17,6 @@ const sec = time.Second
 const Origin = 2 * sec
 
 func at(d time.Duration) clock.Time { return clock.Time(Origin + d) }
-
-// Outcome is a played run (see harness.Outcome).
-type Outcome = harness.Outcome
-
-// Play runs a scenario's options and checks the trace.
-func Play(o judge.Options) (*Outcome, error) { return harness.Play(o) }
 
 // Cost is what a scenario measured, against what the source promises.
 type Cost struct {

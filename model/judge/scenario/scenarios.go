@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/fencesim/fencesim/model/judge"
-	"github.com/fencesim/fencesim/model/judge/harness"
 	"github.com/fencesim/fencesim/sim"
 )
 
@@ -405,7 +404,7 @@ func S7() Scenario {
 			_, late := m.MaxExtra()
 			bound := 180*sec + d.BackoffCap + d.RequestTimeout + d.SweepEvery
 			c.expect(late <= bound, "verdicts %v late, beyond the outage + backoff cap", round(late))
-			maxLoad := 2 * harness.PerMinute(d.Promised()) // two retry streams per worker, each backing off as promised
+			maxLoad := 2 * PerMinute(d.Promised()) // two retry streams per worker, each backing off as promised
 
 			c.expect(m.OutageLoad <= maxLoad, "a worker sent %d requests in a minute of the outage (bound %d: backoff capped at %v)", m.OutageLoad, maxLoad, d.BackoffCap)
 			c.Worst = late
@@ -482,3 +481,16 @@ func S8() Scenario {
 // ---- A-S9 ----
 
 // S9 is defined in migration.go.
+
+// PerMinute is the most requests one retry stream sends in a minute when it
+// backs off as a design says (the ramp from the base delay to the cap).
+func PerMinute(d judge.Design) int {
+	n, t := 1, time.Duration(0)
+	for i := 0; ; i++ {
+		t += d.Backoff(i)
+		if t > time.Minute {
+			return n
+		}
+		n++
+	}
+}

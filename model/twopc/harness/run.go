@@ -99,11 +99,31 @@ func (r *recorder) Record(e *traces.Event) {
 // Run runs a design under a fault schedule with the given entropy and
 // checks it.
 func (h Harness) Run(d twopc.Design, faults sim.Schedule, ent sim.Entropy) *Outcome {
+	o := h.Simulate(d, faults, ent)
+	if o.World == nil {
+		return o
+	}
+	rep, err := ct.Check(o.Events)
+	if err != nil && o.Err == nil {
+		o.Err = err
+	}
+	o.Report = rep
+	return o
+}
+
+// Limits are the limits a run of the harness plays under.
+func (h Harness) Limits() sim.Limits {
+	return sim.Limits{MaxTime: clock.Time(h.HealAt + h.Settle), MaxEvents: 2_000_000, MaxPending: sim.DefaultMaxPending}
+}
+
+// Simulate runs a design under a fault schedule with the given entropy,
+// unchecked (Run checks).
+func (h Harness) Simulate(d twopc.Design, faults sim.Schedule, ent sim.Entropy) *Outcome {
 	rec := &recorder{restart: h.Restart}
 	sched := append(append(sim.Schedule(nil), faults...), sim.Action{At: clock.Time(h.HealAt), Kind: sim.HealAll})
 	w, err := twopc.Build(d, sim.Config{
 		Entropy: ent, Network: h.Network, Schedule: sched, Recorder: rec,
-		Limits: sim.Limits{MaxTime: clock.Time(h.HealAt + h.Settle), MaxEvents: 2_000_000, MaxPending: sim.DefaultMaxPending},
+		Limits: h.Limits(),
 	})
 	if err != nil {
 		return &Outcome{Schedule: faults, Err: err}
@@ -119,11 +139,6 @@ func (h Harness) Run(d twopc.Design, faults sim.Schedule, ent sim.Entropy) *Outc
 	w.Close()
 	o.Schedule = append(o.Schedule, rec.added...)
 	o.Events = rec.Events
-	rep, err := ct.Check(o.Events)
-	if err != nil && o.Err == nil {
-		o.Err = err
-	}
-	o.Report = rep
 	return o
 }
 

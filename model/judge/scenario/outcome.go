@@ -1,4 +1,4 @@
-package harness
+package scenario
 
 import (
 	"time"
@@ -72,6 +72,3 @@ func (o *Outcome) Latency(sub int64) time.Duration {
 	}
 	return time.Duration(d - o.Run.Arrived[sub])
 }
-
-// HeaderInputs are the parts of a trace header a replay needs.
-type HeaderInputs = traces.Header

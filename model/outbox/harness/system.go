@@ -1,0 +1,245 @@
+package harness
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"pgregory.net/rapid"
+
+	"github.com/fencesim/fencesim/checker"
+	check "github.com/fencesim/fencesim/checker/outbox"
+	"github.com/fencesim/fencesim/model/contract"
+	"github.com/fencesim/fencesim/model/design"
+	"github.com/fencesim/fencesim/model/outbox"
+	"github.com/fencesim/fencesim/sim"
+	"github.com/fencesim/fencesim/traces"
+)
+
+// System is system B behind the system contract: the idempotent receiver
+// with a transactional outbox (model/outbox, this package, checker/outbox).
+type System struct{}
+
+var _ contract.System = System{}
+
+// Name is system B's name in traces.
+const Name = "outbox"
+
+// Name implements contract.System.
+func (System) Name() string { return Name }
+
+// Title implements contract.System.
+func (System) Title() string { return "B: idempotent receiver + transactional outbox" }
+
+// Knobs implements contract.System.
+func (System) Knobs() []contract.Knob {
+	var out []contract.Knob
+	for _, k := range outbox.Knobs {
+		out = append(out, contract.Knob{Name: string(k.Knob), Removes: k.Removes, Harmful: k.Harmful, CaughtBy: k.CaughtBy, Faults: k.Faults})
+	}
+	return out
+}
+
+// Params implements contract.System.
+func (System) Params() []string { return outbox.ParamNames() }
+
+// ParamInfos implements contract.System.
+func (System) ParamInfos() []design.Info { return outbox.ParamInfos() }
+
+// Probes implements contract.System.
+func (System) Probes() []string { return check.ProbeNames }
+
+// Supports implements contract.System: one drawn world, no exhaustive
+// mode, no live world.
+func (System) Supports() contract.Support {
+	return contract.Support{
+		Promises: []string{"deliveries (retry load)", "gave_up"},
+		Budget:   300,
+	}
+}
+
+func wrap(d outbox.Design) contract.Design {
+	return contract.Wrap(Name, contract.KnobNames(d.Knobs), d.JSON(), d)
+}
+
+// Default implements contract.System.
+func (System) Default() contract.Design { return wrap(outbox.Default()) }
+
+// NewDesign implements contract.System. The parameters set pin themselves:
+// the world drawn per run keeps them (a design file pins what its "pinned"
+// says).
+func (System) NewDesign(knobs, sets []string, file []byte) (contract.Design, error) {
+	d := outbox.Default()
+	err := contract.BuildDesign(file, knobs, sets,
+		func(b []byte) (err error) { d, err = outbox.ParseDesign(b); return err },
+		func(k string) (err error) { d, err = d.With(outbox.Knob(k)); return err },
+		func(name, value string) error { return d.Set(name, value) })
+	if err != nil {
+		return contract.Design{}, err
+	}
+	d.Pinned = contract.Pin(d.Pinned, sets)
+	return wrap(d), nil
+}
+
+// intensity is the fault intensity's bounds: moderate is the model's
+// eight timed faults and three placed on the world's reference run; heavy
+// twice as many; none draws nothing (the schedule is only the heal-all).
+func intensity(f contract.Faults) sim.Intensity {
+	switch f {
+	case contract.Heavy:
+		return outbox.Heavy
+	case contract.None:
+		return outbox.None
+	}
+	return outbox.Moderate
+}
+
+// Draw implements contract.System: the world drawn from the seed (the
+// parameters the user set kept), then the faults of the intensity placed
+// on its reference run (outbox.DrawSeed), or the ones given.
+func (System) Draw(dd contract.Design, seed uint64, f contract.Faults, o contract.Options) (*contract.World, error) {
+	d := dd.Value().(outbox.Design)
+	var x outbox.Seeded
+	var err error
+	if o.Given {
+		x.Design, x.Workload = outbox.DrawWorld(sim.NewPCG(seed).Stream("world"), d)
+		x.Schedule = o.Schedule
+	} else {
+		x, err = outbox.DrawSeed(d, seed, intensity(f))
+	}
+	w := &contract.World{Seed: seed, Schedule: x.Schedule, Profile: x.Profile.String(), Nodes: outbox.NamesOf(x.Design).All(), V: x}
+	if o.Given {
+		w.Profile = "given"
+	}
+	return w, err
+}
+
+// Play implements contract.System: outbox.Simulate (the model records
+// every event), the trace header written from the drawn world.
+func (System) Play(w *contract.World, _ contract.Options) *contract.Outcome {
+	x := w.V.(outbox.Seeded)
+	out := outbox.Simulate(x.Design, x.Workload, x.Workload.Plan, x.Schedule, sim.NewPCG(w.Seed))
+	out.Seed = w.Seed
+	return outcome(w, x.Workload, x.Workload.Plan, out)
+}
+
+// outcome puts a model's run behind contract.Outcome with its trace
+// header.
+func outcome(w *contract.World, wl outbox.Workload, events []outbox.Event, out *outbox.Outcome) *contract.Outcome {
+	return &contract.Outcome{World: w, Header: Header(out.Design, wl, events, out.Seed, out.Schedule), Events: out.Trace, Schedule: out.Schedule, Err: out.Err, V: out}
+}
+
+// Header is the trace header of a run of system B: its drawn design and
+// workload (the events planned), its seed and schedule, the limits it ran
+// under and the network.
+func Header(d outbox.Design, wl outbox.Workload, events []outbox.Event, seed uint64, s sim.Schedule) traces.Header {
+	wlp := wl
+	wlp.Plan = events
+	wlJSON, _ := json.Marshal(wlp)
+	lim, _ := json.Marshal(sim.Limits{MaxTime: outbox.MaxTime(d, wlp, outbox.FaultSpec(d)), MaxEvents: 2_000_000})
+	pol, _ := json.Marshal(outbox.Network())
+	return traces.Header{Format: traces.Format, System: Name, Design: d.JSON(), Seed: seed, Entropy: "pcg",
+		Schedule: s.JSON(), Workload: wlJSON, Limits: lim, Network: pol}
+}
+
+// Judge implements contract.System: PB1-PB6 and the probes
+// (checker/outbox), and the run's own counts as metrics.
+func (System) Judge(o *contract.Outcome) *contract.Result {
+	r := &contract.Result{System: Name, Seed: o.Header.Seed, Schedule: o.Schedule, Header: o.Header, Events: o.Events}
+	if d, err := outbox.ParseDesign(o.Header.Design); err == nil {
+		r.Nodes = outbox.NamesOf(d).All()
+	}
+	if o.Err != nil {
+		r.Verdicts = []checker.Verdict{contract.RunFailed(o.Err)}
+		return r
+	}
+	t0 := time.Now()
+	h, err := check.Decode(o.Events)
+	t1 := time.Now()
+	if err != nil {
+		r.Verdicts = []checker.Verdict{contract.RunFailed(err)}
+		return r
+	}
+	vs := check.Check(h)
+	t2 := time.Now()
+	probes := check.Probes(h)
+	r.Timings = []contract.Timing{{Name: "decode", D: t1.Sub(t0)}, {Name: "PB1-PB6", D: t2.Sub(t1)}, {Name: "probes", D: time.Since(t2)}}
+	names := map[string]string{}
+	for _, p := range check.Properties {
+		names[p.ID] = p.ID + " " + strings.Join(strings.Fields(strings.ReplaceAll(p.Name, ",", "")), "-")
+	}
+	for _, v := range vs {
+		name := names[v.Property]
+		if name == "" {
+			name = v.Property
+		}
+		r.Verdicts = append(r.Verdicts, checker.Verdict{Property: name, OK: v.OK, Message: strings.Join(v.Why, "; "), Events: v.Events})
+	}
+	r.Probes = probes
+	var m outbox.Metrics
+	if out, ok := o.V.(*outbox.Outcome); ok {
+		m = out.Metrics
+	}
+	r.Metrics = []contract.Metric{
+		{Name: "deliveries (retry load)", Values: contract.Count(m.Deliveries)},
+		{Name: "publishes", Values: contract.Count(m.Publishes)},
+		{Name: "effects", Values: contract.Count(m.Effects)},
+		{Name: "gave_up", Values: contract.Count(m.GaveUp)},
+		{Name: "settle_time", Unit: "s", Values: contract.Durs(m.SimTime)},
+	}
+	return r
+}
+
+// Replay implements contract.System.
+func (s System) Replay(h traces.Header) (*contract.Result, error) {
+	if h.Entropy != "pcg" {
+		return nil, fmt.Errorf("an outbox trace replays from a pcg seed, not from entropy %q", h.Entropy)
+	}
+	d, err := outbox.ParseDesign(h.Design)
+	if err != nil {
+		return nil, err
+	}
+	var wl outbox.Workload
+	dec := json.NewDecoder(strings.NewReader(string(h.Workload)))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&wl); err != nil {
+		return nil, fmt.Errorf("the trace header's workload: %w", err)
+	}
+	events := wl.Plan
+	wl.Plan = nil
+	sched, err := sim.ParseSchedule(h.Schedule, outbox.NamesOf(d).All())
+	if err != nil {
+		return nil, err
+	}
+	out := outbox.Simulate(d, wl, events, sched, sim.NewPCG(h.Seed))
+	out.Seed = h.Seed
+	r := s.Judge(outcome(nil, wl, events, out))
+	r.Hash = traces.HashOf(r.Header, r.Events)
+	return r, nil
+}
+
+// Scenarios implements contract.System: system B has no table of named
+// scenarios (its scenarios are the named tests of model/outbox).
+func (System) Scenarios() (string, bool, error) {
+	return "(system B has no table of named scenarios: its scenarios are the named tests of model/outbox, go test ./model/outbox -run Scenario)\n", true, nil
+}
+
+// KnobScenario implements contract.System: not supported.
+func (System) KnobScenario(string) (bool, string, bool, error) { return false, "", false, nil }
+
+// Property implements contract.System: Property, every property watched.
+func (s System) Property(dd contract.Design, f contract.Faults, failed func(traces.Header)) func(*rapid.T) {
+	var last *Outcome
+	prop := Property(dd.Value().(outbox.Design), intensity(f), nil, &last)
+	return func(t *rapid.T) {
+		last = nil
+		defer func() {
+			if last != nil && failed != nil {
+				o := last.Outcome
+				failed(Header(o.Design, o.Workload, o.Events, o.Seed, o.Schedule))
+			}
+		}()
+		prop(t)
+	}
+}
