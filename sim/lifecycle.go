@@ -82,7 +82,43 @@ type slot struct {
 	yields    []yieldArm // crash-yield arms: blocking calls left before the crash
 	passed    uint64     // blocking calls (a state machine's inputs) passed since the node started
 	machine   bool       // the node is a plain state machine (not a Program): each input is a yield
+	back      kernel     // the backend of the node's Envs
 }
+
+// kernel is the backend of the Envs of a world's node: dials open
+// connections on the world's network, crash points meet the faults armed
+// on the node's slot, notes are recorded as the run's Filter says.
+type kernel struct {
+	w *World
+	s *slot
+}
+
+func (k *kernel) dial(self, to network.Addr) network.ConnID { return k.w.net.Dial(self, to) }
+func (k *kernel) records(kind string) bool                  { return k.w.wantsNote(kind) }
+func (k *kernel) skips(kind string) bool                    { return !k.w.wantsNote(kind) }
+func (k *kernel) armed() bool                               { return len(k.s.armed) > 0 || len(k.s.yields) > 0 }
+
+func (k *kernel) crashAt(point string, pause bool) bool {
+	if len(k.s.armed) == 0 {
+		return false
+	}
+	if pause {
+		k.w.pausePoint(k.s, point)
+	}
+	return k.w.crashPoint(k.s, point)
+}
+
+func (k *kernel) point(e *Env, label string) (crash bool, frozen time.Duration) {
+	if len(k.s.armed) > 0 {
+		frozen = k.w.pausePoint(k.s, label)
+	}
+	if e.crashPoint(label, false) || k.w.yieldPoint(k.s, label) {
+		return true, 0
+	}
+	return false, frozen
+}
+
+func (k *kernel) die(label string, restart time.Duration) { k.w.die(k.s, label, restart) }
 
 // yieldArm is an armed crash-yield: left blocking calls to the crash, and
 // the downtime after which the node restarts (0: it stays down).
@@ -112,6 +148,7 @@ func (w *World) Add(name string, f Factory, opts ...NodeOption) {
 	}
 	s := &slot{name: name, addr: network.Addr(name), factory: f, disk: NewDisk(), up: true,
 		rnd: w.ent.Stream("node/" + name)}
+	s.back = kernel{w: w, s: s}
 	for _, o := range opts {
 		o(s)
 	}

@@ -268,13 +268,7 @@ func (p *Proc) OnCommand(h CommandHandler) { p.h.command = h }
 // Armed reports whether a crash-at or crash-yield fault is armed on the
 // node: callers that build labels from data (the database client's
 // statement names) can skip it when nothing listens.
-func (p *Proc) Armed() bool {
-	e := p.h.env
-	if e.outside != nil {
-		return e.outside.Point != nil
-	}
-	return e.world != nil && (len(e.slot.armed) > 0 || len(e.slot.yields) > 0)
-}
+func (p *Proc) Armed() bool { return p.h.env.back.armed() }
 
 // Point is a named crash point: a crash-at fault armed for the label crashes
 // the node here (the process is unwound; what it asked for before is carried
@@ -287,17 +281,8 @@ func (p *Proc) Armed() bool {
 // other processes finish the step they are in.
 func (p *Proc) Point(label string) {
 	e := p.h.env
-	if e.world == nil {
-		if e.outside != nil && e.outside.Point != nil {
-			e.outside.Point(e, label)
-		}
-		return
-	}
-	var frozen time.Duration
-	if len(e.slot.armed) > 0 {
-		frozen = e.world.pausePoint(e.slot, label)
-	}
-	if e.crashPoint(label) || e.world.yieldPoint(e.slot, label) {
+	crash, frozen := e.back.point(e, label)
+	if crash {
 		p.h.crashed = true
 		// What was asked for so far is carried out; what deferred calls
 		// ask for while the process unwinds is not.
@@ -322,12 +307,7 @@ func (p *Proc) Point(label string) {
 // starts the node again that long after (the restart is an action of the
 // schedule from then on). Stepped alone (no kernel), the node just ends.
 func (p *Proc) Die(label string, restart time.Duration) {
-	e := p.h.env
-	if e.world != nil {
-		e.world.die(e.slot, label, restart)
-	} else if e.outside != nil && e.outside.Die != nil {
-		e.outside.Die(label, restart)
-	}
+	p.h.env.back.die(label, restart)
 	p.h.crashed = true
 	p.h.env = discardEnv()
 	panic(unwind{})

@@ -327,5 +327,5 @@ func (h *host) abandon() {
 // whatever it asks for is thrown away.
 func discardEnv() *Env {
 	var timer TimerID
-	return &Env{nextTimer: &timer, dial: func(network.Addr) network.ConnID { return 0 }, crashed: true}
+	return &Env{nextTimer: &timer, back: quiet{}, crashed: true}
 }
