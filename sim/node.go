@@ -225,11 +225,32 @@ func (e *Env) Cancel(id TimerID) {
 // optional structured data (JSON-encodable; the checkers read it). The data
 // is kept as is (the checkers take the typed value) and encoded only when
 // the trace is written or hashed: it must not change after the call.
+//
+// Note is the one guard of notes (noting): without a recorder it returns
+// after a field test; a kind the run's Filter refuses is not recorded but
+// still takes its event number (Skip).
 func (e *Env) Note(kind, text string, data any) {
-	if !e.Records(kind) {
-		e.Skip(kind)
-		return
+	if e.noting(kind) {
+		e.note(kind, text, data)
 	}
+}
+
+// noting reports whether a note of a kind is recorded in this step; when
+// it is not, the note is accounted for (Skip) and the caller just does not
+// make it. Every note the kernel's API makes goes through it first.
+func (e *Env) noting(kind string) bool {
+	if !e.recording {
+		return false
+	}
+	if e.back.records(kind) {
+		return true
+	}
+	e.Skip(kind)
+	return false
+}
+
+// note makes a note that noting let through.
+func (e *Env) note(kind, text string, data any) {
 	e.effects = append(e.effects, Effect{Kind: EffNote, Note: kind, Text: text, Data: data})
 }
 

@@ -81,10 +81,12 @@ type Proc struct {
 
 type waitList interface{ drop(p *Proc) }
 
-// String is the text of a process's timeout timer in the trace: the
-// process and the blocking call it waits in. (The timer's tag is the
-// process itself; the timer ID tells which wait it belongs to.)
-func (p *Proc) String() string { return p.name + ": " + p.label }
+// waitTimer is the tag of a process's timeout timer: the process (the timer
+// ID tells which wait it belongs to). Its String is the timer's text in
+// the trace: the process and the blocking call it waits in.
+type waitTimer struct{ p *Proc }
+
+func (t waitTimer) String() string { return t.p.name + ": " + t.p.label }
 
 // ---- the process API ----
 
@@ -115,16 +117,9 @@ func (p *Proc) Sync(label string) {
 	p.h.env.Disk().Sync()
 }
 
-// Recording reports whether notes are recorded.
-func (p *Proc) Recording() bool { return p.h.env.Recording() }
-
-// Records reports whether notes of a kind are recorded.
-func (p *Proc) Records(kind string) bool { return p.h.env.Records(kind) }
-
-// Skip stands for a note the caller did not make (see Env.Skip).
-func (p *Proc) Skip(kind string) { p.h.env.Skip(kind) }
-
-// Note records a trace event (see Env.Note).
+// Note records a trace event (see Env.Note). It is guarded by the kernel:
+// a note of a kind the run does not record costs a field test, or a look-up
+// of its kind under a Filter, so a caller needs no guard of its own.
 func (p *Proc) Note(kind, text string, data any) { p.h.env.Note(kind, text, data) }
 
 // Send sends a datagram.
@@ -265,10 +260,16 @@ func (p *Proc) Handle(h Handler) { p.h.serve = h }
 // process.
 func (p *Proc) OnCommand(h CommandHandler) { p.h.command = h }
 
-// Armed reports whether a crash-at or crash-yield fault is armed on the
-// node: callers that build labels from data (the database client's
-// statement names) can skip it when nothing listens.
-func (p *Proc) Armed() bool { return p.h.env.back.armed() }
+// Recording reports whether the run records notes: code that builds
+// something only a trace shows (the database client's statement labels,
+// which name a call's timeout timer) can skip it when it is false. A note
+// needs no such guard (Proc.Note has it).
+func Recording(p *Proc) bool { return p.h.env.Recording() }
+
+// Armed reports whether a crash-at or crash-yield fault is armed on a
+// process's node: callers that build crash-point labels from data (the
+// database client's statement names) can skip them when nothing listens.
+func Armed(p *Proc) bool { return p.h.env.back.armed() }
 
 // Point is a named crash point: a crash-at fault armed for the label crashes
 // the node here (the process is unwound; what it asked for before is carried
@@ -323,7 +324,7 @@ func (p *Proc) wait(timeout time.Duration, label string) {
 	if timeout > 0 || (p.conn == nil && p.list == nil) {
 		p.timed = true
 		p.label = label
-		p.timer = p.h.env.After(timeout, p)
+		p.timer = p.h.env.After(timeout, waitTimer{p})
 	}
 	if !p.co.yield(struct{}{}) || p.h.dead {
 		panic(unwind{})

@@ -127,7 +127,8 @@ func (h *host) Step(env *Env, in Input) {
 	case Start:
 		h.spawn("main", 0, h.main)
 	case Timer:
-		p, ok := in.Tag.(*Proc)
+		t, ok := in.Tag.(waitTimer)
+		p := t.p
 		if !ok || p.h != h || !p.waiting || !p.timed || p.timer != in.TimerID {
 			break
 		}
@@ -173,10 +174,8 @@ func (h *host) deliver(m network.Message) {
 		}
 	}
 	if h.serve == nil {
-		if h.env.Records("note") {
-			h.env.Note("note", "no handler for "+fmt.Sprint(m.Body), nil)
-		} else {
-			h.env.Skip("note")
+		if h.env.noting("note") {
+			h.env.note("note", "no handler for "+fmt.Sprint(m.Body), nil)
 		}
 		return
 	}
