@@ -117,7 +117,7 @@ type backend interface {
 	// takes its event number (Env.Skip).
 	skips(kind string) bool
 	// armed reports whether a crash or pause fault waits for the node's
-	// crash points (Proc.Armed).
+	// crash points (Armed).
 	armed() bool
 	// crashAt passes a crash point of a state machine (Env.CrashPoint) or
 	// of a process (pause false: Proc.Point froze the node already), and
@@ -134,7 +134,8 @@ type backend interface {
 // monotonic clocks read now, draws come from r, and dials get IDs 1, 2, ...
 func NewEnv(self network.Addr, now clock.Time, r Rand, disk *Disk) *Env {
 	var timer TimerID
-	return &Env{self: self, now: now, mono: now, rnd: r, disk: disk, recording: true, nextTimer: &timer, back: &alone{}}
+	return &Env{self: self, now: now, mono: now, rnd: r, disk: disk, recording: true, nextTimer: &timer,
+		back: &alone{}}
 }
 
 // alone is the backend of a node stepped alone (NewEnv): dials are numbered
