@@ -8,17 +8,26 @@
 // (placed.go: the systems' generic fault search), run limits, and the
 // recorder hook that sees every event.
 //
-// Nodes are written as processes (proc.go): sim.Program runs a node's logic
-// as ordinary sequential Go, one or more coroutines (iter.Pull) that the
-// kernel alone resumes, one at a time, inside the node's Step. Blocking calls
-// (Sleep, Recv, Call, Queue.Get, the database client's round trips) yield
-// and return when their input arrives; each is a crash point named by what
-// it waits for, and a crash-yield fault crashes a node at its N-th one. A
-// crash unwinds every process of the node. Underneath, a node is a state
-// machine (the Node interface) that reacts to one Input at its local time
-// and answers with effects recorded on an Env (sends, timers, connection
-// opens and closes, trace notes); the kernel carries the effects out. A
-// node of either kind can be driven alone in a unit test.
+// Nodes are written as processes (proc.go; program.go runs them, queue.go
+// links them): sim.Program runs a node's logic as ordinary sequential Go, one
+// or more coroutines (iter.Pull) that the kernel alone resumes, one at a
+// time, inside the node's Step. Blocking calls (Sleep, Recv, Call, Queue.Get,
+// the database client's round trips) yield and return when their input
+// arrives; each is a crash point named by what it waits for, and a
+// crash-yield fault crashes a node at its N-th one. A crash unwinds every
+// process of the node. Underneath, a node is a state machine (the Node
+// interface) that reacts to one Input at its local time and answers with
+// effects recorded on an Env (sends, timers, connection opens and closes,
+// trace notes); the kernel carries the effects out. A node of either kind can
+// be driven alone in a unit test.
+//
+// The kernel's files, one concern each: world.go (World, its run loop and
+// the effects of a step), heap.go (the event queue and its side table),
+// lifecycle.go (a node's slot, start, crash, pause, crash points),
+// faults.go (the schedule's actions, bursts, message fates), record.go
+// (what is recorded, numbered and how its text is made), limits.go
+// (Limits and their errors); node.go (Node, Env and its backends, Disk),
+// outside.go (Env outside the kernel: the live world).
 //
 // Coroutines exist only here: iter.Pull is allowed in package sim and
 // nowhere else in the simulated world.

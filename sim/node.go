@@ -98,23 +98,68 @@ type Env struct {
 	recording bool
 	effects   []Effect
 	nextTimer *TimerID
-	dial      func(to network.Addr) network.ConnID // test mode
-	world     *World                               // kernel mode
-	slot      *slot
-	outside   *Outside // a node stepped by a driver outside the kernel (live)
+	back      backend // the world the node is stepped in, chosen when the Env is made
 	crashed   bool
+}
+
+// backend is what an Env asks of the world its node is stepped in, with
+// one implementation per world: the kernel's (kernel: a node of a World),
+// a driver's outside the kernel (*Outside: the live world), and none (alone:
+// a node stepped by a unit test; quiet: code that runs while a crashed
+// node's processes unwind).
+type backend interface {
+	// dial numbers a new connection from self to to.
+	dial(self, to network.Addr) network.ConnID
+	// records reports whether notes of a kind are recorded; it is asked
+	// only while the run records (Env.recording).
+	records(kind string) bool
+	// skips reports whether a note of a kind that is not recorded still
+	// takes its event number (Env.Skip).
+	skips(kind string) bool
+	// armed reports whether a crash or pause fault waits for the node's
+	// crash points (Armed).
+	armed() bool
+	// crashAt passes a crash point of a state machine (Env.CrashPoint) or
+	// of a process (pause false: Proc.Point froze the node already), and
+	// reports whether a crash-at fault fires there.
+	crashAt(point string, pause bool) bool
+	// point passes a process's crash point (Proc.Point): crash says the
+	// node crashes there, frozen how long a pause-at fault freezes it.
+	point(e *Env, label string) (crash bool, frozen time.Duration)
+	// die is the node's own crash (Proc.Die) and its supervisor's restart.
+	die(label string, restart time.Duration)
 }
 
 // NewEnv returns an environment for stepping a node alone: its wall and
 // monotonic clocks read now, draws come from r, and dials get IDs 1, 2, ...
 func NewEnv(self network.Addr, now clock.Time, r Rand, disk *Disk) *Env {
 	var timer TimerID
-	var conn network.ConnID
-	return &Env{
-		self: self, now: now, mono: now, rnd: r, disk: disk, recording: true, nextTimer: &timer,
-		dial: func(network.Addr) network.ConnID { conn++; return conn },
-	}
+	return &Env{self: self, now: now, mono: now, rnd: r, disk: disk, recording: true, nextTimer: &timer,
+		back: &alone{}}
 }
+
+// alone is the backend of a node stepped alone (NewEnv): dials are numbered
+// 1, 2, ..., every note is recorded, no fault is ever armed.
+type alone struct {
+	quiet
+	conns network.ConnID
+}
+
+func (a *alone) dial(_, _ network.Addr) network.ConnID { a.conns++; return a.conns }
+
+// quiet is the backend where no fault is armed and a note is recorded when
+// the Env records at all: of code that runs while a crashed node's
+// processes unwind (discardEnv, whose dials get ID 0), and the base of
+// alone.
+type quiet struct{}
+
+func (quiet) dial(_, _ network.Addr) network.ConnID                 { return 0 }
+func (quiet) records(string) bool                                   { return true }
+func (quiet) skips(string) bool                                     { return false }
+func (quiet) armed() bool                                           { return false }
+func (quiet) crashAt(string, bool) bool                             { return false }
+func (quiet) point(*Env, string) (crash bool, frozen time.Duration) { return false, 0 }
+func (quiet) die(string, time.Duration)                             {}
 
 // Self returns the node's address.
 func (e *Env) Self() network.Addr { return e.self }
@@ -140,12 +185,7 @@ func (e *Env) Recording() bool { return e.recording }
 
 // Records reports whether notes of a kind are recorded (the run's filter
 // may refuse some kinds even while recording).
-func (e *Env) Records(kind string) bool {
-	if e.world != nil {
-		return e.world.wantsNote(kind)
-	}
-	return e.recording
-}
+func (e *Env) Records(kind string) bool { return e.recording && e.back.records(kind) }
 
 // Send sends a datagram.
 func (e *Env) Send(to network.Addr, body any) {
@@ -159,12 +199,7 @@ func (e *Env) SendConn(c network.ConnID, body any) {
 
 // Dial opens a connection to another node and returns its ID at once.
 func (e *Env) Dial(to network.Addr) network.ConnID {
-	var id network.ConnID
-	if e.world != nil {
-		id = e.world.net.Dial(e.self, to)
-	} else {
-		id = e.dial(to)
-	}
+	id := e.back.dial(e.self, to)
 	e.effects = append(e.effects, Effect{Kind: EffDial, To: to, Conn: id})
 	return id
 }
@@ -191,11 +226,32 @@ func (e *Env) Cancel(id TimerID) {
 // optional structured data (JSON-encodable; the checkers read it). The data
 // is kept as is (the checkers take the typed value) and encoded only when
 // the trace is written or hashed: it must not change after the call.
+//
+// Note is the one guard of notes (noting): without a recorder it returns
+// after a field test; a kind the run's Filter refuses is not recorded but
+// still takes its event number (Skip).
 func (e *Env) Note(kind, text string, data any) {
-	if !e.Records(kind) {
-		e.Skip(kind)
-		return
+	if e.noting(kind) {
+		e.note(kind, text, data)
 	}
+}
+
+// noting reports whether a note of a kind is recorded in this step; when
+// it is not, the note is accounted for (Skip) and the caller just does not
+// make it. Every note the kernel's API makes goes through it first.
+func (e *Env) noting(kind string) bool {
+	if !e.recording {
+		return false
+	}
+	if e.back.records(kind) {
+		return true
+	}
+	e.Skip(kind)
+	return false
+}
+
+// note makes a note that noting let through.
+func (e *Env) note(kind, text string, data any) {
 	e.effects = append(e.effects, Effect{Kind: EffNote, Note: kind, Text: text, Data: data})
 }
 
@@ -205,7 +261,7 @@ func (e *Env) Note(kind, text string, data any) {
 // numbered as in the full record of the same run (the trace file). Without
 // a recorder, or for a kind that is recorded, it does nothing.
 func (e *Env) Skip(kind string) {
-	if e.world != nil && e.recording && !e.world.wantsNote(kind) {
+	if e.recording && e.back.skips(kind) {
 		e.effects = append(e.effects, Effect{Kind: EffNote, Note: kind})
 	}
 }
@@ -219,21 +275,16 @@ func (e *Env) Skip(kind string) {
 // over (a node written as processes freezes the process at the point
 // itself: Proc.Point).
 func (e *Env) CrashPoint(point string) bool {
-	if e.crashed {
-		return true
-	}
-	if e.world != nil && len(e.slot.armed) > 0 {
-		e.world.pausePoint(e.slot, point)
-	}
-	return e.crashPoint(point)
+	return e.crashPoint(point, true)
 }
 
-// crashPoint is CrashPoint without its pause-at faults.
-func (e *Env) crashPoint(point string) bool {
+// crashPoint is CrashPoint, with its pause-at faults or (pause false)
+// without them.
+func (e *Env) crashPoint(point string, pause bool) bool {
 	if e.crashed {
 		return true
 	}
-	if e.world != nil && len(e.slot.armed) > 0 && e.world.crashPoint(e.slot, point) {
+	if e.back.crashAt(point, pause) {
 		e.crashed = true
 	}
 	return e.crashed

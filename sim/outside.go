@@ -38,7 +38,30 @@ type Outside struct {
 // mono, draws come from r.
 func (o *Outside) Env(now, mono clock.Time, r Rand, disk *Disk) *Env {
 	return &Env{self: o.Self, now: now, mono: mono, rnd: r, disk: disk, recording: true,
-		nextTimer: &o.timers, dial: o.Dial, outside: o}
+		nextTimer: &o.timers, back: o}
+}
+
+// An Outside is the backend of the Envs it makes: dials are numbered by
+// the driver, crash points and deaths go to its hooks, every note is
+// recorded. A state machine's crash points (Env.CrashPoint) are not
+// hooked: no live node is one.
+func (o *Outside) dial(_, to network.Addr) network.ConnID { return o.Dial(to) }
+func (o *Outside) records(string) bool                    { return true }
+func (o *Outside) skips(string) bool                      { return false }
+func (o *Outside) armed() bool                            { return o.Point != nil }
+func (o *Outside) crashAt(string, bool) bool              { return false }
+
+func (o *Outside) point(e *Env, label string) (crash bool, frozen time.Duration) {
+	if o.Point != nil {
+		o.Point(e, label)
+	}
+	return false, 0
+}
+
+func (o *Outside) die(label string, restart time.Duration) {
+	if o.Die != nil {
+		o.Die(label, restart)
+	}
 }
 
 // Crashed reports whether the node crashed in the step (a crash point that

@@ -28,7 +28,7 @@ func TestOutsideStepsAProgram(t *testing.T) {
 	disk := sim.NewDisk()
 	disk.AutoSync = false
 	node := sim.Program(func(p *sim.Proc) {
-		assert.True(t, p.Armed(), "a driver with a Point hook listens at every crash point")
+		assert.True(t, sim.Armed(p), "a driver with a Point hook listens at every crash point")
 		p.Disk().Put("k", int64(1))
 		c := p.Dial("peer")
 		p.SendConn(c, "hello")

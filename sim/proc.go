@@ -2,15 +2,14 @@ package sim
 
 import (
 	"errors"
-	"fmt"
-	"iter"
 	"time"
 
 	"github.com/fencesim/fencesim/clock"
 	"github.com/fencesim/fencesim/network"
 )
 
-// This file is the process layer: a node written as ordinary sequential Go.
+// This file, program.go (the host that runs the processes) and queue.go are
+// the process layer: a node written as ordinary sequential Go.
 //
 // A Program is a Node whose logic runs in processes. Each process is a
 // coroutine (iter.Pull) that only the kernel resumes, one at a time, inside
@@ -50,85 +49,6 @@ type Handler func(p *Proc, m network.Message)
 // CommandHandler serves one schedule command in a process of its own.
 type CommandHandler func(p *Proc, c Cmd)
 
-// Program returns a node whose main process is main. The main process starts
-// when the node starts; it registers the node's handlers (Handle,
-// OnCommand) and spawns its other processes (Go) before its first blocking
-// call, and may return when it has nothing more to do.
-func Program(main func(p *Proc)) Node {
-	return &host{main: main, conns: map[network.ConnID]*pconn{}}
-}
-
-// ProgramOf is Program for a node whose struct harnesses and tests inspect
-// (the Sender that says it finished): State returns it.
-func ProgramOf(state any, main func(p *Proc)) Node {
-	return &host{main: main, state: state, conns: map[network.ConnID]*pconn{}}
-}
-
-// State returns the struct given to ProgramOf, or the node itself for any
-// other node; nil for nil (a crashed node).
-func State(n Node) any {
-	if h, ok := n.(*host); ok {
-		return h.state
-	}
-	return n
-}
-
-// host is a Program's state: its processes and the connections they dialed.
-type host struct {
-	main    func(p *Proc)
-	state   any
-	serve   Handler
-	command CommandHandler
-	env     *Env
-	procs   []*Proc       // live processes, in spawn order
-	idle    []*coro       // coroutines free for the next spawn
-	free    []*Proc       // finished processes, reused by the next spawns
-	ready   []*Proc       // processes woken in this step, in wake order
-	serveFn func(p *Proc) // serveOne as a func value, made once
-	conns   map[network.ConnID]*pconn
-	nextID  uint64
-	crashed bool
-	dead    bool
-}
-
-var _ Node = (*host)(nil)
-
-// pconn is a connection a process dialed: its unread messages and its waiter.
-type pconn struct {
-	inbox   []network.Message
-	waiters []*Proc // in the order they began to wait
-	broken  bool
-	closed  bool
-}
-
-// take gives a message to the first waiter that accepts it.
-func (pc *pconn) take(h *host, m network.Message) bool {
-	for _, p := range pc.waiters {
-		if !p.keyed || replyKey(m) == p.key {
-			h.wake(p, nil, m, nil)
-			return true
-		}
-	}
-	return false
-}
-
-// fail wakes every waiter with err.
-func (pc *pconn) fail(h *host, err error) {
-	ws := append([]*Proc(nil), pc.waiters...)
-	for _, p := range ws {
-		h.wake(p, nil, network.Message{}, err)
-	}
-}
-
-func (pc *pconn) drop(p *Proc) {
-	for i, w := range pc.waiters {
-		if w == p {
-			pc.waiters = append(pc.waiters[:i], pc.waiters[i+1:]...)
-			return
-		}
-	}
-}
-
 // Proc is one process of a node: its window on the world. Its methods may be
 // called only from the process itself, while it runs.
 type Proc struct {
@@ -161,251 +81,12 @@ type Proc struct {
 
 type waitList interface{ drop(p *Proc) }
 
-// String is the text of a process's timeout timer in the trace: the
-// process and the blocking call it waits in. (The timer's tag is the
-// process itself; the timer ID tells which wait it belongs to.)
-func (p *Proc) String() string { return p.name + ": " + p.label }
+// waitTimer is the tag of a process's timeout timer: the process (the timer
+// ID tells which wait it belongs to). Its String is the timer's text in
+// the trace: the process and the blocking call it waits in.
+type waitTimer struct{ p *Proc }
 
-// coro is a coroutine that runs processes, one after another: a process
-// that ends parks it on its node's idle list, and the next spawn reuses it
-// (and the stack it has grown).
-type coro struct {
-	h     *host
-	next  func() (struct{}, bool)
-	stop  func()
-	yield func(struct{}) bool
-	p     *Proc
-	fn    func(p *Proc)
-}
-
-// run runs one process's function; it reports false when the process was
-// unwound (the node crashed), which ends the coroutine.
-func (c *coro) run() (ok bool) {
-	defer func() {
-		if r := recover(); r != nil {
-			if _, unwound := r.(unwind); !unwound {
-				panic(r)
-			}
-			ok = false
-		}
-	}()
-	c.fn(c.p)
-	return true
-}
-
-// Step implements Node.
-func (h *host) Step(env *Env, in Input) {
-	if h.dead {
-		return
-	}
-	h.env = env
-	h.crashed = false
-	switch in.Kind {
-	case Start:
-		h.spawn("main", 0, h.main)
-	case Timer:
-		p, ok := in.Tag.(*Proc)
-		if !ok || p.h != h || !p.waiting || !p.timed || p.timer != in.TimerID {
-			break
-		}
-		p.timed = false
-		h.wake(p, nil, network.Message{}, ErrTimeout)
-	case Deliver:
-		h.deliver(in.Msg)
-	case ConnBroken:
-		h.broken(in.Conn)
-	case Command:
-		if h.command == nil {
-			panic(fmt.Sprintf("sim: %s got command %q but its program has no command handler", env.Self(), in.Cmd.Name))
-		}
-		cmd := in.Cmd
-		h.spawn("command "+cmd.Name, 0, func(p *Proc) { h.command(p, cmd) })
-	}
-	// The ready list is run in place (a process woken while it runs is
-	// appended behind), then emptied: its array serves the next steps.
-	for i := 0; i < len(h.ready) && !h.crashed; i++ {
-		p := h.ready[i]
-		h.ready[i] = nil
-		h.resume(p)
-	}
-	if h.crashed {
-		env.crashed = true
-		h.ready = nil
-	} else {
-		h.ready = h.ready[:0]
-	}
-	h.env = nil
-}
-
-func (h *host) deliver(m network.Message) {
-	if m.Conn != 0 {
-		if pc, ok := h.conns[m.Conn]; ok {
-			if pc.closed || pc.broken {
-				return // an answer on a connection the process gave up
-			}
-			if !pc.take(h, m) {
-				pc.inbox = append(pc.inbox, m)
-			}
-			return
-		}
-	}
-	if h.serve == nil {
-		if h.env.Records("note") {
-			h.env.Note("note", "no handler for "+fmt.Sprint(m.Body), nil)
-		} else {
-			h.env.Skip("note")
-		}
-		return
-	}
-	if h.serveFn == nil {
-		h.serveFn = h.serveOne
-	}
-	p := h.spawn("serve", m.Conn, h.serveFn)
-	p.in = m
-}
-
-func (h *host) broken(c network.ConnID) {
-	if pc, ok := h.conns[c]; ok {
-		if pc.closed || pc.broken {
-			return
-		}
-		pc.broken = true
-		pc.fail(h, ErrBroken)
-		return
-	}
-	// An inbound connection: cancel the cancelable waits of the processes
-	// serving it.
-	for _, p := range h.procs {
-		if p.reqConn == c && p.waiting && p.cancel {
-			h.wake(p, nil, network.Message{}, ErrCanceled)
-		}
-	}
-}
-
-// spawn starts a process; it runs when the current process yields (at once
-// when no process runs).
-func (h *host) spawn(name string, reqConn network.ConnID, fn func(p *Proc)) *Proc {
-	h.nextID++
-	var p *Proc
-	if n := len(h.free); n > 0 {
-		// A finished process's struct: nothing refers to it any more (see
-		// resume), so it starts over as a new process.
-		p = h.free[n-1]
-		h.free[n-1] = nil
-		h.free = h.free[:n-1]
-		*p = Proc{h: h, id: h.nextID, name: name, reqConn: reqConn}
-	} else {
-		p = &Proc{h: h, id: h.nextID, name: name, reqConn: reqConn}
-	}
-	var c *coro
-	if n := len(h.idle); n > 0 {
-		c = h.idle[n-1]
-		h.idle = h.idle[:n-1]
-	} else {
-		c = &coro{h: h}
-		c.next, c.stop = iter.Pull(func(yield func(struct{}) bool) {
-			c.yield = yield
-			for c.run() && !h.dead {
-				c.p.done = true
-				c.p, c.fn = nil, nil
-				h.idle = append(h.idle, c)
-				if !yield(struct{}{}) || h.dead {
-					return
-				}
-			}
-		})
-	}
-	c.p, c.fn = p, fn
-	p.co = c
-	h.procs = append(h.procs, p)
-	h.ready = append(h.ready, p)
-	return p
-}
-
-// serveOne runs the handler on the message that started the process.
-func (h *host) serveOne(p *Proc) {
-	m := p.in
-	p.in = network.Message{}
-	h.serve(p, m)
-}
-
-// resume runs a ready process until it blocks or ends. A process whose
-// function returned goes to the free list: it waits for nothing (its last
-// wait woke it, which took it off its queue's or connection's waiters and
-// cancelled its timer, so no timer tag of it can still fire: the kernel
-// drops cancelled timers before they reach the node, and a timer is taken
-// only by the process waiting with its ID), it is in no ready list (it ran
-// last) and no longer among the host's processes. Only the process's own
-// code held it; a Proc must not be kept past its function's return.
-func (h *host) resume(p *Proc) {
-	if _, alive := p.co.next(); !alive || p.done {
-		h.remove(p)
-		if p.done && !h.dead && !p.waiting {
-			p.co, p.val, p.msg, p.err, p.in = nil, nil, network.Message{}, nil, network.Message{}
-			h.free = append(h.free, p)
-		}
-	}
-}
-
-func (h *host) remove(p *Proc) {
-	for i, q := range h.procs {
-		if q == p {
-			h.procs = append(h.procs[:i], h.procs[i+1:]...)
-			return
-		}
-	}
-}
-
-// wake makes a waiting process ready with what woke it.
-func (h *host) wake(p *Proc, val any, m network.Message, err error) {
-	if !p.waiting {
-		return
-	}
-	p.waiting = false
-	p.cancel = false
-	if p.timed {
-		h.env.Cancel(p.timer)
-		p.timed = false
-	}
-	if p.list != nil {
-		p.list.drop(p)
-		p.list = nil
-	}
-	if p.conn != nil {
-		p.conn.drop(p)
-		p.conn = nil
-		p.keyed = false
-	}
-	p.val, p.msg, p.err = val, m, err
-	h.ready = append(h.ready, p)
-}
-
-// abandon unwinds every process (the node crashed, or the world closed).
-func (h *host) abandon() {
-	if h.dead {
-		return
-	}
-	h.dead = true
-	h.crashed = true
-	h.ready = nil
-	h.env = discardEnv()
-	procs, idle := h.procs, h.idle
-	h.procs, h.idle = nil, nil
-	for _, p := range procs {
-		p.co.stop()
-	}
-	for _, c := range idle {
-		c.stop()
-	}
-	h.env = nil
-}
-
-// discardEnv is the environment of code that runs while a process unwinds:
-// whatever it asks for is thrown away.
-func discardEnv() *Env {
-	var timer TimerID
-	return &Env{nextTimer: &timer, dial: func(network.Addr) network.ConnID { return 0 }, crashed: true}
-}
+func (t waitTimer) String() string { return t.p.name + ": " + t.p.label }
 
 // ---- the process API ----
 
@@ -436,16 +117,9 @@ func (p *Proc) Sync(label string) {
 	p.h.env.Disk().Sync()
 }
 
-// Recording reports whether notes are recorded.
-func (p *Proc) Recording() bool { return p.h.env.Recording() }
-
-// Records reports whether notes of a kind are recorded.
-func (p *Proc) Records(kind string) bool { return p.h.env.Records(kind) }
-
-// Skip stands for a note the caller did not make (see Env.Skip).
-func (p *Proc) Skip(kind string) { p.h.env.Skip(kind) }
-
-// Note records a trace event (see Env.Note).
+// Note records a trace event (see Env.Note). It is guarded by the kernel:
+// a note of a kind the run does not record costs a field test, or a look-up
+// of its kind under a Filter, so a caller needs no guard of its own.
 func (p *Proc) Note(kind, text string, data any) { p.h.env.Note(kind, text, data) }
 
 // Send sends a datagram.
@@ -586,16 +260,16 @@ func (p *Proc) Handle(h Handler) { p.h.serve = h }
 // process.
 func (p *Proc) OnCommand(h CommandHandler) { p.h.command = h }
 
-// Armed reports whether a crash-at or crash-yield fault is armed on the
-// node: callers that build labels from data (the database client's
-// statement names) can skip it when nothing listens.
-func (p *Proc) Armed() bool {
-	e := p.h.env
-	if e.outside != nil {
-		return e.outside.Point != nil
-	}
-	return e.world != nil && (len(e.slot.armed) > 0 || len(e.slot.yields) > 0)
-}
+// Recording reports whether the run records notes: code that builds
+// something only a trace shows (the database client's statement labels,
+// which name a call's timeout timer) can skip it when it is false. A note
+// needs no such guard (Proc.Note has it).
+func Recording(p *Proc) bool { return p.h.env.Recording() }
+
+// Armed reports whether a crash-at or crash-yield fault is armed on a
+// process's node: callers that build crash-point labels from data (the
+// database client's statement names) can skip them when nothing listens.
+func Armed(p *Proc) bool { return p.h.env.back.armed() }
 
 // Point is a named crash point: a crash-at fault armed for the label crashes
 // the node here (the process is unwound; what it asked for before is carried
@@ -608,17 +282,8 @@ func (p *Proc) Armed() bool {
 // other processes finish the step they are in.
 func (p *Proc) Point(label string) {
 	e := p.h.env
-	if e.world == nil {
-		if e.outside != nil && e.outside.Point != nil {
-			e.outside.Point(e, label)
-		}
-		return
-	}
-	var frozen time.Duration
-	if len(e.slot.armed) > 0 {
-		frozen = e.world.pausePoint(e.slot, label)
-	}
-	if e.crashPoint(label) || e.world.yieldPoint(e.slot, label) {
+	crash, frozen := e.back.point(e, label)
+	if crash {
 		p.h.crashed = true
 		// What was asked for so far is carried out; what deferred calls
 		// ask for while the process unwinds is not.
@@ -643,12 +308,7 @@ func (p *Proc) Point(label string) {
 // starts the node again that long after (the restart is an action of the
 // schedule from then on). Stepped alone (no kernel), the node just ends.
 func (p *Proc) Die(label string, restart time.Duration) {
-	e := p.h.env
-	if e.world != nil {
-		e.world.die(e.slot, label, restart)
-	} else if e.outside != nil && e.outside.Die != nil {
-		e.outside.Die(label, restart)
-	}
+	p.h.env.back.die(label, restart)
 	p.h.crashed = true
 	p.h.env = discardEnv()
 	panic(unwind{})
@@ -664,83 +324,9 @@ func (p *Proc) wait(timeout time.Duration, label string) {
 	if timeout > 0 || (p.conn == nil && p.list == nil) {
 		p.timed = true
 		p.label = label
-		p.timer = p.h.env.After(timeout, p)
+		p.timer = p.h.env.After(timeout, waitTimer{p})
 	}
 	if !p.co.yield(struct{}{}) || p.h.dead {
 		panic(unwind{})
-	}
-}
-
-// Queue is a FIFO between the processes of one node (a buffered channel
-// that only the kernel schedules). The zero value is an empty queue.
-type Queue[T any] struct {
-	items   []T
-	waiters []*Proc
-}
-
-// Put adds an item; it never blocks. The first waiting process gets it.
-func (q *Queue[T]) Put(v T) {
-	for len(q.waiters) > 0 {
-		w := q.waiters[0]
-		// Shift rather than reslice: the array keeps its capacity for the
-		// next waiters (the list is short).
-		n := copy(q.waiters, q.waiters[1:])
-		q.waiters[n] = nil
-		q.waiters = q.waiters[:n]
-		if w.waiting && !w.h.dead {
-			if w.h.env == nil {
-				panic("sim: a Queue is shared between nodes; it belongs to the processes of one node")
-			}
-			w.list = nil
-			w.h.wake(w, v, network.Message{}, nil)
-			return
-		}
-	}
-	q.items = append(q.items, v)
-}
-
-// Waiting returns how many processes wait for an item.
-func (q *Queue[T]) Waiting() int { return len(q.waiters) }
-
-// Len returns how many items wait to be taken.
-func (q *Queue[T]) Len() int { return len(q.items) }
-
-// Get takes the next item, waiting at most timeout (0: no timeout) for one.
-// It returns ErrTimeout when the timeout passed first.
-func (q *Queue[T]) Get(p *Proc, timeout time.Duration, label string) (T, error) {
-	return q.get(p, timeout, label, false)
-}
-
-// Await is Get for a process that serves a request: it also returns
-// ErrCanceled when the request's client hangs up (its connection breaks),
-// as a select on an HTTP request's ctx.Done() would.
-func (q *Queue[T]) Await(p *Proc, timeout time.Duration, label string) (T, error) {
-	return q.get(p, timeout, label, p.reqConn != 0)
-}
-
-func (q *Queue[T]) get(p *Proc, timeout time.Duration, label string, cancel bool) (T, error) {
-	p.Point(label)
-	var zero T
-	if len(q.items) > 0 {
-		v := q.items[0]
-		q.items = q.items[1:]
-		return v, nil
-	}
-	q.waiters = append(q.waiters, p)
-	p.list = q
-	p.wantCancel = cancel
-	p.wait(timeout, label)
-	if p.err != nil {
-		return zero, p.err
-	}
-	return p.val.(T), nil
-}
-
-func (q *Queue[T]) drop(p *Proc) {
-	for i, w := range q.waiters {
-		if w == p {
-			q.waiters = append(q.waiters[:i], q.waiters[i+1:]...)
-			return
-		}
 	}
 }

@@ -264,3 +264,41 @@ func TestReusedProcessIgnoresItsPredecessorsWaits(t *testing.T) {
 	assert.Contains(t, strings.Join(timers, "\n"), "second: second get")
 	assert.NotContains(t, strings.Join(timers, "\n"), "first: get")
 }
+
+// TestNoteIsItsOwnGuard: Proc.Note needs no guard at its call site. Without
+// a recorder nothing is recorded; a kind the Filter refuses is left out but
+// keeps its event number, so the events after it are numbered as in the
+// full record of the same run.
+func TestNoteIsItsOwnGuard(t *testing.T) {
+	noter := func(string, *sim.Disk) sim.Node {
+		return sim.Program(func(p *sim.Proc) {
+			for i := range 3 {
+				p.Note("kept", fmt.Sprint("kept ", i), nil)
+				p.Note("refused", fmt.Sprint("refused ", i), nil)
+				p.Sleep(time.Second, "tick")
+			}
+		})
+	}
+	run := func(rec sim.Recorder, filter func(string) bool) {
+		w := sim.New(sim.Config{Entropy: sim.NewPCG(1), Recorder: rec, Filter: filter})
+		w.Add("n", noter)
+		t.Cleanup(w.Close)
+		require.NoError(t, w.Run())
+	}
+	lines := func(m *traces.Memory, skip string) []string {
+		var out []string
+		for _, e := range m.Events {
+			if e.Kind != skip {
+				out = append(out, fmt.Sprintf("%d %s %s", e.Seq, e.Kind, e.Desc()))
+			}
+		}
+		return out
+	}
+	run(nil, nil)
+	full, filtered := &traces.Memory{}, &traces.Memory{}
+	run(full, nil)
+	run(filtered, func(kind string) bool { return kind != "refused" })
+	assert.Len(t, lines(full, ""), len(lines(full, "refused"))+3, "the full record has the three refused notes")
+	assert.Equal(t, lines(full, "refused"), lines(filtered, ""),
+		"the filtered record is the full one without the refused notes, numbered the same")
+}

@@ -83,11 +83,11 @@ func (w *Web) read(p *sim.Proc, c *db.Conn) {
 	a := w.arrivals[w.reads%len(w.arrivals)]
 	w.reads++
 	id := fmt.Sprintf("%s#read.%d", p.Self(), w.reads)
-	if p.Recording() {
+	if sim.Recording(p) {
 		p.Note(hist.KindCall, fmt.Sprintf("read %d", a.ID), hist.Call{ID: id, Client: string(p.Self()), Op: "read", Sub: a.ID})
 	}
 	res, err := c.Exec(p, ReadStatus(a.ID).Named("read-status"))
-	if db.Unknown(err) || !p.Recording() {
+	if db.Unknown(err) || !sim.Recording(p) {
 		return
 	}
 	ret := hist.Return{ID: id, Code: 200, Sub: a.ID}

@@ -152,7 +152,7 @@ func (w *Worker) call(p *sim.Proc, c *client, r Request, timeout time.Duration) 
 		r.Proc = w.name
 	}
 	id := fmt.Sprintf("%s#%d.%d", w.name, w.inc, no)
-	if p.Recording() {
+	if sim.Recording(p) {
 		call := hist.Call{ID: id, Client: w.name, Op: string(r.Op), Sub: r.Sub, Token: r.Token, Gen: r.Gen, RequestID: r.RequestID, Verdict: r.Verdict}
 		if w.id != w.name {
 			call.WorkerID = w.id
@@ -181,7 +181,7 @@ func (w *Worker) call(p *sim.Proc, c *client, r Request, timeout time.Duration) 
 		return Reply{}, err
 	}
 	rep := m.Body.(Reply)
-	if p.Recording() {
+	if sim.Recording(p) {
 		ret := hist.Return{ID: id, Code: rep.Code, Sub: rep.Sub, Token: rep.Token}
 		if len(rep.Leases) > 0 {
 			l := rep.Leases[0]
@@ -485,7 +485,7 @@ func (w *Worker) answered(p *sim.Proc, key string, pd *pending, code int) {
 }
 
 func (w *Worker) note(p *sim.Proc, data any) {
-	if !p.Recording() {
+	if !sim.Recording(p) {
 		return
 	}
 	switch d := data.(type) {

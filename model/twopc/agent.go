@@ -91,7 +91,7 @@ func (a *Agent) main(p *sim.Proc) {
 }
 
 func (a *Agent) note(p *sim.Proc, n hist.Txn) {
-	if !p.Recording() {
+	if !sim.Recording(p) {
 		return
 	}
 	n.By, n.Participant = a.name, string(a.db)

@@ -93,7 +93,7 @@ func (c *Coordinator) main(p *sim.Proc) {
 }
 
 func (c *Coordinator) note(p *sim.Proc, n hist.Txn) {
-	if !p.Recording() {
+	if !sim.Recording(p) {
 		return
 	}
 	n.By = c.name

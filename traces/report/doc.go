@@ -69,7 +69,7 @@
 // the trace (traces.ReadAll or traces.Memory), the violations, the minimized
 // schedule as lines (sim.Action.String), probes and checker timings.
 //
-// The kernel's texts it parses (package sim, world.go): send and deliver
+// The kernel's texts it parses (package sim): send and deliver
 // "#<id> <from>-><to>[ conn=<n>] <body>", drop "#<id> <reason>", dup
 // "#<id> copied as #<id2>", start and restart "incarnation <n>", crash
 // "<why>", and fault events whose data is the sim.Action as JSON (kind, node,
