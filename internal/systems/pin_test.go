@@ -17,6 +17,7 @@ import (
 	"github.com/fencesim/fencesim/model/outbox"
 	outboxharness "github.com/fencesim/fencesim/model/outbox/harness"
 	"github.com/fencesim/fencesim/model/twopc"
+	twopcharness "github.com/fencesim/fencesim/model/twopc/harness"
 	"github.com/fencesim/fencesim/sim"
 )
 
@@ -85,10 +86,10 @@ func drawnWorlds(t *testing.T, d Design) []map[string]any {
 				add(seed, string(mode), w.Design.JSON(), w.Design.Validate())
 			}
 		case outbox.Design:
-			w, _ := outbox.DrawWorld(r(), v)
+			w, _ := outboxharness.DrawWorld(r(), v)
 			add(seed, "", w.JSON(), w.Validate())
 		case twopc.Design:
-			w := twopc.DrawWorld(r(), v)
+			w := twopcharness.DrawWorld(r(), v)
 			// A drawn world writes its transactions out: txns, first_txn
 			// and txn_every are what its plan does.
 			m := map[string]any{}

@@ -2,10 +2,11 @@ package outbox
 
 import (
 	"encoding/json"
-	"github.com/fencesim/fencesim/model/design"
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/fencesim/fencesim/model/design"
 )
 
 // Knob switches one mechanism of system B off, or to its known-bad
@@ -28,13 +29,13 @@ type KnobInfo = design.KnobInfo[Knob]
 
 // Knobs is the registry, in the order of docs/systems.md's table.
 var Knobs = design.Registry[Knob]{
-	{Knob: CheckThenInsert, Removes: "the unique constraint on the idempotency key (an application check before the insert instead)", Harmful: true, CaughtBy: []string{"PB1"}, Faults: "two handlers racing on one key"},
-	{Knob: SendBeforeCommit, Removes: "the transactional outbox (the handler publishes before COMMIT)", Harmful: true, CaughtBy: []string{"PB2"}, Faults: "a handler crash or a lost publish between publish and commit"},
-	{Knob: MarkSentBeforePublish, Removes: "publish-then-mark order in the relay", Harmful: true, CaughtBy: []string{"PB2", "PB3"}, Faults: "a relay crash between mark and publish"},
-	{Knob: KeyIncludesDeliveryTime, Removes: "a stable key (the delivery timestamp is part of it)", Harmful: true, CaughtBy: []string{"PB1"}, Faults: "a redelivery with a new timestamp"},
-	{Knob: ConflictIs500, Removes: "a duplicate answered as success", Harmful: true, CaughtBy: []string{"PB5"}, Faults: "a lost success answer, then a redelivery"},
-	{Knob: EditInPlaceRefund, Removes: "compensating ledger entries (the refund edits the original row)", Harmful: true, CaughtBy: []string{"PB4"}, Faults: "any refund"},
-	{Knob: ConsumerWithoutDedup, Removes: "the consumer's dedup by message id", Harmful: true, CaughtBy: []string{"PB3"}, Faults: "a broker redelivery or a relay publishing twice"},
+	{Knob: CheckThenInsert, Removes: "the unique constraint on the idempotency key (an application check before the insert instead)", Harmful: true, CaughtBy: []string{"PB1"}, Faults: "two handlers racing on one key", Scenarios: []string{"B.2"}},
+	{Knob: SendBeforeCommit, Removes: "the transactional outbox (the handler publishes before COMMIT)", Harmful: true, CaughtBy: []string{"PB2"}, Faults: "a handler crash or a lost publish between publish and commit", Scenarios: []string{"B.3"}},
+	{Knob: MarkSentBeforePublish, Removes: "publish-then-mark order in the relay", Harmful: true, CaughtBy: []string{"PB2", "PB3"}, Faults: "a relay crash between mark and publish", Scenarios: []string{"B.3"}},
+	{Knob: KeyIncludesDeliveryTime, Removes: "a stable key (the delivery timestamp is part of it)", Harmful: true, CaughtBy: []string{"PB1"}, Faults: "a redelivery with a new timestamp", Scenarios: []string{"B.1"}},
+	{Knob: ConflictIs500, Removes: "a duplicate answered as success", Harmful: true, CaughtBy: []string{"PB5"}, Faults: "a lost success answer, then a redelivery", Scenarios: []string{"B.6"}},
+	{Knob: EditInPlaceRefund, Removes: "compensating ledger entries (the refund edits the original row)", Harmful: true, CaughtBy: []string{"PB4"}, Faults: "any refund", Scenarios: []string{"B.4"}},
+	{Knob: ConsumerWithoutDedup, Removes: "the consumer's dedup by message id", Harmful: true, CaughtBy: []string{"PB3"}, Faults: "a broker redelivery or a relay publishing twice", Scenarios: []string{"B.7"}},
 }
 
 // KnobNames lists the knob names, sorted.
@@ -200,4 +201,18 @@ func (d Design) GiveUpAfter() time.Duration {
 		s += d.Backoff(i)
 	}
 	return s
+}
+
+// Patience is how long a sender must keep an event alive for PB5's
+// liveness half to hold under the generated faults: they end at the
+// heal-all, but a handler's session whose COMMIT was lost on its
+// connection still holds the key's row lock until the handler's db_timeout
+// closes it, and every redelivery meanwhile waits up to lock_timeout and
+// is answered 503 (the outcome is unknown). A sender that gives up sooner
+// gives up on an event whose work commits later (found by the drawn world:
+// db_timeout 30 s against a sender giving up after about 33 s). The
+// default design's sender (about 47 s of backoff) outlives its 15 s +
+// 10 s + 5 s + 10 s.
+func Patience(d Design) time.Duration {
+	return time.Duration(HealAt(FaultSpec(d))) + d.DBTimeout + d.LockTimeout + 10*time.Second
 }

@@ -52,9 +52,9 @@ func (wl Workload) Validate() error {
 	return nil
 }
 
-// drawEvent draws the i-th event's time, amount, copies (and their gap)
+// DrawEvent draws the i-th event's time, amount, copies (and their gap)
 // and who sends it: a provider's event id, a browser's key, or no key.
-func (wl Workload) drawEvent(r sim.Rand, i int) Event {
+func (wl Workload) DrawEvent(r sim.Rand, i int) Event {
 	e := Event{
 		At:      time.Duration(r.Uint64n("event-at", uint64(wl.Window/time.Millisecond)+1)) * time.Millisecond,
 		Amount:  int64(100 * (1 + r.Uint64n("amount", 5))),
@@ -83,7 +83,7 @@ func (wl Workload) Draw(r sim.Rand) []Event {
 	}
 	out := make([]Event, wl.Events)
 	for i := range out {
-		e := wl.drawEvent(r, i)
+		e := wl.DrawEvent(r, i)
 		e.Refund = e.Event != "" && r.Uint64n("refund", 4) == 3
 		out[i] = e
 	}

@@ -44,7 +44,7 @@ func TestGenericFindsEveryKnob(t *testing.T) {
 	t.Run("default", func(t *testing.T) {
 		var last *Outcome
 		start := time.Now()
-		res := hunt.Run("default", knobBudget, 1, Property(outbox.Default(), outbox.Moderate, nil, &last))
+		res := hunt.Run("default", knobBudget, 1, Property(outbox.Default(), Moderate, nil, &last))
 		if res.Found {
 			t.Fatalf("the default design failed after %d runs:\n%s", res.Runs, last.Summary())
 		}
@@ -61,7 +61,7 @@ func TestGenericFindsEveryKnob(t *testing.T) {
 			d := outbox.Default().MustWith(k.Knob)
 			var last *Outcome
 			start := time.Now()
-			res := hunt.Run(string(k.Knob), knobBudget, 1, Property(d, outbox.Moderate, k.CaughtBy, &last))
+			res := hunt.Run(string(k.Knob), knobBudget, 1, Property(d, Moderate, k.CaughtBy, &last))
 			took := time.Since(start)
 			require.Truef(t, res.Found, "knob %s was not caught by %v within %d rapid runs", k.Knob, k.CaughtBy, knobBudget)
 			require.NotNil(t, last)
@@ -122,7 +122,7 @@ func TestRunsToDetect(t *testing.T) {
 		if k.Knob != "" {
 			d = d.MustWith(k.Knob)
 		}
-		runs := hunt.Detect(string(k.Knob), 1000, 5, Property(d, outbox.Moderate, k.CaughtBy, nil))
+		runs := hunt.Detect(string(k.Knob), 1000, 5, Property(d, Moderate, k.CaughtBy, nil))
 		first, n := hunt.Seeds(500, func(s uint64) bool {
 			o := RunSeed(d, s)
 			return (k.Knob == "" && !o.OK()) || (k.Knob != "" && caught(o, k.CaughtBy))
@@ -131,7 +131,7 @@ func TestRunsToDetect(t *testing.T) {
 		if k.Knob != "" {
 			// The counterexample shrunk with time to spare: its world.
 			var last *Outcome
-			hunt.RunShrink(string(k.Knob), 1000, 1, 10*time.Second, Property(d, outbox.Moderate, k.CaughtBy, &last))
+			hunt.RunShrink(string(k.Knob), 1000, 1, 10*time.Second, Property(d, Moderate, k.CaughtBy, &last))
 			if last != nil {
 				stop := "decided at the settled end"
 				if _, at, ok := Stop(last); ok {

@@ -23,7 +23,7 @@ import (
 // partitions, broker redelivery). A failure prints the shrunk schedule;
 // rapid's fail file replays it (-rapid.failfile).
 func TestProperties(t *testing.T) {
-	rapid.Check(t, Property(outbox.Default(), outbox.Moderate, nil, nil))
+	rapid.Check(t, Property(outbox.Default(), Moderate, nil, nil))
 }
 
 // sweep runs the default design over seeds [1, n] and counts failures and

@@ -6,7 +6,6 @@ import (
 
 	check "github.com/fencesim/fencesim/checker/outbox"
 	"github.com/fencesim/fencesim/clock"
-	"github.com/fencesim/fencesim/model/outbox"
 	"github.com/fencesim/fencesim/sim"
 )
 
@@ -25,7 +24,7 @@ var prefixClosed = map[string]func(*check.History) check.Verdict{
 // Stop replays a failed run only up to its first violation: the earliest
 // event after which the trace fails the first of its failed properties
 // that a prefix decides (prefixClosed), replayed with the same inputs to
-// that instant (outbox.SimulateUntil) and judged. It returns the stopped
+// that instant (PlayUntil) and judged. It returns the stopped
 // run and the violation's time; ok is false when the run failed no such
 // property (a failure of PB2, PB3 or PB5 alone is decided at its settled
 // end), or the stopped run does not fail it again.
@@ -52,7 +51,7 @@ func Stop(o *Outcome) (stopped *Outcome, at clock.Time, ok bool) {
 		return nil, 0, false
 	}
 	at = clock.Time(o.Trace[n-1].T)
-	s := Judge(outbox.SimulateUntil(o.Design, o.World.Workload, o.Events, o.Schedule, sim.NewPCG(o.Seed), at))
+	s := Judge(PlayUntil(o.Design, o.World.Workload, o.Events, o.Schedule, sim.NewPCG(o.Seed), at))
 	s.Seed, s.Profile = o.Seed, o.Profile
 	return s, at, slices.Contains(s.Failed(), prop)
 }

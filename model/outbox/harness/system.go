@@ -13,6 +13,7 @@ import (
 	"github.com/fencesim/fencesim/model/contract"
 	"github.com/fencesim/fencesim/model/design"
 	"github.com/fencesim/fencesim/model/outbox"
+	"github.com/fencesim/fencesim/model/outbox/scenario"
 	"github.com/fencesim/fencesim/sim"
 	"github.com/fencesim/fencesim/traces"
 )
@@ -36,7 +37,7 @@ func (System) Title() string { return "B: idempotent receiver + transactional ou
 func (System) Knobs() []contract.Knob {
 	var out []contract.Knob
 	for _, k := range outbox.Knobs {
-		out = append(out, contract.Knob{Name: string(k.Knob), Removes: k.Removes, Harmful: k.Harmful, CaughtBy: k.CaughtBy, Faults: k.Faults})
+		out = append(out, contract.Knob{Name: string(k.Knob), Removes: k.Removes, Harmful: k.Harmful, CaughtBy: k.CaughtBy, Faults: k.Faults, Scenarios: k.Scenarios})
 	}
 	return out
 }
@@ -88,25 +89,25 @@ func (System) NewDesign(knobs, sets []string, file []byte) (contract.Design, err
 func intensity(f contract.Faults) sim.Intensity {
 	switch f {
 	case contract.Heavy:
-		return outbox.Heavy
+		return Heavy
 	case contract.None:
-		return outbox.None
+		return None
 	}
-	return outbox.Moderate
+	return Moderate
 }
 
 // Draw implements contract.System: the world drawn from the seed (the
 // parameters the user set kept), then the faults of the intensity placed
-// on its reference run (outbox.DrawSeed), or the ones given.
+// on its reference run (DrawSeed), or the ones given.
 func (System) Draw(dd contract.Design, seed uint64, f contract.Faults, o contract.Options) (*contract.World, error) {
 	d := dd.Value().(outbox.Design)
-	var x outbox.Seeded
+	var x Seeded
 	var err error
 	if o.Given {
-		x.Design, x.Workload = outbox.DrawWorld(sim.NewPCG(seed).Stream("world"), d)
+		x.Design, x.Workload = DrawWorld(sim.NewPCG(seed).Stream("world"), d)
 		x.Schedule = o.Schedule
 	} else {
-		x, err = outbox.DrawSeed(d, seed, intensity(f))
+		x, err = DrawSeed(d, seed, intensity(f))
 	}
 	w := &contract.World{Seed: seed, Schedule: x.Schedule, Profile: x.Profile.String(), Nodes: outbox.NamesOf(x.Design).All(), V: x}
 	if o.Given {
@@ -115,18 +116,18 @@ func (System) Draw(dd contract.Design, seed uint64, f contract.Faults, o contrac
 	return w, err
 }
 
-// Play implements contract.System: outbox.Simulate (the model records
+// Play implements contract.System: Play (the model records
 // every event), the trace header written from the drawn world.
 func (System) Play(w *contract.World, _ contract.Options) *contract.Outcome {
-	x := w.V.(outbox.Seeded)
-	out := outbox.Simulate(x.Design, x.Workload, x.Workload.Plan, x.Schedule, sim.NewPCG(w.Seed))
+	x := w.V.(Seeded)
+	out := Play(x.Design, x.Workload, x.Workload.Plan, x.Schedule, sim.NewPCG(w.Seed))
 	out.Seed = w.Seed
 	return outcome(w, x.Workload, x.Workload.Plan, out)
 }
 
 // outcome puts a model's run behind contract.Outcome with its trace
 // header.
-func outcome(w *contract.World, wl outbox.Workload, events []outbox.Event, out *outbox.Outcome) *contract.Outcome {
+func outcome(w *contract.World, wl outbox.Workload, events []outbox.Event, out *Played) *contract.Outcome {
 	return &contract.Outcome{World: w, Header: Header(out.Design, wl, events, out.Seed, out.Schedule), Events: out.Trace, Schedule: out.Schedule, Err: out.Err, V: out}
 }
 
@@ -177,8 +178,8 @@ func (System) Judge(o *contract.Outcome) *contract.Result {
 		r.Verdicts = append(r.Verdicts, checker.Verdict{Property: name, OK: v.OK, Message: strings.Join(v.Why, "; "), Events: v.Events})
 	}
 	r.Probes = probes
-	var m outbox.Metrics
-	if out, ok := o.V.(*outbox.Outcome); ok {
+	var m Metrics
+	if out, ok := o.V.(*Played); ok {
 		m = out.Metrics
 	}
 	r.Metrics = []contract.Metric{
@@ -212,21 +213,56 @@ func (s System) Replay(h traces.Header) (*contract.Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := outbox.Simulate(d, wl, events, sched, sim.NewPCG(h.Seed))
+	out := Play(d, wl, events, sched, sim.NewPCG(h.Seed))
 	out.Seed = h.Seed
 	r := s.Judge(outcome(nil, wl, events, out))
 	r.Hash = traces.HashOf(r.Header, r.Events)
 	return r, nil
 }
 
-// Scenarios implements contract.System: system B has no table of named
-// scenarios (its scenarios are the named tests of model/outbox).
+// Scenarios implements contract.System: B.1-B.7, each played on its own
+// plan and faults (model/outbox/scenario).
 func (System) Scenarios() (string, bool, error) {
-	return "(system B has no table of named scenarios: its scenarios are the named tests of model/outbox, go test ./model/outbox -run Scenario)\n", true, nil
+	rs := map[string]scenario.Result{}
+	ok := true
+	for _, s := range scenario.All() {
+		_, r, err := s.Run()
+		if err != nil {
+			return "", false, err
+		}
+		rs[s.ID] = r
+		ok = ok && r.OK()
+	}
+	return scenario.Table(scenario.All(), rs), ok, nil
 }
 
-// KnobScenario implements contract.System: not supported.
-func (System) KnobScenario(string) (bool, string, bool, error) { return false, "", false, nil }
+// KnobScenario implements contract.System: the scenarios of the knob's
+// mechanism (the registry's Scenarios) played with the knob on.
+func (System) KnobScenario(knob string) (bool, string, bool, error) {
+	info, ok := outbox.Info(outbox.Knob(knob))
+	if !ok {
+		return false, "", false, fmt.Errorf("unknown knob %q for the outbox", knob)
+	}
+	for _, id := range info.Scenarios {
+		s, ok := scenario.ByID(id)
+		if !ok {
+			continue
+		}
+		_, r, err := s.Run(info.Knob)
+		if err != nil {
+			return false, "", true, err
+		}
+		if !r.OK() {
+			why := append(append([]string(nil), r.Broken...), r.Failed...)
+			by := id + ": " + why[0]
+			if len(why) > 1 {
+				by += fmt.Sprintf(" (+%d more)", len(why)-1)
+			}
+			return true, by, true, nil
+		}
+	}
+	return false, "", len(info.Scenarios) > 0, nil
+}
 
 // Property implements contract.System: Property, every property watched.
 func (s System) Property(dd contract.Design, f contract.Faults, failed func(traces.Header)) func(*rapid.T) {
@@ -236,7 +272,7 @@ func (s System) Property(dd contract.Design, f contract.Faults, failed func(trac
 		last = nil
 		defer func() {
 			if last != nil && failed != nil {
-				o := last.Outcome
+				o := last.Played
 				failed(Header(o.Design, o.Workload, o.Events, o.Seed, o.Schedule))
 			}
 		}()

@@ -160,7 +160,7 @@ func RunSeedWith(d twopc.Design, seed uint64, in sim.Intensity) *Outcome {
 }
 
 // Property is the rapid property of a design, the generic search under
-// rapid: draw the world (twopc.DrawWorld, so that a failure shrinks toward
+// rapid: draw the world (DrawWorld, so that a failure shrinks toward
 // the smallest world), a seed for the network's and the nodes' streams,
 // run the world's reference, draw the faults on it (SearchFaults, each
 // list a rapid slice so that shrinking deletes whole faults), run under
@@ -171,7 +171,7 @@ func RunSeedWith(d twopc.Design, seed uint64, in sim.Intensity) *Outcome {
 func (h Harness) Property(d twopc.Design, in sim.Intensity, watch []string, last **Outcome) func(*rapid.T) {
 	return func(t *rapid.T) {
 		r := sim.NewRapid(t)
-		dw := twopc.DrawWorld(r, d)
+		dw := DrawWorld(r, d)
 		seed := r.Uint64n("seed", 1<<20)
 		ent := sim.NewPCG(seed)
 		ref, err := h.NewReference(dw, ent)

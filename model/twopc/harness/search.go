@@ -128,12 +128,12 @@ type Seeded struct {
 }
 
 // DrawSeed draws what fencesim explore plays for a seed: the world from
-// the seed's "world" stream (twopc.DrawWorld: the design's pinned
+// the seed's "world" stream (DrawWorld: the design's pinned
 // parameters kept), the world's reference run, and the faults from the
 // "faults" stream (SearchFaults). Run it with sim.NewPCG(seed).
 func (h Harness) DrawSeed(base twopc.Design, seed uint64, in sim.Intensity) (Seeded, error) {
 	ent := sim.NewPCG(seed)
-	d := twopc.DrawWorld(ent.Stream("world"), base)
+	d := DrawWorld(ent.Stream("world"), base)
 	x := Seeded{Design: d}
 	ref, err := h.NewReference(d, ent)
 	if err != nil {

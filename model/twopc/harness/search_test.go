@@ -24,7 +24,7 @@ func (zero) Uint64n(string, uint64) uint64 { return 0 }
 func TestReferenceMatchesFaultyRun(t *testing.T) {
 	h := DefaultHarness()
 	for seed := uint64(1); seed <= 20; seed++ {
-		d := twopc.DrawWorld(sim.NewPCG(seed).Stream("world"), twopc.Default())
+		d := DrawWorld(sim.NewPCG(seed).Stream("world"), twopc.Default())
 		ref, err := h.NewReference(d, sim.NewPCG(seed))
 		require.NoError(t, err)
 		require.NotEmpty(t, ref.Links)
@@ -48,7 +48,7 @@ func TestReferenceMatchesFaultyRun(t *testing.T) {
 // TestSearchFaultsZeroIsNoFault: a zero draw of the search is no fault.
 func TestSearchFaultsZeroIsNoFault(t *testing.T) {
 	h := DefaultHarness()
-	d := twopc.DrawWorld(zero{}, twopc.Default())
+	d := DrawWorld(zero{}, twopc.Default())
 	ref, err := h.NewReference(d, sim.NewPCG(0))
 	require.NoError(t, err)
 	s, p := h.SearchFaults(zero{}, nil, d, ref, Moderate)

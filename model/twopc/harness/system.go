@@ -104,7 +104,7 @@ func (System) Draw(dd contract.Design, seed uint64, f contract.Faults, o contrac
 	var x Seeded
 	var err error
 	if o.Given {
-		x.Design, x.Schedule = twopc.DrawWorld(sim.NewPCG(seed).Stream("world"), d), o.Schedule
+		x.Design, x.Schedule = DrawWorld(sim.NewPCG(seed).Stream("world"), d), o.Schedule
 	} else {
 		x, err = DefaultHarness().DrawSeed(d, seed, intensity(f))
 	}

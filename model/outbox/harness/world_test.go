@@ -1,4 +1,4 @@
-package outbox_test
+package harness_test
 
 import (
 	"strings"
@@ -11,6 +11,8 @@ import (
 	check "github.com/fencesim/fencesim/checker/outbox"
 	"github.com/fencesim/fencesim/clock"
 	"github.com/fencesim/fencesim/model/outbox"
+	"github.com/fencesim/fencesim/model/outbox/harness"
+	"github.com/fencesim/fencesim/model/outbox/scenario"
 	"github.com/fencesim/fencesim/sim"
 	"github.com/fencesim/fencesim/traces"
 )
@@ -24,7 +26,7 @@ func (zero) Uint64n(string, uint64) uint64 { return 0 }
 // design's own timings: one provider event sent once, one handler, one
 // sender, one relay.
 func TestDrawWorldZeroIsSmallest(t *testing.T) {
-	d, wl := outbox.DrawWorld(zero{}, outbox.Default())
+	d, wl := harness.DrawWorld(zero{}, outbox.Default())
 	want := outbox.Default()
 	want.Handlers, want.Senders, want.Relays = 1, 1, 1
 	assert.Equal(t, want, d)
@@ -41,15 +43,15 @@ func TestDrawWorldZeroIsSmallest(t *testing.T) {
 func TestDrawWorldRanges(t *testing.T) {
 	seen := map[string]int{}
 	for seed := uint64(1); seed <= 300; seed++ {
-		d, wl := outbox.DrawWorld(sim.NewPCG(seed).Stream("world"), outbox.Default())
+		d, wl := harness.DrawWorld(sim.NewPCG(seed).Stream("world"), outbox.Default())
 		require.NoError(t, d.Validate(), "seed %d", seed)
 		require.NoError(t, wl.Validate(), "seed %d", seed)
 		assert.GreaterOrEqual(t, d.GiveUpAfter(), outbox.Patience(d), "seed %d: the sender outlives the faults", seed)
-		assert.LessOrEqual(t, d.Handlers, outbox.MaxHandlers)
-		assert.LessOrEqual(t, d.Senders, outbox.MaxSenders)
-		assert.LessOrEqual(t, d.Relays, outbox.MaxRelays)
+		assert.LessOrEqual(t, d.Handlers, harness.MaxHandlers)
+		assert.LessOrEqual(t, d.Senders, harness.MaxSenders)
+		assert.LessOrEqual(t, d.Relays, harness.MaxRelays)
 		require.NotEmpty(t, wl.Plan)
-		assert.LessOrEqual(t, len(wl.Plan), outbox.MaxEvents)
+		assert.LessOrEqual(t, len(wl.Plan), harness.MaxEvents)
 		if d.Handlers > 1 {
 			seen["handlers"]++
 		}
@@ -97,8 +99,8 @@ func TestDrawWorldKeepsPinned(t *testing.T) {
 	pinned.Pinned = []string{"handlers", "db_timeout", "max_attempts"}
 	require.NoError(t, pinned.Validate())
 	for seed := uint64(1); seed <= 50; seed++ {
-		d, wl := outbox.DrawWorld(sim.NewPCG(seed).Stream("world"), pinned)
-		free, wl2 := outbox.DrawWorld(sim.NewPCG(seed).Stream("world"), base)
+		d, wl := harness.DrawWorld(sim.NewPCG(seed).Stream("world"), pinned)
+		free, wl2 := harness.DrawWorld(sim.NewPCG(seed).Stream("world"), base)
 		assert.Equal(t, 7, d.Handlers)
 		assert.Equal(t, 2*time.Second, d.DBTimeout)
 		assert.Equal(t, 30, d.MaxAttempts)
@@ -123,9 +125,10 @@ func TestKeyReusedByAnotherSender(t *testing.T) {
 		{At: 0, Event: "evt_1", Payload: "order-1", Amount: 300, Copies: 1},
 		{At: time.Second, Event: "evt_1", Payload: "order-1-again", Amount: 500, Copies: 2, Gap: time.Millisecond, Sender: 1},
 	}
-	o := scenario(t, d, plan, nil)
-	h := history(t, o)
-	charges := rows(o, "db", outbox.TCharges)
+	o := play(t, d, plan, nil)
+	require.NotNil(t, o.History)
+	h := o.History
+	charges := scenario.Rows(o, "db", outbox.TCharges)
 	require.Len(t, charges, 1, "one charge for the key")
 	assert.Equal(t, int64(300), charges[0]["amount"], "the first payload's amount")
 	require.Len(t, h.Calls, 3)
@@ -137,7 +140,7 @@ func TestKeyReusedByAnotherSender(t *testing.T) {
 	}
 	assert.Equal(t, map[string]bool{"sender": true, "sender-2": true}, clients)
 	assert.True(t, strings.HasPrefix(h.Calls[1].ID, "s2."), "the second sender's calls have ids of their own: %s", h.Calls[1].ID)
-	assert.Len(t, rows(o, "consumer-db", outbox.TEffects), 1)
+	assert.Len(t, scenario.Rows(o, "consumer-db", outbox.TEffects), 1)
 }
 
 // TestTwoRelaysPublishAtLeastOnce: two relays polling one outbox may both
@@ -149,14 +152,15 @@ func TestTwoRelaysPublishAtLeastOnce(t *testing.T) {
 	for i := range 4 {
 		plan = append(plan, outbox.Event{At: time.Duration(i) * 300 * time.Millisecond, Event: "evt_" + string(rune('a'+i)), Payload: "order-" + string(rune('a'+i)), Amount: 100, Copies: 1})
 	}
-	o := scenario(t, d, plan, nil)
-	h := history(t, o)
+	o := play(t, d, plan, nil)
+	require.NotNil(t, o.History)
+	h := o.History
 	from := map[string]bool{}
 	for _, p := range h.Publishes {
 		from[p.From] = true
 	}
 	assert.Equal(t, map[string]bool{"relay": true, "relay-2": true}, from, "both relays publish")
-	assert.Len(t, rows(o, "consumer-db", outbox.TEffects), 4, "each message applied once")
+	assert.Len(t, scenario.Rows(o, "consumer-db", outbox.TEffects), 4, "each message applied once")
 }
 
 // TestReferenceMatchesFaultyRun: up to its first fault a faulty run is the
@@ -166,8 +170,8 @@ func TestTwoRelaysPublishAtLeastOnce(t *testing.T) {
 // it was placed after.
 func TestReferenceMatchesFaultyRun(t *testing.T) {
 	for seed := uint64(1); seed <= 20; seed++ {
-		d, wl := outbox.DrawWorld(sim.NewPCG(seed).Stream("world"), outbox.Default())
-		ref, err := outbox.NewReference(d, wl, wl.Plan, sim.NewPCG(seed))
+		d, wl := harness.DrawWorld(sim.NewPCG(seed).Stream("world"), outbox.Default())
+		ref, err := harness.NewReference(d, wl, wl.Plan, sim.NewPCG(seed))
 		require.NoError(t, err)
 		require.NotEmpty(t, ref.Links)
 		require.NotEmpty(t, ref.Nodes)
@@ -176,7 +180,7 @@ func TestReferenceMatchesFaultyRun(t *testing.T) {
 		n := len(l.At)/2 + 1
 		s := sim.Schedule{{At: 0, Kind: sim.Message, Node: l.From, Peer: l.To, Count: n, Arg: sim.FateDup, FromStart: true},
 			{At: outbox.HealAt(outbox.FaultSpec(d)), Kind: sim.HealAll}}
-		o := outbox.Simulate(d, wl, wl.Plan, s, sim.NewPCG(seed))
+		o := harness.Play(d, wl, wl.Plan, s, sim.NewPCG(seed))
 		require.NoError(t, o.Err)
 		fired := false
 		for _, e := range o.Trace {
@@ -192,10 +196,10 @@ func TestReferenceMatchesFaultyRun(t *testing.T) {
 // TestSearchFaultsZeroIsNoFault: a zero draw of the search is no fault at
 // all, only the heal-all.
 func TestSearchFaultsZeroIsNoFault(t *testing.T) {
-	d, wl := outbox.DrawWorld(zero{}, outbox.Default())
-	ref, err := outbox.NewReference(d, wl, wl.Plan, sim.NewPCG(0))
+	d, wl := harness.DrawWorld(zero{}, outbox.Default())
+	ref, err := harness.NewReference(d, wl, wl.Plan, sim.NewPCG(0))
 	require.NoError(t, err)
-	s, p := outbox.SearchFaults(zero{}, nil, d, ref, 8, 3)
+	s, p := harness.SearchFaults(zero{}, nil, d, ref, 8, 3)
 	assert.Equal(t, sim.Schedule{{At: outbox.HealAt(outbox.FaultSpec(d)), Kind: sim.HealAll}}, s)
 	assert.Equal(t, "no faults", p.String())
 }
@@ -205,12 +209,12 @@ func TestSearchFaultsZeroIsNoFault(t *testing.T) {
 // holds), bit for bit.
 func TestSeededRunReplays(t *testing.T) {
 	for seed := uint64(1); seed <= 10; seed++ {
-		x, err := outbox.DrawSeed(outbox.Default().MustWith(outbox.ConsumerWithoutDedup), seed, outbox.Moderate)
+		x, err := harness.DrawSeed(outbox.Default().MustWith(outbox.ConsumerWithoutDedup), seed, harness.Moderate)
 		require.NoError(t, err)
-		a := outbox.Simulate(x.Design, x.Workload, x.Workload.Plan, x.Schedule, sim.NewPCG(seed))
+		a := harness.Play(x.Design, x.Workload, x.Workload.Plan, x.Schedule, sim.NewPCG(seed))
 		d, err := outbox.ParseDesign(x.Design.JSON())
 		require.NoError(t, err)
-		b := outbox.Simulate(d, x.Workload, x.Workload.Plan, x.Schedule, sim.NewPCG(seed))
+		b := harness.Play(d, x.Workload, x.Workload.Plan, x.Schedule, sim.NewPCG(seed))
 		require.NoError(t, a.Err)
 		h := traces.Header{System: "outbox", Seed: seed}
 		assert.Equal(t, traces.HashOf(h, a.Trace), traces.HashOf(h, b.Trace), "seed %d", seed)
@@ -218,4 +222,17 @@ func TestSeededRunReplays(t *testing.T) {
 		require.NoError(t, err)
 		assert.NotEmpty(t, v.Calls)
 	}
+}
+
+// play runs a hand-written plan and schedule (scenario.PlayPlan adds the
+// heal-all) and requires every property to hold.
+func play(t *testing.T, d outbox.Design, plan []outbox.Event, s sim.Schedule) *scenario.Outcome {
+	t.Helper()
+	o := scenario.PlayPlan(d, plan, s)
+	require.NoError(t, o.Err)
+	require.True(t, o.Metrics.Settled, "the run must settle:\n%s", o.Summary())
+	for _, v := range o.Verdicts {
+		assert.True(t, v.OK, "%s", v)
+	}
+	return o
 }

@@ -1,4 +1,4 @@
-package outbox_test
+package harness_test
 
 import (
 	"testing"

@@ -1,9 +1,11 @@
-package twopc
+package harness
 
 import (
 	"fmt"
 	"slices"
 	"time"
+
+	"github.com/fencesim/fencesim/model/twopc"
 
 	"github.com/fencesim/fencesim/sim"
 )
@@ -15,7 +17,7 @@ import (
 // world with the design's own timings: two participants, one coordinator,
 // no standby, one transaction.
 
-// World sizes: the largest world DrawWorld draws.
+// twopc.World sizes: the largest world DrawWorld draws.
 const (
 	MaxParticipants = 4
 	MaxCoordinators = 2
@@ -39,7 +41,7 @@ const (
 //   - the vote, request, retry, agent and lock timings and
 //     max_prepared_transactions, each the design's value or one of a few
 //     others within its valid range.
-func DrawWorld(r sim.Rand, base Design) Design {
+func DrawWorld(r sim.Rand, base twopc.Design) twopc.Design {
 	d := base
 	d.Knobs = slices.Clone(base.Knobs)
 	d.Pinned = slices.Clone(base.Pinned)
@@ -91,8 +93,8 @@ func DrawWorld(r sim.Rand, base Design) Design {
 	if !free("first_txn") {
 		at = base.FirstTxn
 	}
-	var plan []TxnAt
-	names := NamesOf(d).Started
+	var plan []twopc.TxnAt
+	names := twopc.NamesOf(d).Started
 	for i := range n {
 		if i > 0 {
 			gap := []time.Duration{d.TxnEvery, 0, 2 * time.Millisecond, 50 * time.Millisecond, 300 * time.Millisecond}[r.Uint64n("txn-gap", 5)]
@@ -105,7 +107,7 @@ func DrawWorld(r sim.Rand, base Design) Design {
 		if c == names[0] {
 			c = "" // the first coordinator, as a plan without coordinators says
 		}
-		plan = append(plan, TxnAt{At: at, GID: fmt.Sprintf("x%d", i+1), Coordinator: c})
+		plan = append(plan, twopc.TxnAt{At: at, GID: fmt.Sprintf("x%d", i+1), Coordinator: c})
 	}
 	// A design that lists its transactions, or names them, keeps them.
 	if len(base.Schedule) == 0 && len(base.GIDs) == 0 {

@@ -1,4 +1,4 @@
-package outbox_test
+package scenario_test
 
 import (
 	"testing"
@@ -11,21 +11,18 @@ import (
 	"github.com/fencesim/fencesim/clock"
 	"github.com/fencesim/fencesim/model/db"
 	"github.com/fencesim/fencesim/model/outbox"
-	"github.com/fencesim/fencesim/model/outbox/harness"
+	"github.com/fencesim/fencesim/model/outbox/scenario"
 	"github.com/fencesim/fencesim/sim"
 	"github.com/fencesim/fencesim/traces/hist"
 )
 
 func at(d time.Duration) clock.Time { return clock.Time(d) }
 
-// scenario runs a hand-written plan and schedule (ending with heal-all at
-// outbox.HealAt) and requires every property to hold.
-func scenario(t *testing.T, d outbox.Design, plan []outbox.Event, s sim.Schedule) *harness.Outcome {
+// play runs a hand-written plan and schedule (scenario.PlayPlan adds the
+// heal-all) and requires every property to hold.
+func play(t *testing.T, d outbox.Design, plan []outbox.Event, s sim.Schedule) *scenario.Outcome {
 	t.Helper()
-	s = append(s, sim.Action{At: outbox.HealAt(outbox.FaultSpec(d)), Kind: sim.HealAll})
-	wl := outbox.DefaultWorkload()
-	wl.Plan = plan
-	o := harness.Simulate(d, wl, plan, s, sim.NewPCG(1))
+	o := scenario.PlayPlan(d, plan, s)
 	require.NoError(t, o.Err)
 	require.True(t, o.Metrics.Settled, "the run must settle:\n%s", o.Summary())
 	for _, v := range o.Verdicts {
@@ -34,11 +31,9 @@ func scenario(t *testing.T, d outbox.Design, plan []outbox.Event, s sim.Schedule
 	return o
 }
 
-func rows(o *harness.Outcome, node, table string) []db.Row {
-	return o.World.Node(node).(*db.Node).Rows(table)
-}
+func rows(o *scenario.Outcome, node, table string) []db.Row { return scenario.Rows(o, node, table) }
 
-func history(t *testing.T, o *harness.Outcome) *check.History {
+func history(t *testing.T, o *scenario.Outcome) *check.History {
 	require.NotNil(t, o.History, "the trace decodes")
 	return o.History
 }
@@ -56,7 +51,7 @@ func TestResendSamePayloadOneEffect(t *testing.T) {
 	for _, h := range outbox.NamesOf(d).Handlers {
 		s = append(s, sim.Action{At: 0, Kind: sim.Loss, Node: h, Peer: "sender", Rate: 1_000_000, For: 200 * time.Millisecond})
 	}
-	o := scenario(t, d, plan, s)
+	o := play(t, d, plan, s)
 	h := history(t, o)
 
 	assert.Len(t, rows(o, "db", outbox.TCharges), 1, "one charge row")
@@ -102,7 +97,7 @@ func TestKillRelayBetweenCommitAndPublish(t *testing.T) {
 		// The relay is down from before the commit until 3 s: the outbox
 		// row waits; after the restart the relay publishes it.
 		s := sim.Schedule{{At: 0, Kind: sim.Crash, Node: "relay"}, {At: at(3 * time.Second), Kind: sim.Restart, Node: "relay"}}
-		o := scenario(t, d, plan, s)
+		o := play(t, d, plan, s)
 		h := history(t, o)
 		require.Len(t, rows(o, "db", outbox.TCharges), 1)
 		committedAt := h.Commits[0].At
@@ -123,7 +118,7 @@ func TestKillRelayBetweenCommitAndPublish(t *testing.T) {
 			{At: 0, Kind: sim.CrashAt, Node: "relay", Point: outbox.PointAfterPublish},
 			{At: at(3 * time.Second), Kind: sim.Restart, Node: "relay"},
 		}
-		o := scenario(t, d, plan, s)
+		o := play(t, d, plan, s)
 		h := history(t, o)
 		require.Len(t, rows(o, "db", outbox.TCharges), 1)
 		assert.Len(t, h.Publishes, 2, "published again after the restart")
@@ -146,7 +141,7 @@ func TestKillRelayBetweenCommitAndPublish(t *testing.T) {
 // stops.
 func TestKeylessRequestRefused(t *testing.T) {
 	plan := []outbox.Event{{Payload: "order-9", Amount: 100, Copies: 2}}
-	o := scenario(t, outbox.Default(), plan, nil)
+	o := play(t, outbox.Default(), plan, nil)
 	h := history(t, o)
 	require.Len(t, h.Calls, 2)
 	for _, c := range h.Calls {
@@ -171,7 +166,7 @@ func TestRefundIsCompensatingEntry(t *testing.T) {
 		{At: time.Second, Event: "evt_1", Payload: "order-1", Amount: 300, Copies: 1, Refund: true},
 		{At: 2 * time.Second, Event: "evt_2", Payload: "order-2", Amount: 200, Copies: 1},
 	}
-	o := scenario(t, outbox.Default(), plan, nil)
+	o := play(t, outbox.Default(), plan, nil)
 	ledger := rows(o, "db", outbox.TLedger)
 	require.Len(t, ledger, 3, "two charges and one compensating entry")
 	var charge, refund db.Row
@@ -201,7 +196,7 @@ func TestRefundIsCompensatingEntry(t *testing.T) {
 	bad := outbox.Default().MustWith(outbox.EditInPlaceRefund)
 	wl := outbox.DefaultWorkload()
 	wl.Plan = plan
-	ob := harness.Simulate(bad, wl, plan, sim.Schedule{{At: outbox.HealAt(outbox.FaultSpec(bad)), Kind: sim.HealAll}}, sim.NewPCG(1))
+	ob := scenario.Simulate(bad, wl, plan, sim.Schedule{{At: outbox.HealAt(outbox.FaultSpec(bad)), Kind: sim.HealAll}}, sim.NewPCG(1))
 	require.NoError(t, ob.Err)
 	lb := rows(ob, "db", outbox.TLedger)
 	require.Len(t, lb, 2)

@@ -1,8 +1,10 @@
-package twopc
+package harness
 
 import (
 	"testing"
 	"time"
+
+	"github.com/fencesim/fencesim/model/twopc"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -10,20 +12,15 @@ import (
 	"github.com/fencesim/fencesim/sim"
 )
 
-// zero draws 0 every time: what rapid shrinks toward.
-type zero struct{}
-
-func (zero) Uint64n(string, uint64) uint64 { return 0 }
-
 // TestDrawWorldZeroIsSmallest: the zero draw is the source's world: two
 // participants, one coordinator, one transaction at 100 ms, the design's
 // timings.
 func TestDrawWorldZeroIsSmallest(t *testing.T) {
-	d := DrawWorld(zero{}, Default())
-	want := Default()
-	want.Schedule = []TxnAt{{At: 100 * time.Millisecond, GID: "x1"}}
+	d := DrawWorld(zero{}, twopc.Default())
+	want := twopc.Default()
+	want.Schedule = []twopc.TxnAt{{At: 100 * time.Millisecond, GID: "x1"}}
 	assert.Equal(t, want, d)
-	assert.Equal(t, Default().Plan(), d.Plan(), "the same transaction as the default design's")
+	assert.Equal(t, twopc.Default().Plan(), d.Plan(), "the same transaction as the default design's")
 }
 
 // TestDrawWorldRanges: over many seeds the drawn worlds are valid, within
@@ -31,7 +28,7 @@ func TestDrawWorldZeroIsSmallest(t *testing.T) {
 func TestDrawWorldRanges(t *testing.T) {
 	seen := map[string]int{}
 	for seed := uint64(1); seed <= 300; seed++ {
-		d := DrawWorld(sim.NewPCG(seed).Stream("world"), Default())
+		d := DrawWorld(sim.NewPCG(seed).Stream("world"), twopc.Default())
 		require.NoError(t, d.Validate(), "seed %d", seed)
 		assert.LessOrEqual(t, d.Participants, MaxParticipants)
 		assert.LessOrEqual(t, d.Coordinators, MaxCoordinators)
@@ -52,7 +49,7 @@ func TestDrawWorldRanges(t *testing.T) {
 		if d.Cooperative {
 			seen["cooperative"]++
 		}
-		if d.VoteTimeout != Default().VoteTimeout {
+		if d.VoteTimeout != twopc.Default().VoteTimeout {
 			seen["timing"]++
 		}
 		for i, x := range plan {
@@ -74,7 +71,7 @@ func TestDrawWorldRanges(t *testing.T) {
 // list of transactions, keep the design's values; the other draws are the
 // same.
 func TestDrawWorldKeepsPinned(t *testing.T) {
-	base := Default()
+	base := twopc.Default()
 	base.Participants, base.VoteTimeout, base.Txns = 5, 7*time.Second, 2
 	pinned := base
 	pinned.Pinned = []string{"participants", "vote_timeout", "txns"}
@@ -88,11 +85,11 @@ func TestDrawWorldKeepsPinned(t *testing.T) {
 		assert.Equal(t, free.Coordinators, d.Coordinators, "seed %d", seed)
 		assert.Equal(t, free.LockTimeout, d.LockTimeout)
 	}
-	own := Default()
-	own.Schedule = []TxnAt{{At: time.Second, GID: "mine"}}
+	own := twopc.Default()
+	own.Schedule = []twopc.TxnAt{{At: time.Second, GID: "mine"}}
 	d := DrawWorld(sim.NewPCG(1).Stream("world"), own)
 	assert.Equal(t, own.Schedule, d.Schedule, "a design's own transactions are kept")
-	bad := Default()
+	bad := twopc.Default()
 	bad.Pinned = []string{"participant"}
 	assert.ErrorContains(t, bad.Validate(), `pinned "participant" is not a parameter`)
 }

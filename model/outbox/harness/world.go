@@ -1,8 +1,10 @@
-package outbox
+package harness
 
 import (
 	"slices"
 	"time"
+
+	"github.com/fencesim/fencesim/model/outbox"
 
 	"github.com/fencesim/fencesim/sim"
 )
@@ -15,7 +17,7 @@ import (
 // with the design's own timings: one event, one handler, one sender, one
 // relay.
 
-// World sizes: the largest world DrawWorld draws.
+// outbox.World sizes: the largest world DrawWorld draws.
 const (
 	MaxEvents   = 10 // events of the plan (refunds come on top)
 	MaxHandlers = 4
@@ -48,7 +50,7 @@ const (
 //     an amount of its own. The source (docs/systems.md, B) is silent on a reused key with a
 //     different payload; PB1 says every delivery of a key gets the same
 //     answer and the key has one effect, so the first payload wins (chosen).
-func DrawWorld(r sim.Rand, base Design) (Design, Workload) {
+func DrawWorld(r sim.Rand, base outbox.Design) (outbox.Design, outbox.Workload) {
 	d := base
 	d.Knobs = slices.Clone(base.Knobs)
 	d.Pinned = slices.Clone(base.Pinned)
@@ -93,24 +95,24 @@ func DrawWorld(r sim.Rand, base Design) (Design, Workload) {
 		}
 	}
 	if !slices.Contains(fixed, "max_attempts") {
-		for need := Patience(d); d.GiveUpAfter() < need; {
+		for need := outbox.Patience(d); d.GiveUpAfter() < need; {
 			d.MaxAttempts++
 		}
 	}
-	wl := Workload{Events: 1 + int(r.Uint64n("extra-events", MaxEvents)), MaxCopies: 3}
+	wl := outbox.Workload{Events: 1 + int(r.Uint64n("extra-events", MaxEvents)), MaxCopies: 3}
 	wl.Window = []time.Duration{10 * time.Second, 5 * time.Second, 2 * time.Second, 500 * time.Millisecond}[r.Uint64n("window", 4)]
 	wl.MaxGap = []time.Duration{20 * time.Millisecond, 200 * time.Millisecond}[r.Uint64n("gap-range", 2)]
-	wl.Plan = wl.drawEvents(r, d.Senders)
+	wl.Plan = drawEvents(wl, r, d.Senders)
 	return d, wl
 }
 
 // drawEvents draws the events of a drawn world (see DrawWorld); a zero
 // draw is a provider's event sent once by the first sender, not refunded,
 // with a key of its own.
-func (wl Workload) drawEvents(r sim.Rand, senders int) []Event {
-	out := make([]Event, wl.Events)
+func drawEvents(wl outbox.Workload, r sim.Rand, senders int) []outbox.Event {
+	out := make([]outbox.Event, wl.Events)
 	for i := range out {
-		e := wl.drawEvent(r, i)
+		e := wl.DrawEvent(r, i)
 		e.Sender = int(r.Uint64n("sender", uint64(senders)))
 		// The key of an earlier event sent again: by its own sender, or by
 		// another one.
@@ -124,18 +126,4 @@ func (wl Workload) drawEvents(r sim.Rand, senders int) []Event {
 		out[i] = e
 	}
 	return out
-}
-
-// Patience is how long a sender must keep an event alive for PB5's
-// liveness half to hold under the generated faults: they end at the
-// heal-all, but a handler's session whose COMMIT was lost on its
-// connection still holds the key's row lock until the handler's db_timeout
-// closes it, and every redelivery meanwhile waits up to lock_timeout and
-// is answered 503 (the outcome is unknown). A sender that gives up sooner
-// gives up on an event whose work commits later (found by the drawn world:
-// db_timeout 30 s against a sender giving up after about 33 s). The
-// default design's sender (about 47 s of backoff) outlives its 15 s +
-// 10 s + 5 s + 10 s.
-func Patience(d Design) time.Duration {
-	return time.Duration(HealAt(FaultSpec(d))) + d.DBTimeout + d.LockTimeout + 10*time.Second
 }

@@ -1,9 +1,13 @@
-package outbox
+package scenario
 
 import (
 	"encoding/json"
 	"fmt"
 	"time"
+
+	check "github.com/fencesim/fencesim/checker/outbox"
+
+	"github.com/fencesim/fencesim/model/outbox"
 
 	"github.com/fencesim/fencesim/clock"
 	"github.com/fencesim/fencesim/model/db"
@@ -25,24 +29,24 @@ type Metrics struct {
 	TraceEvents int           `json:"trace_events"`
 }
 
-// Outcome is one simulated run: its inputs, its trace and its metrics. It
+// Played is one simulated run: its inputs, its trace and its metrics. It
 // is judged by checker/outbox (see model/outbox/harness); this package does
 // not import a checker.
-type Outcome struct {
+type Played struct {
 	Seed     uint64
-	Design   Design
-	Workload Workload // the world's workload (its Plan is Events)
+	Design   outbox.Design
+	Workload outbox.Workload // the world's workload (its Plan is Events)
 	Schedule sim.Schedule
 	Profile  sim.Profile
-	Events   []Event
+	Events   []outbox.Event
 	Metrics  Metrics
 	Trace    []traces.Event
-	World    *World // the world at the end, closed: its nodes' state can be read, it cannot run again
-	Err      error  // the run itself failed (budget, an invalid schedule)
+	World    *outbox.World // the world at the end, closed: its nodes' state can be read, it cannot run again
+	Err      error         // the run itself failed (budget, an invalid schedule)
 }
 
 // Summary renders the run's inputs in a few lines.
-func (o *Outcome) Summary() string {
+func (o *Played) Summary() string {
 	s := fmt.Sprintf("design %s\nseed %d, profile: %s\nschedule:\n%s\nevents:\n", o.Design.JSON(), o.Seed, o.Profile, o.Schedule)
 	for _, e := range o.Events {
 		b, _ := json.Marshal(e)
@@ -55,35 +59,35 @@ func (o *Outcome) Summary() string {
 }
 
 // Draw draws a run's events and fault schedule from r.
-func Draw(r sim.Rand, d Design, wl Workload) ([]Event, sim.Schedule, sim.Profile) {
+func Draw(r sim.Rand, d outbox.Design, wl outbox.Workload) ([]outbox.Event, sim.Schedule, sim.Profile) {
 	events := wl.Draw(r)
-	s, p := Faults(r, FaultSpec(d))
+	s, p := outbox.Faults(r, outbox.FaultSpec(d))
 	return events, s, p
 }
 
-// Simulate runs a world with given events and schedule: past the faults,
-// then until it settles (or MaxTime). It records every event, measures the
+// Play runs a world with given events and schedule: past the faults,
+// then until it settles (or outbox.MaxTime). It records every event, measures the
 // run, and closes the world.
-func Simulate(d Design, wl Workload, events []Event, schedule sim.Schedule, ent sim.Entropy) *Outcome {
-	return simulate(d, wl, events, schedule, ent, 0)
+func Play(d outbox.Design, wl outbox.Workload, events []outbox.Event, schedule sim.Schedule, ent sim.Entropy) *Played {
+	return play(d, wl, events, schedule, ent, 0)
 }
 
-// SimulateUntil runs a world as Simulate does but stops at time stop: a
+// PlayUntil runs a world as Play does but stops at time stop: a
 // failing run replayed only up to its violation (what it records is what
-// Simulate records up to then).
-func SimulateUntil(d Design, wl Workload, events []Event, schedule sim.Schedule, ent sim.Entropy, stop clock.Time) *Outcome {
-	return simulate(d, wl, events, schedule, ent, stop)
+// Play records up to then).
+func PlayUntil(d outbox.Design, wl outbox.Workload, events []outbox.Event, schedule sim.Schedule, ent sim.Entropy, stop clock.Time) *Played {
+	return play(d, wl, events, schedule, ent, stop)
 }
 
-func simulate(d Design, wl Workload, events []Event, schedule sim.Schedule, ent sim.Entropy, stop clock.Time) *Outcome {
-	o := &Outcome{Design: d, Workload: wl, Schedule: schedule, Events: events}
+func play(d outbox.Design, wl outbox.Workload, events []outbox.Event, schedule sim.Schedule, ent sim.Entropy, stop clock.Time) *Played {
+	o := &Played{Design: d, Workload: wl, Schedule: schedule, Events: events}
 	mem := &traces.Memory{}
-	g := FaultSpec(d)
+	g := outbox.FaultSpec(d)
 	wlp := wl
 	wlp.Plan = events
-	end := MaxTime(d, wlp, g)
-	w, err := BuildWith(d, wl, events, sim.Config{
-		Entropy: ent, Network: Network(), Schedule: schedule, Recorder: mem,
+	end := outbox.MaxTime(d, wlp, g)
+	w, err := outbox.BuildWith(d, wl, events, sim.Config{
+		Entropy: ent, Network: outbox.Network(), Schedule: schedule, Recorder: mem,
 		Limits: sim.Limits{MaxTime: end, MaxEvents: 2_000_000, MaxPending: sim.DefaultMaxPending},
 	})
 	if err != nil {
@@ -91,7 +95,7 @@ func simulate(d Design, wl Workload, events []Event, schedule sim.Schedule, ent 
 		return o
 	}
 	defer w.Close()
-	heal := HealAt(g)
+	heal := outbox.HealAt(g)
 	for _, a := range schedule {
 		if a.At > heal {
 			heal = a.At
@@ -161,14 +165,63 @@ func (m *Metrics) count(events []traces.Event) error {
 				return fmt.Errorf("trace #%d (%s): %w", e.Seq, e.Kind, err)
 			}
 			for _, ch := range c.Changes {
-				if ch.Op == db.OpInsert && ch.Table == TCharges {
+				if ch.Op == db.OpInsert && ch.Table == outbox.TCharges {
 					m.Charges++
 				}
-				if ch.Op == db.OpInsert && ch.Table == TEffects {
+				if ch.Op == db.OpInsert && ch.Table == outbox.TEffects {
 					m.Effects++
 				}
 			}
 		}
 	}
 	return nil
+}
+
+// Outcome is one simulated run with its judgement.
+type Outcome struct {
+	*Played
+	History  *check.History // nil when the run failed or its trace did not decode
+	Verdicts []check.Verdict
+	Probes   map[string]bool
+}
+
+// Judge decodes a run's trace and runs every property and probe on it.
+func Judge(o *Played) *Outcome {
+	j := &Outcome{Played: o}
+	if o.Err != nil {
+		return j
+	}
+	h, err := check.Decode(o.Trace)
+	if err != nil {
+		o.Err = err
+		return j
+	}
+	j.History, j.Verdicts, j.Probes = h, check.Check(h), check.Probes(h)
+	return j
+}
+
+// Simulate runs a world with given events and schedule (Play)
+// and judges it.
+func Simulate(d outbox.Design, wl outbox.Workload, events []outbox.Event, schedule sim.Schedule, ent sim.Entropy) *Outcome {
+	return Judge(Play(d, wl, events, schedule, ent))
+}
+
+// Failed returns the failed properties ("run" when the run itself failed).
+func (o *Outcome) Failed() []string {
+	if o.Err != nil {
+		return []string{"run"}
+	}
+	return check.Failed(o.Verdicts)
+}
+
+// OK reports whether the run completed and every property held.
+func (o *Outcome) OK() bool { return len(o.Failed()) == 0 }
+
+// Summary renders the run and its verdicts in a few lines.
+func (o *Outcome) Summary() string {
+	s := o.Played.Summary()
+	for _, v := range o.Verdicts {
+		s += v.String() + "\n"
+	}
+	return s
 }

@@ -1,9 +1,11 @@
-package outbox
+package harness
 
 import (
 	"fmt"
 	"slices"
 	"time"
+
+	"github.com/fencesim/fencesim/model/outbox"
 
 	"github.com/fencesim/fencesim/sim"
 	"github.com/fencesim/fencesim/traces/hist"
@@ -13,8 +15,8 @@ import (
 // rather than spread uniformly over a horizon (sim.Reference places them;
 // its vocabulary is the kernel's: crash-yield, message, pause). System B's
 // protocol events are each note it wrote and each commit; a node that may
-// crash is one of Names.Crashable. Nothing here knows a knob. The timed
-// faults of FaultSpec (sim.Generate) come on top, over a horizon drawn
+// crash is one of outbox.Names.Crashable. Nothing here knows a knob. The timed
+// faults of outbox.FaultSpec (sim.Generate) come on top, over a horizon drawn
 // around the workload: its protocol events' span.
 
 // PlacedKinds are the kinds of fault the search places on the reference.
@@ -22,7 +24,7 @@ var PlacedKinds = []sim.Kind{sim.CrashYield, sim.Message, sim.Pause}
 
 // Timeouts lists a design's timeouts (the sender's, the relay's, the
 // broker's, the databases'), sorted, without repeats.
-func (d Design) Timeouts() []time.Duration {
+func Timeouts(d outbox.Design) []time.Duration {
 	ts := []time.Duration{d.RequestTimeout, d.PublishTimeout, d.RedeliverAfter, d.DBTimeout, d.PollEvery}
 	if d.LockTimeout > 0 {
 		ts = append(ts, d.LockTimeout)
@@ -45,11 +47,11 @@ func refKinds(kind string) bool {
 // before (the faults' last chance) and returns its reference. ent must be
 // the entropy the faulty runs will use (the network's and the nodes'
 // streams), so that both runs agree up to the first fault.
-func NewReference(d Design, wl Workload, events []Event, ent sim.Entropy) (*sim.Reference, error) {
-	until := HealAt(FaultSpec(d)).Add(-time.Second)
-	rec := sim.NewRefRecorder(until, d.Timeouts())
-	w, err := BuildWith(d, wl, events, sim.Config{
-		Entropy: ent, Network: Network(), Recorder: rec, Filter: refKinds,
+func NewReference(d outbox.Design, wl outbox.Workload, events []outbox.Event, ent sim.Entropy) (*sim.Reference, error) {
+	until := outbox.HealAt(outbox.FaultSpec(d)).Add(-time.Second)
+	rec := sim.NewRefRecorder(until, Timeouts(d))
+	w, err := outbox.BuildWith(d, wl, events, sim.Config{
+		Entropy: ent, Network: outbox.Network(), Recorder: rec, Filter: refKinds,
 		Limits: sim.Limits{MaxTime: until, MaxEvents: 2_000_000, MaxPending: sim.DefaultMaxPending},
 	})
 	if err != nil {
@@ -64,12 +66,12 @@ func NewReference(d Design, wl Workload, events []Event, ent sim.Entropy) (*sim.
 }
 
 // SearchFaults draws a run's fault schedule on its reference: the timed
-// faults of FaultSpec over the workload's span (at most timed of them),
+// faults of outbox.FaultSpec over the workload's span (at most timed of them),
 // then a profile of the placed kinds and at most placed placed faults, and
-// the heal-all at HealAt. A zero draw is no fault.
-func SearchFaults(r sim.Rand, each sim.Each, d Design, ref *sim.Reference, timed, placed int) (sim.Schedule, sim.Profile) {
-	g := FaultSpec(d)
-	heal := HealAt(g)
+// the heal-all at outbox.HealAt. A zero draw is no fault.
+func SearchFaults(r sim.Rand, each sim.Each, d outbox.Design, ref *sim.Reference, timed, placed int) (sim.Schedule, sim.Profile) {
+	g := outbox.FaultSpec(d)
+	heal := outbox.HealAt(g)
 	g.Horizon = min(g.Horizon, max(time.Second, time.Duration(ref.End)+500*time.Millisecond))
 	g.MaxActions = timed
 	var s sim.Schedule
@@ -99,7 +101,7 @@ func SearchFaults(r sim.Rand, each sim.Each, d Design, ref *sim.Reference, timed
 	return append(s, sim.Action{At: heal, Kind: sim.HealAll}), prof
 }
 
-// The intensities of fencesim explore (--faults): moderate is FaultSpec's
+// The intensities of fencesim explore (--faults): moderate is outbox.FaultSpec's
 // eight timed faults and three placed ones; heavy twice as many; none no
 // fault at all (the schedule is only the heal-all).
 var (
@@ -110,8 +112,8 @@ var (
 
 // Seeded is a run drawn from a seed: its world, its events and its faults.
 type Seeded struct {
-	Design   Design
-	Workload Workload // Plan holds the events
+	Design   outbox.Design
+	Workload outbox.Workload // Plan holds the events
 	Schedule sim.Schedule
 	Profile  sim.Profile
 }
@@ -120,7 +122,7 @@ type Seeded struct {
 // the seed's "world" stream (DrawWorld: the design's pinned parameters
 // kept), the world's reference run, and the faults from the "faults"
 // stream (SearchFaults). Simulate it with sim.NewPCG(seed).
-func DrawSeed(base Design, seed uint64, in sim.Intensity) (Seeded, error) {
+func DrawSeed(base outbox.Design, seed uint64, in sim.Intensity) (Seeded, error) {
 	ent := sim.NewPCG(seed)
 	d, wl := DrawWorld(ent.Stream("world"), base)
 	x := Seeded{Design: d, Workload: wl}
