@@ -128,7 +128,7 @@ func runLive(e *env, args []string) int {
 	if ctx.Err() != nil {
 		fmt.Fprintf(e.stderr, "fencesim %s: interrupted: the run's record is checked as far as it went\n", c.name)
 	}
-	r := sys.Judge(&systems.Outcome{Header: res.Header, Events: res.Events})
+	r := systems.Judge(sys, res.Header, res.Events)
 	r.Nodes = res.Nodes
 	fmt.Fprintf(e.stdout, "faults injected (%d):\n", len(res.Faults))
 	for _, f := range res.Faults {

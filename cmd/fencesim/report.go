@@ -79,7 +79,7 @@ func reportLive(e *env, cmd, path, page, base string, sys systems.System, h trac
 	if !sys.Supports().Live {
 		return e.fail(cmd, usagef("%s: trace line 1: a live record of %s, whose checkers do not judge a record made elsewhere", path, sys.Name()))
 	}
-	r := sys.Judge(&systems.Outcome{Header: h, Events: evs})
+	r := systems.Judge(sys, h, evs)
 	what := fmt.Sprintf("%s live run (%s)", sys.Name(), headerDesign(sys, h.Design))
 	title := pageTitle(what, r)
 	por, err := art.Report(page, base+"-porcupine.html", r, art.Page{Story: art.StoryOf(r, "", nil, timelineLines),

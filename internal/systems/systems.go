@@ -3,9 +3,11 @@ package systems
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/fencesim/fencesim/checker"
 	"github.com/fencesim/fencesim/model/contract"
+	"github.com/fencesim/fencesim/traces"
 )
 
 // The contract's types, under the names the command line has always used.
@@ -47,8 +49,19 @@ func PropertyID(name string) string { return contract.PropertyID(name) }
 
 // Run plays one seed of a system under a fault intensity and judges it
 // (contract.Run: Draw, Play, Judge).
+// The checkers are timed with the wall clock unless o.Clock says
+// otherwise.
 func Run(sys System, d Design, seed uint64, f Faults, o Options) *Result {
+	if o.Clock == nil {
+		o.Clock = time.Now
+	}
 	return contract.Run(sys, d, seed, f, o)
+}
+
+// Judge runs a system's checkers on a record made elsewhere (a live
+// run's), timed with the wall clock.
+func Judge(sys System, h traces.Header, evs []traces.Event) *Result {
+	return sys.Judge(&Outcome{Header: h, Events: evs, Clock: time.Now})
 }
 
 func runFailed(err error) checker.Verdict { return contract.RunFailed(err) }

@@ -174,6 +174,9 @@ type Options struct {
 	Given    bool
 	// Hash computes the canonical hash of what was recorded.
 	Hash bool
+	// Clock times the checkers (Result.Timings; nil: not timed). The
+	// caller gives it: the model never reads the wall clock.
+	Clock func() time.Time
 }
 
 // World is one run's drawn world: what Play needs, drawn once.
@@ -197,6 +200,8 @@ type Outcome struct {
 	// error); Judge fails it.
 	Err error
 	V   any // the system's own outcome
+	// Clock times the checkers (Options.Clock; nil: not timed).
+	Clock func() time.Time
 }
 
 // Metric is one measured quantity of one run: zero or more samples.
@@ -306,6 +311,7 @@ func Run(s System, d Design, seed uint64, f Faults, o Options) *Result {
 		return r
 	}
 	out := s.Play(w, o)
+	out.Clock = o.Clock
 	r := s.Judge(out)
 	r.Seed, r.Profile, r.Nodes = seed, w.Profile, w.Nodes
 	Finish(r, o)
@@ -411,3 +417,34 @@ func Durs(ds ...time.Duration) []float64 {
 
 // Count is a count, a metric's value.
 func Count(n int) []float64 { return []float64{float64(n)} }
+
+// Stopwatch times a run's checkers with the clock its caller gave
+// (Options.Clock, Outcome.Clock): the model never reads the wall clock
+// itself. Without a clock it records nothing.
+type Stopwatch struct {
+	now  func() time.Time
+	last time.Time
+	laps []Timing
+}
+
+// Stopwatch starts timing the checkers of an outcome.
+func (o *Outcome) Stopwatch() *Stopwatch {
+	s := &Stopwatch{now: o.Clock}
+	if s.now != nil {
+		s.last = s.now()
+	}
+	return s
+}
+
+// Lap records the time since the last lap (or the start) under name.
+func (s *Stopwatch) Lap(name string) {
+	if s.now == nil {
+		return
+	}
+	t := s.now()
+	s.laps = append(s.laps, Timing{Name: name, D: t.Sub(s.last)})
+	s.last = t
+}
+
+// Timings are the laps recorded.
+func (s *Stopwatch) Timings() []Timing { return s.laps }

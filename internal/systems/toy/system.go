@@ -3,7 +3,6 @@ package toy
 import (
 	"encoding/json"
 	"fmt"
-	"time"
 
 	"pgregory.net/rapid"
 
@@ -135,9 +134,10 @@ func (System) Judge(o *contract.Outcome) *contract.Result {
 		r.Verdicts = []checker.Verdict{contract.RunFailed(err)}
 		return r
 	}
-	t0 := time.Now()
+	sw := o.Stopwatch()
 	vs, acts, err := Check(o.Events, healOf(o.Schedule), d.PingEvery)
-	r.Timings = []contract.Timing{{Name: "TL1-TL2", D: time.Since(t0)}}
+	sw.Lap("TL1-TL2")
+	r.Timings = sw.Timings()
 	if err != nil {
 		r.Verdicts = []checker.Verdict{contract.RunFailed(err)}
 		return r

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"time"
 
 	"github.com/anishathalye/porcupine"
 	"pgregory.net/rapid"
@@ -145,9 +144,9 @@ func (System) Judge(o *contract.Outcome) *contract.Result {
 		r.Verdicts = []checker.Verdict{contract.RunFailed(o.Err)}
 		return r
 	}
-	t0 := time.Now()
+	sw := o.Stopwatch()
 	run, err := jc.Decode(o.Header, o.Events)
-	t1 := time.Now()
+	sw.Lap("decode")
 	if err != nil {
 		r.Verdicts = []checker.Verdict{contract.RunFailed(err)}
 		return r
@@ -159,7 +158,8 @@ func (System) Judge(o *contract.Outcome) *contract.Result {
 		}
 	}
 	judged(r, res)
-	r.Timings = []contract.Timing{{Name: "decode", D: t1.Sub(t0)}, {Name: "invariants, porcupine, metrics", D: time.Since(t1)}}
+	sw.Lap("invariants, porcupine, metrics")
+	r.Timings = sw.Timings()
 	return r
 }
 

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
-	"time"
 
 	"pgregory.net/rapid"
 
@@ -155,17 +154,18 @@ func (System) Judge(o *contract.Outcome) *contract.Result {
 		r.Verdicts = []checker.Verdict{contract.RunFailed(o.Err)}
 		return r
 	}
-	t0 := time.Now()
+	sw := o.Stopwatch()
 	h, err := check.Decode(o.Events)
-	t1 := time.Now()
+	sw.Lap("decode")
 	if err != nil {
 		r.Verdicts = []checker.Verdict{contract.RunFailed(err)}
 		return r
 	}
 	vs := check.Check(h)
-	t2 := time.Now()
+	sw.Lap("PB1-PB6")
 	probes := check.Probes(h)
-	r.Timings = []contract.Timing{{Name: "decode", D: t1.Sub(t0)}, {Name: "PB1-PB6", D: t2.Sub(t1)}, {Name: "probes", D: time.Since(t2)}}
+	sw.Lap("probes")
+	r.Timings = sw.Timings()
 	names := map[string]string{}
 	for _, p := range check.Properties {
 		names[p.ID] = p.ID + " " + strings.Join(strings.Fields(strings.ReplaceAll(p.Name, ",", "")), "-")

@@ -3,7 +3,6 @@ package harness
 import (
 	"encoding/json"
 	"fmt"
-	"time"
 
 	"pgregory.net/rapid"
 
@@ -152,9 +151,10 @@ func (System) Judge(o *contract.Outcome) *contract.Result {
 	if len(o.Events) == 0 {
 		return r
 	}
-	t0 := time.Now()
+	sw := o.Stopwatch()
 	rep, err := ct.Check(o.Events)
-	r.Timings = []contract.Timing{{Name: "PC1-PC5, metrics", D: time.Since(t0)}}
+	sw.Lap("PC1-PC5, metrics")
+	r.Timings = sw.Timings()
 	if err != nil {
 		if o.Err == nil {
 			r.Verdicts = append(r.Verdicts, contract.RunFailed(err))
