@@ -178,3 +178,19 @@ func (r *Recorder) Deadline() (time.Time, bool) {
 	}
 	return r.DeadlineOf()
 }
+
+// LimitShrinking bounds rapid's shrinking of each later hunt to d (hunt
+// leaves rapid's -rapid.shrinktime flag alone otherwise), so that a table
+// of hunts stays within its package's time budget; the returned func puts
+// the flag back.
+func LimitShrinking(d time.Duration) (restore func(), err error) {
+	f := flag.Lookup("rapid.shrinktime")
+	if f == nil {
+		return nil, fmt.Errorf("rapid's shrinktime flag is not registered")
+	}
+	old := f.Value.String()
+	if err := flag.Set("rapid.shrinktime", d.String()); err != nil {
+		return nil, err
+	}
+	return func() { _ = flag.Set("rapid.shrinktime", old) }, nil
+}

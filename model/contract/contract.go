@@ -448,3 +448,64 @@ func (s *Stopwatch) Lap(name string) {
 
 // Timings are the laps recorded.
 func (s *Stopwatch) Timings() []Timing { return s.laps }
+
+// KnobsOf is a model's knob registry as the contract lists it.
+func KnobsOf[K ~string](reg design.Registry[K]) []Knob {
+	out := make([]Knob, 0, len(reg))
+	for _, k := range reg {
+		out = append(out, Knob{Name: string(k.Knob), Removes: k.Removes, Harmful: k.Harmful, CaughtBy: k.CaughtBy, Faults: k.Faults, Scenarios: k.Scenarios})
+	}
+	return out
+}
+
+// DesignFrom builds a model's design for NewDesign: def, or the design
+// file parsed, then the knobs turned on, then the "name=value" settings.
+func DesignFrom[D any](def D, file []byte, knobs, sets []string, parse func([]byte) (D, error), with func(D, string) (D, error), set func(*D, string, string) error) (D, error) {
+	d := def
+	err := BuildDesign(file, knobs, sets,
+		func(b []byte) (err error) { d, err = parse(b); return err },
+		func(k string) (err error) { d, err = with(d, k); return err },
+		func(name, value string) error { return set(&d, name, value) })
+	return d, err
+}
+
+// ByIntensity picks a system's value for a fault intensity (moderate for
+// anything else).
+func ByIntensity[T any](f Faults, none, moderate, heavy T) T {
+	switch f {
+	case None:
+		return none
+	case Heavy:
+		return heavy
+	}
+	return moderate
+}
+
+// CaughtBy renders what broke in a knob's scenario: its id, the first
+// thing that broke and how many more did.
+func CaughtBy(id string, why []string) string {
+	s := id + ": "
+	if len(why) > 0 {
+		s += strings.TrimSpace(why[0])
+	}
+	if len(why) > 1 {
+		s += fmt.Sprintf(" (+%d more)", len(why)-1)
+	}
+	return s
+}
+
+// SeededHeader checks that a trace header replays from a PCG seed (the
+// entropy every seeded run of B, C and the toy has).
+func SeededHeader(h traces.Header, system string) error {
+	if h.Entropy != "pcg" {
+		return fmt.Errorf("a%s %s trace replays from a pcg seed, not from entropy %q", article(system), system, h.Entropy)
+	}
+	return nil
+}
+
+func article(word string) string {
+	if word != "" && strings.ContainsRune("aeiou", rune(word[0])) {
+		return "n"
+	}
+	return ""
+}

@@ -2,7 +2,6 @@ package toy
 
 import (
 	"encoding/json"
-	"fmt"
 
 	"pgregory.net/rapid"
 
@@ -25,13 +24,7 @@ func (System) Name() string { return Name }
 func (System) Title() string { return "toy: a lease by ping and pong (a demonstration)" }
 
 // Knobs implements contract.System.
-func (System) Knobs() []contract.Knob {
-	var out []contract.Knob
-	for _, k := range Knobs {
-		out = append(out, contract.Knob{Name: string(k.Knob), Removes: k.Removes, Harmful: k.Harmful, CaughtBy: k.CaughtBy, Faults: k.Faults})
-	}
-	return out
-}
+func (System) Knobs() []contract.Knob { return contract.KnobsOf(Knobs) }
 
 // Params implements contract.System.
 func (System) Params() []string { return spec.ParamNames() }
@@ -56,11 +49,8 @@ func (System) Default() contract.Design { return wrap(Default()) }
 
 // NewDesign implements contract.System.
 func (System) NewDesign(knobs, sets []string, file []byte) (contract.Design, error) {
-	d := Default()
-	err := contract.BuildDesign(file, knobs, sets,
-		func(b []byte) (err error) { d, err = spec.Parse(b); return err },
-		func(k string) (err error) { d, err = spec.With(d, Knob(k)); return err },
-		func(name, value string) error { return spec.Set(&d, name, value) })
+	d, err := contract.DesignFrom(Default(), file, knobs, sets, spec.Parse,
+		func(d Design, k string) (Design, error) { return spec.With(d, Knob(k)) }, spec.Set)
 	if err != nil {
 		return contract.Design{}, err
 	}
@@ -149,8 +139,8 @@ func (System) Judge(o *contract.Outcome) *contract.Result {
 
 // Replay implements contract.System.
 func (s System) Replay(h traces.Header) (*contract.Result, error) {
-	if h.Entropy != "pcg" {
-		return nil, fmt.Errorf("a toy trace replays from a pcg seed, not from entropy %q", h.Entropy)
+	if err := contract.SeededHeader(h, Name); err != nil {
+		return nil, err
 	}
 	d, err := spec.Parse(h.Design)
 	if err != nil {

@@ -3,7 +3,6 @@ package harness
 import (
 	"fmt"
 	"io"
-	"strings"
 
 	"github.com/anishathalye/porcupine"
 	"pgregory.net/rapid"
@@ -31,13 +30,7 @@ func (System) Name() string { return judge.System }
 func (System) Title() string { return "A: judge arbiter (leases, fencing tokens)" }
 
 // Knobs implements contract.System.
-func (System) Knobs() []contract.Knob {
-	var out []contract.Knob
-	for _, k := range judge.Knobs {
-		out = append(out, contract.Knob{Name: string(k.Knob), Removes: k.Removes, Harmful: k.Harmful, CaughtBy: k.CaughtBy, Faults: k.Faults, Scenarios: k.Scenarios})
-	}
-	return out
-}
+func (System) Knobs() []contract.Knob { return contract.KnobsOf(judge.Knobs) }
 
 // Params implements contract.System.
 func (System) Params() []string { return judge.ParamNames() }
@@ -73,11 +66,8 @@ func (System) Default() contract.Design { return wrap(judge.Default()) }
 // "pinned" says). allow_unsafe (--unsafe) is a waiver, not a parameter of
 // the world, and pins nothing.
 func (System) NewDesign(knobs, sets []string, file []byte) (contract.Design, error) {
-	d := judge.Default()
-	err := contract.BuildDesign(file, knobs, sets,
-		func(b []byte) (err error) { d, err = judge.ParseDesign(b); return err },
-		func(k string) (err error) { d, err = d.With(judge.Knob(k)); return err },
-		func(name, value string) error { return d.Set(name, value) })
+	d, err := contract.DesignFrom(judge.Default(), file, knobs, sets, judge.ParseDesign,
+		func(d judge.Design, k string) (judge.Design, error) { return d.With(judge.Knob(k)) }, (*judge.Design).Set)
 	if err != nil {
 		return contract.Design{}, err
 	}
@@ -233,7 +223,7 @@ func (System) KnobScenario(knob string) (bool, string, bool, error) {
 		}
 		if !c.OK() {
 			why := append(append([]string(nil), c.Broken...), verdictTexts(c.Verdict)...)
-			return true, id + ": " + firstLine(why), true, nil
+			return true, contract.CaughtBy(id, why), true, nil
 		}
 	}
 	// Then the knob's fault families: its scenario with drawn parameters,
@@ -268,17 +258,6 @@ func verdictTexts(vs []checker.Verdict) []string {
 		out = append(out, v.Property)
 	}
 	return out
-}
-
-func firstLine(xs []string) string {
-	if len(xs) == 0 {
-		return ""
-	}
-	s := xs[0]
-	if len(xs) > 1 {
-		s += fmt.Sprintf(" (+%d more)", len(xs)-1)
-	}
-	return strings.TrimSpace(s)
 }
 
 // Property implements contract.System: PropertyIn in the design's world

@@ -1,7 +1,6 @@
 package harness
 
 import (
-	"flag"
 	"fmt"
 	"os"
 	"slices"
@@ -40,7 +39,9 @@ func caught(o *Outcome, by []string) bool {
 // budgets. Each failure is shrunk (within a bounded time) and reported
 // with its world.
 func TestGenericFindsEveryKnob(t *testing.T) {
-	defer limitShrinking(t, 500*time.Millisecond)()
+	restore, err := hunt.LimitShrinking(500 * time.Millisecond)
+	require.NoError(t, err)
+	defer restore()
 	t.Run("default", func(t *testing.T) {
 		var last *Outcome
 		start := time.Now()
@@ -98,16 +99,6 @@ func worldOf(o *Outcome) string {
 
 func indent(s string) string {
 	return "    " + strings.ReplaceAll(s, "\n", "\n    ")
-}
-
-// limitShrinking bounds rapid's shrinking of each hunt (hunt leaves that
-// flag alone), so the knob table stays within the package's time budget.
-func limitShrinking(t *testing.T, d time.Duration) func() {
-	f := flag.Lookup("rapid.shrinktime")
-	require.NotNil(t, f, "rapid's shrinktime flag")
-	old := f.Value.String()
-	require.NoError(t, flag.Set("rapid.shrinktime", d.String()))
-	return func() { _ = flag.Set("rapid.shrinktime", old) }
 }
 
 // TestRunsToDetect measures the generic search (FENCESIM_MEASURE=1 only):

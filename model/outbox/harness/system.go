@@ -33,13 +33,7 @@ func (System) Name() string { return Name }
 func (System) Title() string { return "B: idempotent receiver + transactional outbox" }
 
 // Knobs implements contract.System.
-func (System) Knobs() []contract.Knob {
-	var out []contract.Knob
-	for _, k := range outbox.Knobs {
-		out = append(out, contract.Knob{Name: string(k.Knob), Removes: k.Removes, Harmful: k.Harmful, CaughtBy: k.CaughtBy, Faults: k.Faults, Scenarios: k.Scenarios})
-	}
-	return out
-}
+func (System) Knobs() []contract.Knob { return contract.KnobsOf(outbox.Knobs) }
 
 // Params implements contract.System.
 func (System) Params() []string { return outbox.ParamNames() }
@@ -70,11 +64,8 @@ func (System) Default() contract.Design { return wrap(outbox.Default()) }
 // the world drawn per run keeps them (a design file pins what its "pinned"
 // says).
 func (System) NewDesign(knobs, sets []string, file []byte) (contract.Design, error) {
-	d := outbox.Default()
-	err := contract.BuildDesign(file, knobs, sets,
-		func(b []byte) (err error) { d, err = outbox.ParseDesign(b); return err },
-		func(k string) (err error) { d, err = d.With(outbox.Knob(k)); return err },
-		func(name, value string) error { return d.Set(name, value) })
+	d, err := contract.DesignFrom(outbox.Default(), file, knobs, sets, outbox.ParseDesign,
+		func(d outbox.Design, k string) (outbox.Design, error) { return d.With(outbox.Knob(k)) }, (*outbox.Design).Set)
 	if err != nil {
 		return contract.Design{}, err
 	}
@@ -86,13 +77,7 @@ func (System) NewDesign(knobs, sets []string, file []byte) (contract.Design, err
 // eight timed faults and three placed on the world's reference run; heavy
 // twice as many; none draws nothing (the schedule is only the heal-all).
 func intensity(f contract.Faults) sim.Intensity {
-	switch f {
-	case contract.Heavy:
-		return Heavy
-	case contract.None:
-		return None
-	}
-	return Moderate
+	return contract.ByIntensity(f, None, Moderate, Heavy)
 }
 
 // Draw implements contract.System: the world drawn from the seed (the
@@ -194,8 +179,8 @@ func (System) Judge(o *contract.Outcome) *contract.Result {
 
 // Replay implements contract.System.
 func (s System) Replay(h traces.Header) (*contract.Result, error) {
-	if h.Entropy != "pcg" {
-		return nil, fmt.Errorf("an outbox trace replays from a pcg seed, not from entropy %q", h.Entropy)
+	if err := contract.SeededHeader(h, Name); err != nil {
+		return nil, err
 	}
 	d, err := outbox.ParseDesign(h.Design)
 	if err != nil {
@@ -253,12 +238,7 @@ func (System) KnobScenario(knob string) (bool, string, bool, error) {
 			return false, "", true, err
 		}
 		if !r.OK() {
-			why := append(append([]string(nil), r.Broken...), r.Failed...)
-			by := id + ": " + why[0]
-			if len(why) > 1 {
-				by += fmt.Sprintf(" (+%d more)", len(why)-1)
-			}
-			return true, by, true, nil
+			return true, contract.CaughtBy(id, append(append([]string(nil), r.Broken...), r.Failed...)), true, nil
 		}
 	}
 	return false, "", len(info.Scenarios) > 0, nil

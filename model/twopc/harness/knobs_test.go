@@ -1,7 +1,6 @@
 package harness
 
 import (
-	"flag"
 	"fmt"
 	"os"
 	"slices"
@@ -40,7 +39,9 @@ func caught(o *Outcome, by []string) bool {
 // the default design passes both budgets. Each failure is shrunk (within a
 // bounded time) and reported with its world.
 func TestGenericFindsEveryKnob(t *testing.T) {
-	defer limitShrinking(t, 500*time.Millisecond)()
+	restore, err := hunt.LimitShrinking(500 * time.Millisecond)
+	require.NoError(t, err)
+	defer restore()
 	h := DefaultHarness()
 	t.Run("default", func(t *testing.T) {
 		var last *Outcome
@@ -93,16 +94,6 @@ func worldOf(o *Outcome) string {
 		return fmt.Sprintf("no world: %v", o.Err)
 	}
 	return WorldOf(o.World.Design)
-}
-
-// limitShrinking bounds rapid's shrinking of each hunt, so the knob table
-// stays within the package's time budget.
-func limitShrinking(t *testing.T, d time.Duration) func() {
-	f := flag.Lookup("rapid.shrinktime")
-	require.NotNil(t, f, "rapid's shrinktime flag")
-	old := f.Value.String()
-	require.NoError(t, flag.Set("rapid.shrinktime", d.String()))
-	return func() { _ = flag.Set("rapid.shrinktime", old) }
 }
 
 // TestProperties: the default mechanisms keep PC1..PC5 in drawn worlds (2

@@ -2,7 +2,6 @@ package harness
 
 import (
 	"encoding/json"
-	"fmt"
 
 	"pgregory.net/rapid"
 
@@ -29,13 +28,7 @@ func (System) Name() string { return twopc.System }
 func (System) Title() string { return "C: two-phase commit under coordinator crashes" }
 
 // Knobs implements contract.System.
-func (System) Knobs() []contract.Knob {
-	var out []contract.Knob
-	for _, k := range twopc.Knobs {
-		out = append(out, contract.Knob{Name: string(k.Knob), Removes: k.Removes, Harmful: k.Harmful, CaughtBy: k.CaughtBy, Faults: k.Faults, Scenarios: k.Scenarios})
-	}
-	return out
-}
+func (System) Knobs() []contract.Knob { return contract.KnobsOf(twopc.Knobs) }
 
 // Params implements contract.System.
 func (System) Params() []string { return twopc.ParamNames() }
@@ -70,11 +63,8 @@ func (System) Default() contract.Design { return wrap(twopc.Default()) }
 // the world drawn per run keeps them (a design file pins what its "pinned"
 // says).
 func (System) NewDesign(knobs, sets []string, file []byte) (contract.Design, error) {
-	d := twopc.Default()
-	err := contract.BuildDesign(file, knobs, sets,
-		func(b []byte) (err error) { d, err = twopc.ParseDesign(b); return err },
-		func(k string) (err error) { d, err = d.With(twopc.Knob(k)); return err },
-		func(name, value string) error { return d.Set(name, value) })
+	d, err := contract.DesignFrom(twopc.Default(), file, knobs, sets, twopc.ParseDesign,
+		func(d twopc.Design, k string) (twopc.Design, error) { return d.With(twopc.Knob(k)) }, (*twopc.Design).Set)
 	if err != nil {
 		return contract.Design{}, err
 	}
@@ -86,13 +76,7 @@ func (System) NewDesign(knobs, sets []string, file []byte) (contract.Design, err
 // timed faults and three placed on the world's reference run; heavy twice
 // as many; none draws nothing.
 func intensity(f contract.Faults) sim.Intensity {
-	switch f {
-	case contract.Heavy:
-		return Heavy
-	case contract.None:
-		return None
-	}
-	return Moderate
+	return contract.ByIntensity(f, None, Moderate, Heavy)
 }
 
 // Draw implements contract.System: the world drawn from the seed (the
@@ -177,8 +161,8 @@ func (System) Judge(o *contract.Outcome) *contract.Result {
 
 // Replay implements contract.System.
 func (s System) Replay(hd traces.Header) (*contract.Result, error) {
-	if hd.Entropy != "pcg" {
-		return nil, fmt.Errorf("a twopc trace replays from a pcg seed, not from entropy %q", hd.Entropy)
+	if err := contract.SeededHeader(hd, twopc.System); err != nil {
+		return nil, err
 	}
 	d, err := twopc.ParseDesign(hd.Design)
 	if err != nil {
