@@ -129,6 +129,14 @@ func (pc *pconn) drop(p *Proc) {
 	}
 }
 
+// Note is what a process notes in the trace (Proc.Note): a value that names
+// its event kind and renders its canonical text, and is the event's data
+// (JSON-encodable; the checkers read it). The traces/hist types are notes.
+type Note interface {
+	Kind() string
+	String() string
+}
+
 // Proc is one process of a node: its window on the world. Its methods may be
 // called only from the process itself, while it runs.
 type Proc struct {
@@ -445,8 +453,19 @@ func (p *Proc) Records(kind string) bool { return p.h.env.Records(kind) }
 // Skip stands for a note the caller did not make (see Env.Skip).
 func (p *Proc) Skip(kind string) { p.h.env.Skip(kind) }
 
-// Note records a trace event (see Env.Note).
-func (p *Proc) Note(kind, text string, data any) { p.h.env.Note(kind, text, data) }
+// Note records a trace event of n's kind whose text is n.String() and whose
+// data is n itself (see Env.Note). The text is built only when the note is
+// recorded; a note the run's filter refuses still takes its event number
+// (Env.Skip).
+func (p *Proc) Note(n Note) {
+	e := p.h.env
+	kind := n.Kind()
+	if !e.Records(kind) {
+		e.Skip(kind)
+		return
+	}
+	e.Note(kind, n.String(), n)
+}
 
 // Send sends a datagram.
 func (p *Proc) Send(to network.Addr, body any) { p.h.env.Send(to, body) }
