@@ -152,11 +152,7 @@ func (w *Worker) call(p *sim.Proc, c *client, r Request, timeout time.Duration) 
 		r.Proc = w.name
 	}
 	id := fmt.Sprintf("%s#%d.%d", w.name, w.inc, no)
-	call := hist.Call{ID: id, Client: w.name, WorkerID: w.workerID(), Op: string(r.Op), Sub: r.Sub, Token: r.Token, Gen: r.Gen, RequestID: r.RequestID, Verdict: r.Verdict, No: no}
-	if r.Op == OpClaim {
-		call.Episode = w.claimID
-	}
-	p.Note(call)
+	p.Note(w.callNote(id, r))
 	if c.conn != 0 && p.Broken(c.conn) {
 		c.conn = 0
 		c.next(len(w.cfg.Arbiters))
@@ -176,6 +172,21 @@ func (w *Worker) call(p *sim.Proc, c *client, r Request, timeout time.Duration) 
 		return Reply{}, err
 	}
 	rep := m.Body.(Reply)
+	p.Note(returnNote(id, rep))
+	return rep, nil
+}
+
+// callNote is the note of a request: its text reads as the request does.
+func (w *Worker) callNote(id string, r Request) hist.Call {
+	call := hist.Call{ID: id, Client: w.name, WorkerID: w.workerID(), Op: string(r.Op), Sub: r.Sub, Token: r.Token, Gen: r.Gen, RequestID: r.RequestID, Verdict: r.Verdict, No: r.No}
+	if r.Op == OpClaim {
+		call.Episode = w.claimID
+	}
+	return call
+}
+
+// returnNote is the note of a reply: its text reads as the reply does.
+func returnNote(id string, rep Reply) hist.Return {
 	ret := hist.Return{ID: id, Code: rep.Code, Sub: rep.Sub, Token: rep.Token, Op: string(rep.Op), No: rep.No, RequestID: rep.RequestID, Why: rep.Why}
 	if len(rep.Leases) > 0 {
 		l := rep.Leases[0]
@@ -186,8 +197,7 @@ func (w *Worker) call(p *sim.Proc, c *client, r Request, timeout time.Duration) 
 			ret.Leases = append(ret.Leases, hist.Lease{Sub: l.Sub, Token: l.Token, Gen: l.Gen, User: l.User, Problem: l.Problem})
 		}
 	}
-	p.Note(ret)
-	return rep, nil
+	return ret
 }
 
 // drop gives up on a client's connection: it is closed, the client moves on
