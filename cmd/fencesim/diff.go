@@ -17,6 +17,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/fencesim/fencesim/internal/stats"
 	"github.com/fencesim/fencesim/internal/systems"
 )
 
@@ -688,7 +689,7 @@ func mostChanged(d *runDelta, recs map[uint64][2]*seedRecord, n int) []keptRun {
 			if i >= len(pair[1].Metrics) || pair[1].Metrics[i].Name != m.Name {
 				continue
 			}
-			x := math.Abs(sum(pair[1].Metrics[i].Values)-sum(m.Values)) / spread[m.Name]
+			x := math.Abs(stats.Sum(pair[1].Metrics[i].Values)-stats.Sum(m.Values)) / spread[m.Name]
 			if math.IsNaN(x) {
 				continue // a metric without a value on one side: no move to rank
 			}
@@ -724,14 +725,6 @@ func mostChanged(d *runDelta, recs map[uint64][2]*seedRecord, n int) []keptRun {
 		out = append(out, keptRun{System: d.System, Seed: s, Why: why[s], prop: prop[s], fail: fail[s]})
 	}
 	return out
-}
-
-func sum(v []float64) float64 {
-	var t float64
-	for _, x := range v {
-		t += x
-	}
-	return t
 }
 
 // keepChanged runs the most changed seeds of each system again on both
