@@ -117,10 +117,26 @@ func (p *Proc) Sync(label string) {
 	p.h.env.Disk().Sync()
 }
 
-// Note records a trace event (see Env.Note). It is guarded by the kernel:
-// a note of a kind the run does not record costs a field test, or a look-up
-// of its kind under a Filter, so a caller needs no guard of its own.
-func (p *Proc) Note(kind, text string, data any) { p.h.env.Note(kind, text, data) }
+// Note is what a process notes in the trace (Proc.Note): a value that names
+// its event kind and renders its canonical text, and is the event's data
+// (JSON-encodable; the checkers read it). The traces/hist types are notes.
+type Note interface {
+	Kind() string
+	String() string
+}
+
+// Note records a trace event of n's kind whose text is n.String() and whose
+// data is n itself. It is guarded by the kernel (Env.noting): a note of a
+// kind the run does not record costs a field test, or a look-up of its kind
+// under a Filter, and its text is never built; a refused note still takes
+// its event number. A caller needs no guard of its own.
+func (p *Proc) Note(n Note) {
+	e := p.h.env
+	kind := n.Kind()
+	if e.noting(kind) {
+		e.note(kind, n.String(), n)
+	}
+}
 
 // Send sends a datagram.
 func (p *Proc) Send(to network.Addr, body any) { p.h.env.Send(to, body) }

@@ -270,11 +270,12 @@ func TestReusedProcessIgnoresItsPredecessorsWaits(t *testing.T) {
 // keeps its event number, so the events after it are numbered as in the
 // full record of the same run.
 func TestNoteIsItsOwnGuard(t *testing.T) {
+	rendered := 0
 	noter := func(string, *sim.Disk) sim.Node {
 		return sim.Program(func(p *sim.Proc) {
 			for i := range 3 {
-				p.Note("kept", fmt.Sprint("kept ", i), nil)
-				p.Note("refused", fmt.Sprint("refused ", i), nil)
+				p.Note(countedNote{"kept", i, &rendered})
+				p.Note(countedNote{"refused", i, &rendered})
 				p.Sleep(time.Second, "tick")
 			}
 		})
@@ -295,10 +296,25 @@ func TestNoteIsItsOwnGuard(t *testing.T) {
 		return out
 	}
 	run(nil, nil)
+	assert.Zero(t, rendered, "no note's text is built when nothing records")
 	full, filtered := &traces.Memory{}, &traces.Memory{}
 	run(full, nil)
 	run(filtered, func(kind string) bool { return kind != "refused" })
 	assert.Len(t, lines(full, ""), len(lines(full, "refused"))+3, "the full record has the three refused notes")
 	assert.Equal(t, lines(full, "refused"), lines(filtered, ""),
 		"the filtered record is the full one without the refused notes, numbered the same")
+}
+
+// countedNote is a note that counts how often its text is built.
+type countedNote struct {
+	kind     string
+	i        int
+	rendered *int
+}
+
+func (n countedNote) Kind() string { return n.kind }
+
+func (n countedNote) String() string {
+	*n.rendered++
+	return fmt.Sprint(n.kind, " ", n.i)
 }

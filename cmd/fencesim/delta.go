@@ -8,6 +8,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/fencesim/fencesim/internal/stats"
 )
 
 // runDelta is what changed between two sides run on the same seeds (compare:
@@ -45,9 +47,9 @@ type propertyDelta struct {
 
 // metricDelta is one metric on both sides.
 type metricDelta struct {
-	Name  string         `json:"name"`
-	Unit  string         `json:"unit,omitempty"`
-	Sides [2]metricStats `json:"sides"`
+	Name  string          `json:"name"`
+	Unit  string          `json:"unit,omitempty"`
+	Sides [2]stats.Spread `json:"sides"`
 	// Diff is the second side's mean minus the first's, with a 95%
 	// confidence interval (normal approximation, Welch's standard error):
 	// the samples taken as independent, unpaired.
@@ -55,29 +57,10 @@ type metricDelta struct {
 	DiffCI [2]float64 `json:"diff_ci"`
 	// Paired compares the per-run totals seed by seed: what the text
 	// prints and --fail-on's noise and the warnings read.
-	Paired pairedStats `json:"paired"`
+	Paired stats.Paired `json:"paired"`
 	// Promise: a metric of a promise the design makes (promiseMetrics).
 	Promise bool `json:"promise,omitempty"`
 }
-
-// metricStats is one metric's spread on one side.
-type metricStats struct {
-	Samples int `json:"samples"`
-	// Runs counts the runs with a nonzero sample, exactly: a rare event
-	// (one false system_error in 1,000 runs) shows as "1 run", never as a
-	// mean rounded to zero. RunSeeds lists them when they are few.
-	Runs     int        `json:"runs"`
-	RunSeeds []uint64   `json:"run_seeds,omitempty"`
-	Total    float64    `json:"total"`
-	Mean     float64    `json:"mean"`
-	MeanCI   [2]float64 `json:"mean_ci"`
-	P50      float64    `json:"p50"`
-	P99      float64    `json:"p99"`
-	Max      float64    `json:"max"`
-}
-
-// fewSeeds is how many seeds a count lists by seed.
-const fewSeeds = 5
 
 // newDelta pairs two sides' records by seed.
 func newDelta(system string, labels [2]string, a, b []seedRecord) *runDelta {
@@ -120,7 +103,7 @@ func newDelta(system string, labels [2]string, a, b []seedRecord) *runDelta {
 		v     [2][]float64
 		runs  [2][]uint64
 		total [2]float64
-		pairs []pairSample
+		pairs []stats.Pair
 	}
 	metrics := map[string]*samples{}
 	var order []string
@@ -166,7 +149,7 @@ func newDelta(system string, labels [2]string, a, b []seedRecord) *runDelta {
 		for _, m := range x.Metrics {
 			if b, ok := runTotal[1][m.Name]; ok {
 				ms := metrics[m.Name]
-				ms.pairs = append(ms.pairs, pairSample{a: runTotal[0][m.Name], b: b, altered: altered})
+				ms.pairs = append(ms.pairs, stats.Pair{A: runTotal[0][m.Name], B: b, Altered: altered})
 			}
 		}
 		for _, p := range x.Failed {
@@ -185,14 +168,13 @@ func newDelta(system string, labels [2]string, a, b []seedRecord) *runDelta {
 	}
 	for _, name := range order {
 		ms := metrics[name]
-		md := metricDelta{Name: name, Unit: ms.unit, Paired: pairedOf(ms.pairs), Promise: isPromise(system, name)}
+		md := metricDelta{Name: name, Unit: ms.unit, Paired: stats.PairedOf(ms.pairs), Promise: isPromise(system, name)}
 		for i := range 2 {
-			md.Sides[i] = statsOf(ms.v[i], ms.runs[i], ms.total[i])
+			md.Sides[i] = stats.SpreadOf(ms.v[i], ms.runs[i], ms.total[i])
 		}
 		a, b := md.Sides[0], md.Sides[1]
 		md.Diff = b.Mean - a.Mean
-		se := math.Sqrt(variance(ms.v[0])/float64(a.Samples) + variance(ms.v[1])/float64(b.Samples))
-		md.DiffCI = [2]float64{md.Diff - 1.96*se, md.Diff + 1.96*se}
+		md.DiffCI = stats.WelchCI(md.Diff, ms.v[0], ms.v[1])
 		d.Metrics = append(d.Metrics, md)
 	}
 	d.Warnings = warningsOf(d)
@@ -200,36 +182,6 @@ func newDelta(system string, labels [2]string, a, b []seedRecord) *runDelta {
 }
 
 func sortSeeds(s []uint64) { sort.Slice(s, func(i, j int) bool { return s[i] < s[j] }) }
-
-func statsOf(v []float64, runs []uint64, total float64) metricStats {
-	s := metricStats{Samples: len(v), Runs: len(runs), Total: total, Mean: math.NaN(), P50: math.NaN(), P99: math.NaN(), Max: math.NaN(),
-		MeanCI: [2]float64{math.NaN(), math.NaN()}}
-	if len(runs) <= fewSeeds {
-		s.RunSeeds = runs
-	}
-	if len(v) == 0 {
-		return s
-	}
-	sorted := append([]float64(nil), v...)
-	sort.Float64s(sorted)
-	s.Mean, s.P50, s.P99, s.Max = mean(sorted), quantile(sorted, .5), quantile(sorted, .99), quantile(sorted, 1)
-	h := 1.96 * math.Sqrt(variance(v)/float64(len(v)))
-	s.MeanCI = [2]float64{s.Mean - h, s.Mean + h}
-	return s
-}
-
-// variance is the sample variance (NaN below two samples).
-func variance(v []float64) float64 {
-	if len(v) < 2 {
-		return math.NaN()
-	}
-	m := mean(v)
-	var t float64
-	for _, x := range v {
-		t += (x - m) * (x - m)
-	}
-	return t / float64(len(v)-1)
-}
 
 // newlyFailing reports whether a property fails on a seed of the second
 // side that passed it on the first.
@@ -331,11 +283,11 @@ func (d *runDelta) writeText(w io.Writer, what string) {
 			plusMinus(p.All, u), plusMinus(p.Altered, u))
 	}
 	tw.Flush()
-	fmt.Fprintf(w, "(±: the 95%% paired t interval; * a promise metric: up is worse, and up at p < %g warns)\n", warnP)
+	fmt.Fprintf(w, "(±: the 95%% paired t interval; * a promise metric: up is worse, and up at p < %g warns)\n", stats.WarnP)
 	var rare []string
 	for _, m := range d.Metrics {
 		x, y := m.Sides[0], m.Sides[1]
-		if m.Unit == "" && x.Runs != y.Runs && min(x.Runs, y.Runs) <= fewSeeds {
+		if m.Unit == "" && x.Runs != y.Runs && min(x.Runs, y.Runs) <= stats.FewSeeds {
 			rare = append(rare, fmt.Sprintf("  %s: %s with any on %s, %s on %s", m.Name, runsText(x), a, runsText(y), b))
 		}
 	}
@@ -396,7 +348,7 @@ func seedList(prefix string, seeds []uint64, n int) string {
 }
 
 // runsText is an exact count of runs: "0 runs", "1 run (seed 17)".
-func runsText(s metricStats) string {
+func runsText(s stats.Spread) string {
 	unit := "runs"
 	if s.Runs == 1 {
 		unit = "run"
@@ -407,7 +359,7 @@ func runsText(s metricStats) string {
 		if len(s.RunSeeds) == 1 {
 			word = "seed"
 		}
-		out += fmt.Sprintf(" (%s%s, total %s)", word, seedList(" ", s.RunSeeds, fewSeeds), num(s.Total, ""))
+		out += fmt.Sprintf(" (%s%s, total %s)", word, seedList(" ", s.RunSeeds, stats.FewSeeds), num(s.Total, ""))
 	}
 	return out
 }
@@ -554,50 +506,17 @@ func (t *threshold) judge(d *runDelta) {
 
 // ---- JSON: NaN (no samples) is null ----
 
-func jnum(x float64) *float64 {
-	if math.IsNaN(x) || math.IsInf(x, 0) {
-		return nil
-	}
-	return &x
-}
-
-func jpair(p [2]float64) [2]*float64 { return [2]*float64{jnum(p[0]), jnum(p[1])} }
-
-// MarshalJSON writes a statistic without samples as null.
-func (s metricStats) MarshalJSON() ([]byte, error) {
-	return json.Marshal(struct {
-		Samples  int         `json:"samples"`
-		Runs     int         `json:"runs"`
-		RunSeeds []uint64    `json:"run_seeds,omitempty"`
-		Total    float64     `json:"total"`
-		Mean     *float64    `json:"mean"`
-		MeanCI   [2]*float64 `json:"mean_ci"`
-		P50      *float64    `json:"p50"`
-		P99      *float64    `json:"p99"`
-		Max      *float64    `json:"max"`
-	}{s.Samples, s.Runs, s.RunSeeds, s.Total, jnum(s.Mean), jpair(s.MeanCI), jnum(s.P50), jnum(s.P99), jnum(s.Max)})
-}
-
 // MarshalJSON writes a difference without samples as null.
 func (m metricDelta) MarshalJSON() ([]byte, error) {
 	return json.Marshal(struct {
-		Name    string         `json:"name"`
-		Unit    string         `json:"unit,omitempty"`
-		Sides   [2]metricStats `json:"sides"`
-		Diff    *float64       `json:"diff"`
-		DiffCI  [2]*float64    `json:"diff_ci"`
-		Paired  pairedStats    `json:"paired"`
-		Promise bool           `json:"promise,omitempty"`
-	}{m.Name, m.Unit, m.Sides, jnum(m.Diff), jpair(m.DiffCI), m.Paired, m.Promise})
-}
-
-// MarshalJSON writes a mean or an interval without enough seeds as null.
-func (c meanCI) MarshalJSON() ([]byte, error) {
-	return json.Marshal(struct {
-		N    int         `json:"n"`
-		Mean *float64    `json:"mean"`
-		CI   [2]*float64 `json:"ci"`
-	}{c.N, jnum(c.Mean), jpair(c.CI)})
+		Name    string          `json:"name"`
+		Unit    string          `json:"unit,omitempty"`
+		Sides   [2]stats.Spread `json:"sides"`
+		Diff    *float64        `json:"diff"`
+		DiffCI  [2]*float64     `json:"diff_ci"`
+		Paired  stats.Paired    `json:"paired"`
+		Promise bool            `json:"promise,omitempty"`
+	}{m.Name, m.Unit, m.Sides, stats.Null(m.Diff), stats.NullPair(m.DiffCI), m.Paired, m.Promise})
 }
 
 // MarshalJSON writes a statistic without samples as null.
@@ -609,5 +528,5 @@ func (t threshold) MarshalJSON() ([]byte, error) {
 		Unit    string      `json:"unit,omitempty"`
 		Values  [2]*float64 `json:"values"`
 		Crossed bool        `json:"crossed"`
-	}{t.Spec, t.Metric, t.Stat, t.Unit, jpair(t.Values), t.Crossed})
+	}{t.Spec, t.Metric, t.Stat, t.Unit, stats.NullPair(t.Values), t.Crossed})
 }

@@ -17,6 +17,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/fencesim/fencesim/internal/revision"
+	"github.com/fencesim/fencesim/internal/stats"
 	"github.com/fencesim/fencesim/internal/systems"
 )
 
@@ -132,10 +134,10 @@ func runDiff(e *env, args []string) int {
 		if err := checkOutFile("per-seed", *perSeed); err != nil {
 			return err
 		}
-		if root, err = gitRoot(); err != nil {
+		if root, err = revision.Root(); err != nil {
 			return err
 		}
-		rev, err = resolveRev(root, *base)
+		rev, err = revision.Resolve(root, *base)
 		return err
 	}()
 	if err != nil {
@@ -144,7 +146,7 @@ func runDiff(e *env, args []string) int {
 	if sel.warning != "" {
 		fmt.Fprintf(e.stderr, "fencesim %s: %s\n", c.name, sel.warning)
 	}
-	res := &diffResult{Format: diffFormat, Base: *base, BaseRev: rev, Working: workingText(root), Design: sel.describe(systems.Design{Knobs: sel.knobs}),
+	res := &diffResult{Format: diffFormat, Base: *base, BaseRev: rev, Working: revision.Working(root), Design: sel.describe(systems.Design{Knobs: sel.knobs}),
 		Faults: string(f), Seeds: p.text(), Strict: *strict}
 	say := func(format string, args ...any) {
 		if !*asJSON {
@@ -157,8 +159,8 @@ func runDiff(e *env, args []string) int {
 	}
 	defer os.RemoveAll(tmp)
 	start := time.Now()
-	say("building %s (%s) and the working tree", *base, short(rev))
-	bins, cleanup, err := buildBoth(e.ctx, root, rev, tmp)
+	say("building %s (%s) and the working tree", *base, revision.Short(rev))
+	bins, cleanup, err := revision.Build(e.ctx, root, rev, tmp)
 	defer cleanup()
 	if err != nil {
 		if e.ctx.Err() != nil {
@@ -178,11 +180,11 @@ func runDiff(e *env, args []string) int {
 	var recs [2][]seedRecord
 	sides := [2]string{"base", "working"}
 	for i, bin := range bins {
-		say("running %s on the %s", p.text(), map[int]string{0: "base " + short(rev), 1: "working tree"}[i])
+		say("running %s on the %s", p.text(), map[int]string{0: "base " + revision.Short(rev), 1: "working tree"}[i])
 		file := filepath.Join(tmp, sides[i]+".jsonl")
 		args := append([]string{"explore", "--artifacts", "0", "--audit", "0", "--json", "--per-seed", file}, common...)
 		if err := runChild(e.ctx, bin, root, args); err != nil && e.ctx.Err() == nil {
-			return e.fail(c.name, fmt.Errorf("the %s: %v", map[int]string{0: "base revision " + short(rev), 1: "working tree"}[i], err))
+			return e.fail(c.name, fmt.Errorf("the %s: %v", map[int]string{0: "base revision " + revision.Short(rev), 1: "working tree"}[i], err))
 		}
 		if e.ctx.Err() != nil {
 			// What the interrupted child finished is in its file.
@@ -248,7 +250,7 @@ func runDiff(e *env, args []string) int {
 
 func (r *diffResult) writeText(w io.Writer) {
 	fmt.Fprintf(w, "== diff: base %s (%s) vs working tree (%s) ==\n   design %s; faults %s; seeds %s\n",
-		r.Base, short(r.BaseRev), r.Working, r.Design, r.Faults, r.Seeds)
+		r.Base, revision.Short(r.BaseRev), r.Working, r.Design, r.Faults, r.Seeds)
 	for _, d := range r.Systems {
 		fmt.Fprintf(w, "\n-- %s --\n", d.System)
 		d.writeText(w, "your change")
@@ -405,110 +407,7 @@ func diffThresholds(specs []string, list []systems.System) (map[string][]thresho
 	return out, nil
 }
 
-// ---- git and go ----
-
-// gitRoot is the top of the git checkout the command runs in, which must
-// hold fencesim's source.
-func gitRoot() (string, error) {
-	out, err := exec.Command("git", "rev-parse", "--show-toplevel").CombinedOutput()
-	if err != nil {
-		return "", usagef("run diff inside a git checkout of fencesim (git rev-parse: %s)", firstLine(out, err))
-	}
-	root := strings.TrimSpace(string(out))
-	if _, err := os.Stat(filepath.Join(root, "cmd", "fencesim")); err != nil {
-		return "", usagef("%s has no cmd/fencesim: run diff inside a checkout of fencesim", root)
-	}
-	return root, nil
-}
-
-// resolveRev resolves a revision to its commit.
-func resolveRev(root, rev string) (string, error) {
-	if rev == "" || strings.HasPrefix(rev, "-") {
-		return "", usagef("--base %q: want a git revision, e.g. --base HEAD~1 or --base origin/main", rev)
-	}
-	cmd := exec.Command("git", "rev-parse", "--verify", "--quiet", rev+"^{commit}")
-	cmd.Dir = root
-	out, err := cmd.Output()
-	if err != nil {
-		return "", usagef("--base %s: not a commit of %s (git log --oneline lists them)", rev, root)
-	}
-	return strings.TrimSpace(string(out)), nil
-}
-
-// workingText says what the working tree is: its HEAD and whether it has
-// changes.
-func workingText(root string) string {
-	cmd := exec.Command("git", "rev-parse", "--short=12", "HEAD")
-	cmd.Dir = root
-	head, err := cmd.Output()
-	if err != nil {
-		return "no commit yet"
-	}
-	cmd = exec.Command("git", "status", "--porcelain")
-	cmd.Dir = root
-	st, _ := cmd.Output()
-	s := "HEAD " + strings.TrimSpace(string(head))
-	if len(bytes.TrimSpace(st)) > 0 {
-		s += " with uncommitted changes"
-	}
-	return s
-}
-
-func short(rev string) string {
-	if len(rev) > 12 {
-		return rev[:12]
-	}
-	return rev
-}
-
-func firstLine(out []byte, err error) string {
-	s := strings.TrimSpace(string(out))
-	if s == "" {
-		return err.Error()
-	}
-	l, _, _ := strings.Cut(s, "\n")
-	return l
-}
-
-// buildBoth builds the base revision's fencesim in a temporary git
-// worktree under tmp and the working tree's, and returns the two binaries
-// (base, working) and a cleanup that removes the worktree.
-func buildBoth(ctx context.Context, root, rev, tmp string) ([2]string, func(), error) {
-	bins := [2]string{filepath.Join(tmp, "fencesim-base"), filepath.Join(tmp, "fencesim-working")}
-	wt := filepath.Join(tmp, "base")
-	cleanup := func() {}
-	add := exec.CommandContext(ctx, "git", "worktree", "add", "--detach", "--quiet", wt, rev)
-	add.Dir = root
-	if out, err := add.CombinedOutput(); err != nil {
-		return bins, cleanup, fmt.Errorf("git worktree add %s: %s", short(rev), firstLine(out, err))
-	}
-	cleanup = func() {
-		rm := exec.Command("git", "worktree", "remove", "--force", wt)
-		rm.Dir = root
-		if rm.Run() != nil {
-			prune := exec.Command("git", "worktree", "prune")
-			prune.Dir = root
-			_ = prune.Run()
-		}
-	}
-	for i, dir := range [2]string{wt, root} {
-		// -trimpath: the build does not depend on the directory, so the
-		// two sides share the build cache for every package they share.
-		b := exec.CommandContext(ctx, "go", "build", "-trimpath", "-o", bins[i], "./cmd/fencesim")
-		b.Dir = dir
-		if out, err := b.CombinedOutput(); err != nil {
-			what := "base revision " + short(rev)
-			if i == 1 {
-				what = "working tree"
-			}
-			if errors.Is(err, exec.ErrNotFound) {
-				return bins, cleanup, usagef("diff builds fencesim with the go command: put go on PATH")
-			}
-			return bins, cleanup, fmt.Errorf("the %s does not build: %s", what, firstLine(out, err))
-		}
-	}
-	return bins, cleanup, nil
-}
+// ---- the child fencesims ----
 
 // runChild runs a fencesim binary. Exit 0 and 1 (a property failed) are
 // results; exit 2 is the child's refusal, returned with its message.
@@ -538,7 +437,7 @@ func runChildOut(ctx context.Context, bin, dir string, args []string) (string, e
 		return stdout.String(), nil
 	}
 	if err != nil {
-		msg := firstLine(stderr.Bytes(), err)
+		msg := revision.FirstLine(stderr.Bytes(), err)
 		if strings.Contains(msg, errPredates) {
 			msg += " (this revision predates what diff needs: pick a later --base)"
 		}
@@ -690,7 +589,7 @@ func mostChanged(d *runDelta, recs map[uint64][2]*seedRecord, n int) []keptRun {
 			if i >= len(pair[1].Metrics) || pair[1].Metrics[i].Name != m.Name {
 				continue
 			}
-			x := math.Abs(sum(pair[1].Metrics[i].Values)-sum(m.Values)) / spread[m.Name]
+			x := math.Abs(stats.Sum(pair[1].Metrics[i].Values)-stats.Sum(m.Values)) / spread[m.Name]
 			if math.IsNaN(x) {
 				continue // a metric without a value on one side: no move to rank
 			}
@@ -726,14 +625,6 @@ func mostChanged(d *runDelta, recs map[uint64][2]*seedRecord, n int) []keptRun {
 		out = append(out, keptRun{System: d.System, Seed: s, Why: why[s], prop: prop[s], fail: fail[s]})
 	}
 	return out
-}
-
-func sum(v []float64) float64 {
-	var t float64
-	for _, x := range v {
-		t += x
-	}
-	return t
 }
 
 // keepChanged runs the most changed seeds of each system again on both

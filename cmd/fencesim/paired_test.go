@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"math"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -10,49 +9,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/fencesim/fencesim/internal/stats"
 	"github.com/fencesim/fencesim/internal/systems"
 )
-
-// TestSignTest: the two-sided sign test against exact binomial sums
-// (python3: min(1, 2*sum(comb(n, i) for i in range(k+1))/2**n)).
-func TestSignTest(t *testing.T) {
-	for _, tc := range []struct {
-		up, down int
-		want     float64
-	}{
-		{0, 0, 1},           // nothing moved
-		{9, 1, 0.021484375}, // 2·11/1024
-		{1, 9, 0.021484375}, // symmetric
-		{10, 0, 0.001953125},
-		{3, 1, 0.625},
-		{5, 5, 1},
-		{12, 3, 0.03515625},
-		{41, 2, 2.1532287064474076e-10},
-	} {
-		assert.InDelta(t, tc.want, signTest(tc.up, tc.down), tc.want*1e-9+1e-15, "%d up, %d down", tc.up, tc.down)
-	}
-}
-
-// TestPairedInterval: the paired t interval against Student's t table
-// values (t(0.975, 4) = 2.7764451051977987, t(0.975, 7) =
-// 2.3646242510102993) times s/√n worked by hand.
-func TestPairedInterval(t *testing.T) {
-	c := pairedInterval([]float64{1, 2, 3, 4, 5}) // s² = 2.5
-	assert.Equal(t, 5, c.N)
-	assert.InDelta(t, 3, c.Mean, 1e-12)
-	assert.InDelta(t, 3-1.9632431614775607, c.CI[0], 1e-9)
-	assert.InDelta(t, 3+1.9632431614775607, c.CI[1], 1e-9)
-	c = pairedInterval([]float64{2, 4, 4, 4, 5, 5, 7, 9}) // s² = 32/7
-	assert.InDelta(t, 5-1.7874879177958927, c.CI[0], 1e-9)
-	assert.InDelta(t, 5+1.7874879177958927, c.CI[1], 1e-9)
-	c = pairedInterval([]float64{1, 1, 1})
-	assert.Equal(t, [2]float64{1, 1}, c.CI, "equal differences: an interval of width 0")
-	c = pairedInterval([]float64{2})
-	assert.Equal(t, 2.0, c.Mean)
-	assert.True(t, math.IsNaN(c.CI[0]), "one seed has no interval")
-	c = pairedInterval(nil)
-	assert.True(t, math.IsNaN(c.Mean), "no seed has no mean")
-}
 
 // pairedRecords makes n seeds of the arbiter whose MA2 and system_errors
 // are 0 on the first side and moved on the second: up seeds +1, down
@@ -94,7 +53,7 @@ func TestWarningRule(t *testing.T) {
 	require.Len(t, d.Warnings, 1, "only MA2: system_errors moved alike but is no promise's, MA1 did not move")
 	w := d.Warnings[0]
 	assert.Equal(t, "wasted_judgings (MA2)", w.Metric)
-	assert.Equal(t, pairedStats{Up: 41, Down: 2, Same: 257}, pairedStats{Up: w.Paired.Up, Down: w.Paired.Down, Same: w.Paired.Same})
+	assert.Equal(t, stats.Paired{Up: 41, Down: 2, Same: 257}, stats.Paired{Up: w.Paired.Up, Down: w.Paired.Down, Same: w.Paired.Same})
 	assert.InDelta(t, 2.1532287064474076e-10, w.Paired.SignP, 1e-18)
 	assert.InDelta(t, 39.0/300, w.Paired.All.Mean, 1e-12)
 	assert.Positive(t, w.Paired.All.CI[0], "the paired interval excludes 0")

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/fencesim/fencesim/internal/stats"
 	"github.com/fencesim/fencesim/internal/systems"
 )
 
@@ -175,7 +176,7 @@ func TestMutantsSeparateTheDesignsOwnFailures(t *testing.T) {
 // then seed; merged shards keep only the design's own failures before the
 // catch, by seed.
 func TestReviewFindings(t *testing.T) {
-	d := &runDelta{Metrics: []metricDelta{{Name: "wasted_judgings (MA2)", Sides: [2]metricStats{{Mean: 5}, {Mean: 6}}}}}
+	d := &runDelta{Metrics: []metricDelta{{Name: "wasted_judgings (MA2)", Sides: [2]stats.Spread{{Mean: 5}, {Mean: 6}}}}}
 	for _, spec := range []string{"MA2=-0", "MA2=-0%"} {
 		th, err := parseThreshold(spec, []string{"wasted_judgings (MA2)"}, map[string]string{})
 		require.NoError(t, err)

@@ -13,6 +13,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/fencesim/fencesim/internal/stats"
 	"github.com/fencesim/fencesim/internal/systems"
 )
 
@@ -254,29 +255,6 @@ func (s *Summary) exitCode() int {
 
 // ---- rendering ----
 
-// quantile is the nearest-rank quantile of sorted values.
-func quantile(v []float64, q float64) float64 {
-	if len(v) == 0 {
-		return math.NaN()
-	}
-	i := int(math.Ceil(q*float64(len(v)))) - 1
-	if i < 0 {
-		i = 0
-	}
-	return v[i]
-}
-
-func mean(v []float64) float64 {
-	if len(v) == 0 {
-		return math.NaN()
-	}
-	var t float64
-	for _, x := range v {
-		t += x
-	}
-	return t / float64(len(v))
-}
-
 func num(x float64, unit string) string {
 	if math.IsNaN(x) {
 		return "-"
@@ -374,8 +352,8 @@ func (x *SystemSummary) writeText(w io.Writer, s *Summary) {
 		fmt.Fprintf(tw, "%s\tsamples\tmean\tp50\tp90\tp99\tmax\t\n", pad("metric"))
 		for _, m := range x.Metrics {
 			v := m.Values
-			fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%s\t\n", pad(m.Name), len(v), num(mean(v), m.Unit), num(quantile(v, .5), m.Unit),
-				num(quantile(v, .9), m.Unit), num(quantile(v, .99), m.Unit), num(quantile(v, 1), m.Unit))
+			fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%s\t\n", pad(m.Name), len(v), num(stats.Mean(v), m.Unit), num(stats.Quantile(v, .5), m.Unit),
+				num(stats.Quantile(v, .9), m.Unit), num(stats.Quantile(v, .99), m.Unit), num(stats.Quantile(v, 1), m.Unit))
 		}
 		tw.Flush()
 	}

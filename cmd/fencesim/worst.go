@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/fencesim/fencesim/internal/stats"
 	"github.com/fencesim/fencesim/internal/systems"
 )
 
@@ -89,7 +90,7 @@ func runValue(r *systems.Result, metric string) (float64, bool) {
 			}
 			return v, true
 		}
-		return sum(m.Values), true
+		return stats.Sum(m.Values), true
 	}
 	return 0, false
 }

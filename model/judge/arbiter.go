@@ -153,9 +153,7 @@ func (a *Arbiter) away(p *sim.Proc, why string, gap time.Duration) bool {
 }
 
 func (a *Arbiter) state(p *sim.Proc, what string, n int) {
-	if sim.Recording(p) {
-		p.Note(hist.KindState, fmt.Sprintf("%s %d", what, n), hist.State{What: what, Count: n})
-	}
+	p.Note(hist.State{What: what, Count: n})
 }
 
 // ---- leadership ----
@@ -749,9 +747,7 @@ func (a *Arbiter) rejudge(p *sim.Proc, id int64) {
 		a.rejudged = map[string]bool{}
 	}
 	a.rejudged[callID] = true
-	if sim.Recording(p) {
-		p.Note(hist.KindCall, fmt.Sprintf("rejudge %d", id), hist.Call{ID: callID, Client: "operator", Op: "rejudge", Sub: id})
-	}
+	p.Note(hist.Call{ID: callID, Client: "operator", Op: "rejudge", Sub: id})
 	c := a.pool.Get(p)
 	res, err := c.Exec(p, Rejudge(id).Named("rejudge"))
 	a.pool.Put(c)
@@ -766,8 +762,6 @@ func (a *Arbiter) rejudge(p *sim.Proc, id int64) {
 	case res.Affected == 0:
 		code = Code410 // not terminal: nothing to rejudge
 	}
-	if sim.Recording(p) {
-		p.Note(hist.KindReturn, fmt.Sprintf("rejudge %d -> %d", id, code), hist.Return{ID: callID, Code: code, Sub: id})
-	}
+	p.Note(hist.Return{ID: callID, Code: code, Sub: id, Op: "rejudge"})
 	a.dispatch()
 }

@@ -73,5 +73,5 @@ func (m *Monitor) alert(p *sim.Proc, a network.Addr, why string) {
 		return
 	}
 	m.alerted[a] = true
-	p.Note(hist.KindAlert, string(a)+": "+why, hist.Alert{Monitor: string(p.Self()), Target: string(a), Reason: why})
+	p.Note(hist.Alert{Monitor: string(p.Self()), Target: string(a), Reason: why})
 }

@@ -83,14 +83,12 @@ func (w *Web) read(p *sim.Proc, c *db.Conn) {
 	a := w.arrivals[w.reads%len(w.arrivals)]
 	w.reads++
 	id := fmt.Sprintf("%s#read.%d", p.Self(), w.reads)
-	if sim.Recording(p) {
-		p.Note(hist.KindCall, fmt.Sprintf("read %d", a.ID), hist.Call{ID: id, Client: string(p.Self()), Op: "read", Sub: a.ID})
-	}
+	p.Note(hist.Call{ID: id, Client: string(p.Self()), Op: "read", Sub: a.ID})
 	res, err := c.Exec(p, ReadStatus(a.ID).Named("read-status"))
-	if db.Unknown(err) || !sim.Recording(p) {
+	if db.Unknown(err) {
 		return
 	}
-	ret := hist.Return{ID: id, Code: 200, Sub: a.ID}
+	ret := hist.Return{ID: id, Code: 200, Sub: a.ID, Op: "read"}
 	switch {
 	case err != nil:
 		ret.Code = 503
@@ -100,5 +98,5 @@ func (w *Web) read(p *sim.Proc, c *db.Conn) {
 		ret.Status, _ = res.Rows[0]["status"].(string)
 		ret.Gen, _ = res.Rows[0]["lease_gen"].(int64)
 	}
-	p.Note(hist.KindReturn, fmt.Sprintf("read %d -> %d %s gen %d", a.ID, ret.Code, ret.Status, ret.Gen), ret)
+	p.Note(ret)
 }

@@ -152,16 +152,7 @@ func (w *Worker) call(p *sim.Proc, c *client, r Request, timeout time.Duration) 
 		r.Proc = w.name
 	}
 	id := fmt.Sprintf("%s#%d.%d", w.name, w.inc, no)
-	if sim.Recording(p) {
-		call := hist.Call{ID: id, Client: w.name, Op: string(r.Op), Sub: r.Sub, Token: r.Token, Gen: r.Gen, RequestID: r.RequestID, Verdict: r.Verdict}
-		if w.id != w.name {
-			call.WorkerID = w.id
-		}
-		if r.Op == OpClaim {
-			call.Episode = w.claimID
-		}
-		p.Note(hist.KindCall, r.String(), call)
-	}
+	p.Note(w.callNote(id, r))
 	if c.conn != 0 && p.Broken(c.conn) {
 		c.conn = 0
 		c.next(len(w.cfg.Arbiters))
@@ -181,20 +172,32 @@ func (w *Worker) call(p *sim.Proc, c *client, r Request, timeout time.Duration) 
 		return Reply{}, err
 	}
 	rep := m.Body.(Reply)
-	if sim.Recording(p) {
-		ret := hist.Return{ID: id, Code: rep.Code, Sub: rep.Sub, Token: rep.Token}
-		if len(rep.Leases) > 0 {
-			l := rep.Leases[0]
-			ret.Sub, ret.Token, ret.Gen, ret.User, ret.Problem = l.Sub, l.Token, l.Gen, l.User, l.Problem
-		}
-		if len(rep.Leases) > 1 {
-			for _, l := range rep.Leases {
-				ret.Leases = append(ret.Leases, hist.Lease{Sub: l.Sub, Token: l.Token, Gen: l.Gen, User: l.User, Problem: l.Problem})
-			}
-		}
-		p.Note(hist.KindReturn, rep.String(), ret)
-	}
+	p.Note(returnNote(id, rep))
 	return rep, nil
+}
+
+// callNote is the note of a request: its text reads as the request does.
+func (w *Worker) callNote(id string, r Request) hist.Call {
+	call := hist.Call{ID: id, Client: w.name, WorkerID: w.workerID(), Op: string(r.Op), Sub: r.Sub, Token: r.Token, Gen: r.Gen, RequestID: r.RequestID, Verdict: r.Verdict, No: r.No}
+	if r.Op == OpClaim {
+		call.Episode = w.claimID
+	}
+	return call
+}
+
+// returnNote is the note of a reply: its text reads as the reply does.
+func returnNote(id string, rep Reply) hist.Return {
+	ret := hist.Return{ID: id, Code: rep.Code, Sub: rep.Sub, Token: rep.Token, Op: string(rep.Op), No: rep.No, RequestID: rep.RequestID, Why: rep.Why}
+	if len(rep.Leases) > 0 {
+		l := rep.Leases[0]
+		ret.Sub, ret.Token, ret.Gen, ret.User, ret.Problem = l.Sub, l.Token, l.Gen, l.User, l.Problem
+	}
+	if len(rep.Leases) > 1 {
+		for _, l := range rep.Leases {
+			ret.Leases = append(ret.Leases, hist.Lease{Sub: l.Sub, Token: l.Token, Gen: l.Gen, User: l.User, Problem: l.Problem})
+		}
+	}
+	return ret
 }
 
 // drop gives up on a client's connection: it is closed, the client moves on
@@ -331,7 +334,7 @@ func (w *Worker) judge(p *sim.Proc, j *job) {
 	}
 	d := w.cfg.Design
 	took := max(time.Duration(sim.Between(p.Rand(), "judge-time", int64(d.JudgeMin), int64(d.JudgeMax))), time.Nanosecond)
-	w.note(p, hist.Judge{Worker: w.name, Sub: l.Sub, Token: l.Token, Gen: l.Gen, Phase: hist.JudgeStart})
+	p.Note(hist.Judge{Worker: w.name, WorkerID: w.workerID(), Sub: l.Sub, Token: l.Token, Gen: l.Gen, Phase: hist.JudgeStart})
 	if w.cfg.Poison[l.Sub] {
 		// The judging takes the worker down part way through.
 		took /= 2
@@ -343,7 +346,7 @@ func (w *Worker) judge(p *sim.Proc, j *job) {
 	j.ended = true
 	j.over.Put(struct{}{})
 	if err == nil {
-		w.note(p, hist.Judge{Worker: w.name, Sub: l.Sub, Token: l.Token, Gen: l.Gen, Phase: hist.JudgeAbandon})
+		p.Note(hist.Judge{Worker: w.name, WorkerID: w.workerID(), Sub: l.Sub, Token: l.Token, Gen: l.Gen, Phase: hist.JudgeAbandon})
 		return
 	}
 	w.finish(p, j)
@@ -406,7 +409,7 @@ func (w *Worker) reconfirm(p *sim.Proc, j *job) {
 // (A.3), then the worker claims new work while the result is uploaded.
 func (w *Worker) finish(p *sim.Proc, j *job) {
 	l := j.lease
-	w.note(p, hist.Judge{Worker: w.name, Sub: l.Sub, Token: l.Token, Gen: l.Gen, Phase: hist.JudgeEnd, Verdict: j.verdict})
+	p.Note(hist.Judge{Worker: w.name, WorkerID: w.workerID(), Sub: l.Sub, Token: l.Token, Gen: l.Gen, Phase: hist.JudgeEnd, Verdict: j.verdict})
 	res := hist.Result{Worker: w.name, Sub: l.Sub, Token: l.Token, Gen: l.Gen, Verdict: j.verdict, Phase: hist.ResultSaved}
 	key := resultKey(l.Sub, l.Token)
 	if w.cfg.Design.Has(WorkerNoDisk) {
@@ -416,7 +419,7 @@ func (w *Worker) finish(p *sim.Proc, j *job) {
 		p.Disk().Put(key, res) // persist before submitting
 		p.Sync("result")
 	}
-	w.note(p, res)
+	p.Note(w.noted(res))
 	w.results[key] = &pending{res: res}
 	w.upload(p, key)
 }
@@ -439,7 +442,7 @@ func (w *Worker) upload(p *sim.Proc, key string) {
 			}
 			r := pd.res
 			r.Phase, r.Code = hist.ResultRetry, code
-			w.note(p, r)
+			p.Note(w.noted(r))
 			p.Sleep(w.cfg.Design.Backoff(pd.attempt), "submit backoff")
 			pd.attempt++
 		}
@@ -471,7 +474,7 @@ func (w *Worker) answered(p *sim.Proc, key string, pd *pending, code int) {
 		// The same key was saved again meanwhile (the lease judged again,
 		// as a token kept across a reclaim allows): that saving's own
 		// upload forgets the key.
-		w.note(p, res)
+		p.Note(w.noted(res))
 		return
 	}
 	delete(w.results, key)
@@ -479,27 +482,25 @@ func (w *Worker) answered(p *sim.Proc, key string, pd *pending, code int) {
 	// The answer is noted before the sync: a crash at the sync (the
 	// deletion already durable on an auto-syncing disk) must not read as
 	// a result lost (PA7) when its 200 came back.
-	w.note(p, res)
+	p.Note(w.noted(res))
 	p.Disk().Delete(key)
 	p.Sync("result answered")
 }
 
-func (w *Worker) note(p *sim.Proc, data any) {
-	if !sim.Recording(p) {
-		return
+// workerID is the worker_id the notes name: empty when it is the
+// process's own name.
+func (w *Worker) workerID() string {
+	if w.id != w.name {
+		return w.id
 	}
-	switch d := data.(type) {
-	case hist.Judge:
-		if w.id != w.name {
-			d.WorkerID = w.id
-		}
-		p.Note(hist.KindJudge, fmt.Sprintf("%s sub=%d token=%s gen=%d %s", d.Phase, d.Sub, d.Token, d.Gen, d.Verdict), d)
-	case hist.Result:
-		if w.id != w.name {
-			d.WorkerID = w.id
-		}
-		p.Note(hist.KindResult, fmt.Sprintf("%s sub=%d token=%s verdict=%s code=%d", d.Phase, d.Sub, d.Token, d.Verdict, d.Code), d)
-	}
+	return ""
+}
+
+// noted is a result as its note carries it: with the worker_id (the result
+// on disk goes without it).
+func (w *Worker) noted(r hist.Result) hist.Result {
+	r.WorkerID = w.workerID()
+	return r
 }
 
 // Pending returns the keys of the results not yet answered, sorted.

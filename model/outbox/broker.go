@@ -74,7 +74,7 @@ func (b *Broker) publish(p *sim.Proc, from network.Addr, msg Message) {
 	p.Disk().Put(queueKey(b.seq), queued{Msg: msg})
 	p.Sync("publish")
 	b.unacked[b.seq] = msg
-	p.Note(hist.KindBPublish, fmt.Sprintf("seq=%d %s from %s", b.seq, msg.ID, from), hist.BPublish{Msg: msg.note(), From: string(from), Seq: b.seq})
+	p.Note(hist.BPublish{Msg: msg.note(), From: string(from), Seq: b.seq})
 	p.Send(from, PubAck{ID: msg.ID})
 	b.deliver(p, b.seq)
 }
@@ -89,7 +89,7 @@ func (b *Broker) deliver(p *sim.Proc, seq uint64) {
 				return
 			}
 			if attempt > 1 {
-				p.Note(hist.KindBPush, fmt.Sprintf("redeliver seq=%d %s attempt %d", seq, msg.ID, attempt), hist.BPush{Seq: seq, Msg: msg.ID, Attempt: attempt})
+				p.Note(hist.BPush{Seq: seq, Msg: msg.ID, Attempt: attempt})
 			}
 			p.Send(b.cfg.Consumer, Push{Seq: seq, Attempt: attempt, Msg: msg})
 			p.Sleep(b.cfg.Design.RedeliverAfter, "redeliver")

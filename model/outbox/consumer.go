@@ -1,8 +1,6 @@
 package outbox
 
 import (
-	"fmt"
-
 	"github.com/fencesim/fencesim/model/db"
 	"github.com/fencesim/fencesim/network"
 	"github.com/fencesim/fencesim/sim"
@@ -57,11 +55,11 @@ func (c *Consumer) apply(p *sim.Proc, push Push) {
 	_, err := c.db.Atomic(p, c.cfg.Design.Apply(push.Msg)...)
 	switch {
 	case err == nil:
-		p.Note(hist.KindBApply, fmt.Sprintf("applied %s seq=%d", push.Msg.ID, push.Seq), hist.BApply{Msg: push.Msg.ID, Seq: push.Seq, What: hist.ApplyApplied})
+		p.Note(hist.BApply{Msg: push.Msg.ID, Seq: push.Seq, What: hist.ApplyApplied})
 		p.Point(PointAfterApply)
 		p.Send(c.cfg.Broker, Ack{Seq: push.Seq})
 	case db.Code(err) == db.CodeUniqueViolation:
-		p.Note(hist.KindBApply, fmt.Sprintf("duplicate %s seq=%d", push.Msg.ID, push.Seq), hist.BApply{Msg: push.Msg.ID, Seq: push.Seq, What: hist.ApplyDuplicate})
+		p.Note(hist.BApply{Msg: push.Msg.ID, Seq: push.Seq, What: hist.ApplyDuplicate})
 		p.Send(c.cfg.Broker, Ack{Seq: push.Seq})
 	default:
 		// Unknown or failed: no ACK; the broker pushes it again.

@@ -72,7 +72,7 @@ func (h *Handler) serve(p *sim.Proc, m network.Message) {
 		return
 	}
 	key := h.cfg.Design.KeyOf(dl)
-	p.Note(hist.KindBHandle, fmt.Sprintf("%s %s start", dl.Op, orNone(dl.Event)), hist.BHandle{Handler: h.name, Event: dl.Event, Key: key, Phase: hist.HandleStart})
+	p.Note(hist.BHandle{Handler: h.name, Event: dl.Event, Key: key, Phase: hist.HandleStart, Op: dl.Op})
 	if key == "" {
 		// B.5: no key, no work. Nothing is read or written.
 		h.reply(p, m.From, dl, Code400, "refused: the request has no Idempotency-Key; send the same key with every retry", "refused")
@@ -221,13 +221,5 @@ func abort(tx *db.Tx, code int, value string) (int, string, string) {
 
 func (h *Handler) reply(p *sim.Proc, to network.Addr, dl Delivery, code int, value, path string) {
 	p.Send(to, Reply{No: dl.No, Code: code, Value: value})
-	p.Note(hist.KindBHandle, fmt.Sprintf("%s %s end %d %s", dl.Op, orNone(dl.Event), code, path),
-		hist.BHandle{Handler: h.name, Event: dl.Event, Key: h.cfg.Design.KeyOf(dl), Phase: hist.HandleEnd, Code: code, Path: path})
-}
-
-func orNone(s string) string {
-	if s == "" {
-		return "(no key)"
-	}
-	return s
+	p.Note(hist.BHandle{Handler: h.name, Event: dl.Event, Key: h.cfg.Design.KeyOf(dl), Phase: hist.HandleEnd, Code: code, Path: path, Op: dl.Op})
 }

@@ -110,7 +110,7 @@ func (r *Relay) publish(p *sim.Proc, m Message) {
 		}
 	}
 	r.publishing = ""
-	p.Note(hist.KindBRelay, "published "+m.ID, hist.BRelay{Msg: m.ID, What: hist.RelayPublished})
+	p.Note(hist.BRelay{Msg: m.ID, What: hist.RelayPublished})
 	p.Point(PointAfterPublish)
 }
 
@@ -119,7 +119,7 @@ func (r *Relay) mark(p *sim.Proc, m Message) bool {
 	if _, err := r.db.Exec(p, MarkSent(m.ID).Named("mark-sent")); err != nil {
 		return false
 	}
-	p.Note(hist.KindBRelay, "marked "+m.ID, hist.BRelay{Msg: m.ID, What: hist.RelayMarked})
+	p.Note(hist.BRelay{Msg: m.ID, What: hist.RelayMarked})
 	p.Point(PointAfterMark)
 	return true
 }

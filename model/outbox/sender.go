@@ -118,8 +118,7 @@ func (s *Sender) send(p *sim.Proc, e *event) {
 	n := len(s.cfg.Handlers)
 	p.Sleep(e.ev.At, "start")
 	e.base = int(p.Rand().Uint64n("handler", uint64(n)))
-	p.Note(hist.KindBEvent, fmt.Sprintf("%s %s payload=%s copies=%d", e.ev.Op, orNone(e.ev.Event), e.ev.Payload, e.ev.Copies),
-		hist.BEvent{Event: e.ev.Event, Payload: e.ev.Payload, Op: e.ev.Op, Copies: e.ev.Copies, Bound: s.bound(e.ev)})
+	p.Note(hist.BEvent{Event: e.ev.Event, Payload: e.ev.Payload, Op: e.ev.Op, Copies: e.ev.Copies, Bound: s.bound(e.ev)})
 	e.attempts = 1
 	s.deliver(p, e, 0, e.base)
 	for c := 1; c < e.ev.Copies; c++ {
@@ -142,8 +141,7 @@ func (s *Sender) send(p *sim.Proc, e *event) {
 		// A 5xx, or no answer in time: redeliver after backoff, or give up.
 		if e.attempts >= d.MaxAttempts {
 			e.done = true
-			p.Note(hist.KindBSender, fmt.Sprintf("%s %s gives up after %d attempts", e.ev.Op, orNone(e.ev.Event), e.attempts),
-				hist.BSender{Event: e.ev.Event, Payload: e.ev.Payload, What: hist.SenderGiveUp, Attempts: e.attempts})
+			p.Note(hist.BSender{Event: e.ev.Event, Payload: e.ev.Payload, What: hist.SenderGiveUp, Attempts: e.attempts, Op: e.ev.Op})
 			return
 		}
 		if s.backoff(p, e, d.Backoff(e.attempts-1)) {
@@ -181,8 +179,7 @@ func (s *Sender) backoff(p *sim.Proc, e *event, d time.Duration) bool {
 // of its own.
 func (s *Sender) stop(p *sim.Proc, e *event, code int) {
 	e.done = true
-	p.Note(hist.KindBSender, fmt.Sprintf("%s %s done %d after %d attempts", e.ev.Op, orNone(e.ev.Event), code, e.attempts),
-		hist.BSender{Event: e.ev.Event, Payload: e.ev.Payload, What: hist.SenderDone, Code: code, Attempts: e.attempts})
+	p.Note(hist.BSender{Event: e.ev.Event, Payload: e.ev.Payload, What: hist.SenderDone, Code: code, Attempts: e.attempts, Op: e.ev.Op})
 	if e.ev.Refund && code == Code200 && e.ev.Op == OpCharge {
 		s.start(p, s.add(Event{Event: e.ev.Event + "/refund", Payload: e.ev.Payload + "/refund",
 			Amount: e.ev.Amount, Copies: 1, Op: OpRefund, Ref: e.ev.Event}))
@@ -195,10 +192,8 @@ func (s *Sender) deliver(p *sim.Proc, e *event, attempt, h int) {
 	s.calls[s.no] = call{e: e, id: id}
 	to := s.cfg.Handlers[h]
 	dl := Delivery{No: s.no, Op: e.ev.Op, Event: e.ev.Event, Ref: e.ev.Ref, Payload: e.ev.Payload, Amount: e.ev.Amount, DeliveredAt: p.Now()}
-	p.Note(hist.KindCall, fmt.Sprintf("%s %s %s -> %s", id, e.ev.Op, orNone(e.ev.Event), to),
-		hist.Call{ID: id, Client: string(p.Self()), Op: e.ev.Op, Key: e.ev.Event, RequestID: e.ev.Payload})
-	p.Note(hist.KindBDelivery, fmt.Sprintf("%s attempt %d delivered_at %s", id, attempt, dl.DeliveredAt),
-		hist.BDelivery{Call: id, Event: e.ev.Event, Payload: e.ev.Payload, Handler: string(to), Attempt: attempt, DeliveredAt: int64(dl.DeliveredAt)})
+	p.Note(hist.Call{ID: id, Client: string(p.Self()), Op: e.ev.Op, Key: e.ev.Event, RequestID: e.ev.Payload, To: string(to)})
+	p.Note(hist.BDelivery{Call: id, Event: e.ev.Event, Payload: e.ev.Payload, Handler: string(to), Attempt: attempt, DeliveredAt: int64(dl.DeliveredAt)})
 	p.Send(to, dl)
 }
 
@@ -214,7 +209,7 @@ func (s *Sender) reply(p *sim.Proc, m network.Message) {
 		return // a duplicated reply
 	}
 	delete(s.calls, r.No)
-	p.Note(hist.KindReturn, fmt.Sprintf("%s %d %s", c.id, r.Code, r.Value), hist.Return{ID: c.id, Code: r.Code, Value: r.Value})
+	p.Note(hist.Return{ID: c.id, Code: r.Code, Value: r.Value})
 	if !c.e.done {
 		c.e.replies.Put(r)
 	}

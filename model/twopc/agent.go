@@ -90,14 +90,6 @@ func (a *Agent) main(p *sim.Proc) {
 	}
 }
 
-func (a *Agent) note(p *sim.Proc, n hist.Txn) {
-	if !sim.Recording(p) {
-		return
-	}
-	n.By, n.Participant = a.name, string(a.db)
-	p.Note(hist.KindTxn, fmt.Sprintf("%s %s %s %s", n.What, n.GID, n.Outcome, n.Reason), n)
-}
-
 // poll reads pg_prepared_xacts and acts on every prepared transaction that
 // has waited long enough: timeout-abort rolls it back; cooperative
 // termination asks the peers.
@@ -144,7 +136,7 @@ func (a *Agent) end(p *sim.Proc, gid, outcome, reason string, unilateral bool) {
 	if unilateral {
 		what = hist.TxnUnilateral
 	}
-	a.note(p, hist.Txn{What: what, GID: gid, Outcome: outcome, Reason: reason})
+	p.Note(hist.Txn{What: what, By: a.name, Participant: string(a.db), GID: gid, Outcome: outcome, Reason: reason, Agent: true})
 }
 
 // answer tells a peer what this participant knows of gid.
@@ -173,7 +165,7 @@ func (a *Agent) know(p *sim.Proc, conn *db.Conn, peer network.Addr, gid string) 
 		return stateUnknown // e.g. lock_timeout: the gid is being prepared right now
 	}
 	if rs[0].Inserted {
-		a.note(p, hist.Txn{What: hist.TxnRefuse, GID: gid, Reason: "asked by " + string(peer) + "; never voted"})
+		p.Note(hist.Txn{What: hist.TxnRefuse, By: a.name, Participant: string(a.db), GID: gid, Reason: "asked by " + string(peer) + "; never voted", Agent: true})
 		return TxRefused
 	}
 	if rows := rs[1].Rows; len(rows) == 1 {
@@ -206,6 +198,6 @@ func (a *Agent) heard(p *sim.Proc, peer network.Addr, m Answer) {
 	delete(a.rounds, m.GID)
 	if !a.blocked[m.GID] {
 		a.blocked[m.GID] = true
-		a.note(p, hist.Txn{What: hist.TxnBlocked, GID: m.GID, Reason: "every peer is prepared too: only the coordinator's log can decide"})
+		p.Note(hist.Txn{What: hist.TxnBlocked, By: a.name, Participant: string(a.db), GID: m.GID, Reason: "every peer is prepared too: only the coordinator's log can decide", Agent: true})
 	}
 }

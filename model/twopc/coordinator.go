@@ -92,24 +92,6 @@ func (c *Coordinator) main(p *sim.Proc) {
 	c.recovered.open()
 }
 
-func (c *Coordinator) note(p *sim.Proc, n hist.Txn) {
-	if !sim.Recording(p) {
-		return
-	}
-	n.By = c.name
-	text := n.What + " " + n.GID
-	if n.Participant != "" {
-		text += " " + n.Participant
-	}
-	switch {
-	case n.Vote != "":
-		text += " " + n.Vote
-	case n.Outcome != "":
-		text += " " + n.Outcome
-	}
-	p.Note(hist.KindTxn, text, n)
-}
-
 // ---- the decision path (C.1) ----
 
 // Commit runs global transaction gid over every participant and returns its
@@ -120,7 +102,7 @@ func (c *Coordinator) note(p *sim.Proc, n hist.Txn) {
 func (c *Coordinator) Commit(p *sim.Proc, gid string) string {
 	p.Point(PointBegin)
 	conns := c.connect()
-	c.note(p, hist.Txn{What: hist.TxnBegin, GID: gid, Participants: c.names()})
+	p.Note(hist.Txn{What: hist.TxnBegin, By: c.name, GID: gid, Participants: c.names()})
 
 	// Phase one: the work and PREPARE TRANSACTION at each participant. Once
 	// it voted YES a participant holds the transaction prepared, whatever
@@ -142,7 +124,7 @@ func (c *Coordinator) Commit(p *sim.Proc, gid string) string {
 
 	// The decision, in memory only: a crash here leaves it unwritten, and
 	// recovery will roll back.
-	c.note(p, hist.Txn{What: hist.TxnDecide, GID: gid, Outcome: outcome, Reason: why})
+	p.Note(hist.Txn{What: hist.TxnDecide, By: c.name, GID: gid, Outcome: outcome, Reason: why})
 	p.Point(PointDecided)
 
 	// Phase two. The decision is durable before any participant hears it;
@@ -157,13 +139,13 @@ func (c *Coordinator) Commit(p *sim.Proc, gid string) string {
 		// Another instance (or its recovery) decided first: follow the log,
 		// and tell every participant that voted.
 		outcome = logged
-		c.note(p, hist.Txn{What: hist.TxnDecide, GID: gid, Outcome: outcome, Reason: "the decision log already held " + outcome})
+		p.Note(hist.Txn{What: hist.TxnDecide, By: c.name, GID: gid, Outcome: outcome, Reason: "the decision log already held " + outcome})
 		tell = voters
 	}
 	p.Point(PointLogged)
 	c.tell(p, conns, gid, outcome, tell, late)
 
-	c.note(p, hist.Txn{What: hist.TxnDone, GID: gid, Outcome: outcome})
+	p.Note(hist.Txn{What: hist.TxnDone, By: c.name, GID: gid, Outcome: outcome})
 	closeAll(p, conns)
 	return outcome
 }
@@ -182,7 +164,7 @@ func (c *Coordinator) prepare(p *sim.Proc, conn *db.Conn, i int, gid string, lat
 	res, err := conn.Atomic(p, PrepareBatch(i, gid)...)
 	*late = db.Unknown(err) && p.Mono().Sub(start) >= c.d.VoteTimeout
 	p.Point(PointStep) // the answer (or the timeout, or the break) is in: a crash here loses it
-	n := hist.Txn{What: hist.TxnVote, GID: gid, Participant: string(c.parts[i]), Vote: hist.VoteYes}
+	n := hist.Txn{What: hist.TxnVote, By: c.name, GID: gid, Participant: string(c.parts[i]), Vote: hist.VoteYes}
 	switch {
 	case err == nil:
 		for _, r := range res {
@@ -193,7 +175,7 @@ func (c *Coordinator) prepare(p *sim.Proc, conn *db.Conn, i int, gid string, lat
 	default:
 		n.Vote, n.Code = hist.VoteNo, db.Code(err)
 	}
-	c.note(p, n)
+	p.Note(n)
 	return n.Vote
 }
 
@@ -203,7 +185,7 @@ func (c *Coordinator) prepare(p *sim.Proc, conn *db.Conn, i int, gid string, lat
 // The log-not-durable knob skips the fsync.
 func (c *Coordinator) log(p *sim.Proc, gid, outcome string) string {
 	if found := c.logged(gid); found != "" {
-		c.note(p, hist.Txn{What: hist.TxnLog, GID: gid, Outcome: found, Found: found, Synced: true})
+		p.Note(hist.Txn{What: hist.TxnLog, By: c.name, GID: gid, Outcome: found, Found: found, Synced: true})
 		return found
 	}
 	c.disk.Put(logKey(gid), outcome)
@@ -211,7 +193,7 @@ func (c *Coordinator) log(p *sim.Proc, gid, outcome string) string {
 	if synced {
 		p.Sync("decision " + gid)
 	}
-	c.note(p, hist.Txn{What: hist.TxnLog, GID: gid, Outcome: outcome, Synced: synced})
+	p.Note(hist.Txn{What: hist.TxnLog, By: c.name, GID: gid, Outcome: outcome, Synced: synced})
 	return outcome
 }
 
@@ -260,7 +242,7 @@ func (c *Coordinator) refuse(p *sim.Proc, conn *db.Conn, i int, gid string, trie
 		switch {
 		case err == nil:
 			if rs[0].Inserted {
-				c.note(p, hist.Txn{What: hist.TxnRefuse, GID: gid, Participant: string(c.parts[i]), Reason: "its vote did not come within vote_timeout: a late PREPARE must fail"})
+				p.Note(hist.Txn{What: hist.TxnRefuse, By: c.name, GID: gid, Participant: string(c.parts[i]), Reason: "its vote did not come within vote_timeout: a late PREPARE must fail"})
 			}
 			return
 		case db.Code(err) == db.CodeLockNotAvailable || db.Unknown(err):
@@ -332,7 +314,7 @@ func (c *Coordinator) Recover(p *sim.Proc) {
 			if _, ok := slices.BinarySearch(gids, gid); ok {
 				todo[i] = append(todo[i], action{gid, outcome})
 				actions++
-				c.note(p, hist.Txn{What: hist.TxnRecover, GID: gid, Participant: string(c.parts[i]), Outcome: outcome, Found: logged})
+				p.Note(hist.Txn{What: hist.TxnRecover, By: c.name, GID: gid, Participant: string(c.parts[i]), Outcome: outcome, Found: logged})
 			}
 		}
 	}
@@ -345,7 +327,7 @@ func (c *Coordinator) Recover(p *sim.Proc) {
 		}
 	})
 	closeAll(p, conns)
-	c.note(p, hist.Txn{What: hist.TxnRecovered, Reason: fmt.Sprintf("%d actions", actions)})
+	p.Note(hist.Txn{What: hist.TxnRecovered, By: c.name, Reason: fmt.Sprintf("%d actions", actions)})
 }
 
 // preparedAt reads participant i's pg_prepared_xacts, asking again after a

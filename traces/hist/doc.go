@@ -4,6 +4,14 @@
 // and checker/, which never import each other: models encode these structs
 // as an event's Data, checkers decode them.
 //
-// It holds plain data only: no behaviour, no dependency but the standard
-// library, nothing that reads the clock.
+// Each note type names its event kind (Kind) and renders the event's text
+// (String), so that a model writes a note as one value: p.Note(hist.X{...})
+// (sim.Proc.Note; the text is rendered only when the note is recorded).
+// The text is part of the event, and of the trace's hash: a String changes
+// only with the trace format. A few fields are marked "text only" (json:"-"):
+// the text carries them and the data leaves them out, so a value read back
+// from a trace file may render a shorter text than the event's own.
+//
+// It holds plain data and its rendering only: no dependency but the
+// standard library and clock, nothing that reads the clock.
 package hist

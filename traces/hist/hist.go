@@ -1,5 +1,10 @@
 package hist
 
+import (
+	"fmt"
+	"strings"
+)
+
 // Event kinds written by models.
 const (
 	KindCall   = "call"   // Call: a client invoked an operation
@@ -30,6 +35,39 @@ type Call struct {
 	// and its replacement, share one worker_id). Client is always the
 	// process.
 	WorkerID string `json:"worker_id,omitempty"`
+
+	// Text only (the trace's data leaves them out; the event's text
+	// carries them): No is system A's request number, To the handler a
+	// system B delivery goes to.
+	No uint64 `json:"-"`
+	To string `json:"-"`
+}
+
+// Kind returns KindCall.
+func (Call) Kind() string { return KindCall }
+
+// String is the call's text in a trace. System A's worker requests read as
+// the HTTP request (model/judge's Request), its web reads and operator
+// rejudges as the operation and the submission; any other call is a
+// system B delivery: id, operation, event key and handler.
+func (c Call) String() string {
+	switch c.Op {
+	case "claim", "heartbeat", "submit":
+		worker := c.Client
+		if c.WorkerID != "" {
+			worker = c.WorkerID + " proc=" + c.Client
+		}
+		switch c.Op {
+		case "claim":
+			return fmt.Sprintf("POST /claim no=%d worker=%s request_id=%s", c.No, worker, c.RequestID)
+		case "heartbeat":
+			return fmt.Sprintf("POST /heartbeat no=%d worker=%s sub=%d token=%s", c.No, worker, c.Sub, c.Token)
+		}
+		return fmt.Sprintf("POST /submit no=%d worker=%s sub=%d token=%s gen=%d verdict=%s", c.No, worker, c.Sub, c.Token, c.Gen, c.Verdict)
+	case "read", "rejudge":
+		return fmt.Sprintf("%s %d", c.Op, c.Sub)
+	}
+	return fmt.Sprintf("%s %s %s -> %s", c.ID, c.Op, orNone(c.Key), c.To)
 }
 
 // Return is the reply of a Call.
@@ -47,6 +85,54 @@ type Return struct {
 	// lists every one of them here; the first is also in Sub, Token, Gen,
 	// User and Problem.
 	Leases []Lease `json:"leases,omitempty"`
+
+	// Text only (the trace's data leaves them out; the event's text
+	// carries them): the operation of the call it answers, and for system
+	// A's worker requests the HTTP reply's request number, claim
+	// request_id and reason.
+	Op        string `json:"-"`
+	No        uint64 `json:"-"`
+	RequestID string `json:"-"`
+	Why       string `json:"-"`
+}
+
+// Kind returns KindReturn.
+func (Return) Kind() string { return KindReturn }
+
+// String is the reply's text in a trace: for system A's worker requests
+// the HTTP reply (model/judge's Reply), for its reads and rejudges the
+// operation and its answer, for any other call (system B's deliveries) the
+// call's id, the code and the stored answer.
+func (r Return) String() string {
+	switch r.Op {
+	case "claim", "heartbeat", "submit":
+		var b strings.Builder
+		fmt.Fprintf(&b, "%d %s no=%d", r.Code, r.Op, r.No)
+		switch {
+		case r.Op == "claim" && r.Code == 200:
+			b.WriteString(" request_id=" + r.RequestID)
+			if len(r.Leases) > 1 {
+				for _, l := range r.Leases {
+					fmt.Fprintf(&b, " sub=%d token=%s gen=%d", l.Sub, l.Token, l.Gen)
+				}
+			} else {
+				fmt.Fprintf(&b, " sub=%d token=%s gen=%d", r.Sub, r.Token, r.Gen)
+			}
+		case r.Op == "claim":
+			b.WriteString(" request_id=" + r.RequestID)
+		default:
+			fmt.Fprintf(&b, " sub=%d token=%s", r.Sub, r.Token)
+		}
+		if r.Why != "" {
+			b.WriteString(" (" + r.Why + ")")
+		}
+		return b.String()
+	case "read":
+		return fmt.Sprintf("read %d -> %d %s gen %d", r.Sub, r.Code, r.Status, r.Gen)
+	case "rejudge":
+		return fmt.Sprintf("rejudge %d -> %d", r.Sub, r.Code)
+	}
+	return fmt.Sprintf("%s %d %s", r.ID, r.Code, r.Value)
 }
 
 // Lease is one lease of a claim's answer.
@@ -76,6 +162,15 @@ type Judge struct {
 	Verdict  string `json:"verdict,omitempty"`
 }
 
+// Kind returns KindJudge.
+func (Judge) Kind() string { return KindJudge }
+
+// String is the judging's text in a trace: its phase, lease and verdict
+// (empty but for the end).
+func (j Judge) String() string {
+	return fmt.Sprintf("%s sub=%d token=%s gen=%d %s", j.Phase, j.Sub, j.Token, j.Gen, j.Verdict)
+}
+
 // Result phases.
 const (
 	ResultSaved    = "saved"    // written to the worker's disk (or memory, under worker-no-disk)
@@ -96,6 +191,14 @@ type Result struct {
 	Durable  bool   `json:"durable,omitempty"` // saved on disk (survives a crash)
 }
 
+// Kind returns KindResult.
+func (Result) Kind() string { return KindResult }
+
+// String is the result's text in a trace.
+func (r Result) String() string {
+	return fmt.Sprintf("%s sub=%d token=%s verdict=%s code=%d", r.Phase, r.Sub, r.Token, r.Verdict, r.Code)
+}
+
 // Alert is raised by a monitor.
 type Alert struct {
 	Monitor string `json:"monitor"`
@@ -103,8 +206,20 @@ type Alert struct {
 	Reason  string `json:"reason"`
 }
 
+// Kind returns KindAlert.
+func (Alert) Kind() string { return KindAlert }
+
+// String is the alert's text in a trace: its target and reason.
+func (a Alert) String() string { return a.Target + ": " + a.Reason }
+
 // State is a notable state change of a node.
 type State struct {
 	What  string `json:"what"` // leader, follower, db-down, db-up, grace, sweep, stall, unstall
 	Count int    `json:"count,omitempty"`
 }
+
+// Kind returns KindState.
+func (State) Kind() string { return KindState }
+
+// String is the state change's text in a trace.
+func (s State) String() string { return fmt.Sprintf("%s %d", s.What, s.Count) }

@@ -1,5 +1,11 @@
 package hist
 
+import (
+	"fmt"
+
+	"github.com/fencesim/fencesim/clock"
+)
+
 // System B's notes (model/outbox writes them, checker/outbox reads them),
 // besides KindCall and KindReturn (the sender's deliveries) and the
 // databases' KindCommit. Times are simulated nanoseconds.
@@ -23,6 +29,14 @@ type BEvent struct {
 	Bound   int    `json:"bound"`  // most deliveries the sender's policy allows
 }
 
+// Kind returns KindBEvent.
+func (BEvent) Kind() string { return KindBEvent }
+
+// String is the event's text in a trace.
+func (e BEvent) String() string {
+	return fmt.Sprintf("%s %s payload=%s copies=%d", e.Op, orNone(e.Event), e.Payload, e.Copies)
+}
+
 // BDelivery is one delivery (its hist.Call is written just before).
 type BDelivery struct {
 	Call        string `json:"call"` // the Call's id
@@ -31,6 +45,14 @@ type BDelivery struct {
 	Handler     string `json:"handler"`
 	Attempt     int    `json:"attempt"`
 	DeliveredAt int64  `json:"delivered_at"`
+}
+
+// Kind returns KindBDelivery.
+func (BDelivery) Kind() string { return KindBDelivery }
+
+// String is the delivery's text in a trace.
+func (d BDelivery) String() string {
+	return fmt.Sprintf("%s attempt %d delivered_at %s", d.Call, d.Attempt, clock.Time(d.DeliveredAt))
 }
 
 // Sender outcomes.
@@ -46,6 +68,21 @@ type BSender struct {
 	What     string `json:"what"`
 	Code     int    `json:"code,omitempty"`
 	Attempts int    `json:"attempts"`
+
+	// Op is the event's operation (text only: the trace's data leaves it
+	// out, the event's text carries it).
+	Op string `json:"-"`
+}
+
+// Kind returns KindBSender.
+func (BSender) Kind() string { return KindBSender }
+
+// String is the sender's stop in a trace.
+func (s BSender) String() string {
+	if s.What == SenderGiveUp {
+		return fmt.Sprintf("%s %s gives up after %d attempts", s.Op, orNone(s.Event), s.Attempts)
+	}
+	return fmt.Sprintf("%s %s done %d after %d attempts", s.Op, orNone(s.Event), s.Code, s.Attempts)
 }
 
 // Handle phases.
@@ -62,6 +99,29 @@ type BHandle struct {
 	Phase   string `json:"phase"`
 	Code    int    `json:"code,omitempty"`
 	Path    string `json:"path,omitempty"` // first, duplicate, refused, aborted, unknown, error
+
+	// Op is the delivery's operation (text only: the trace's data leaves
+	// it out, the event's text carries it).
+	Op string `json:"-"`
+}
+
+// Kind returns KindBHandle.
+func (BHandle) Kind() string { return KindBHandle }
+
+// String is the handler's step in a trace.
+func (h BHandle) String() string {
+	if h.Phase == HandleStart {
+		return fmt.Sprintf("%s %s start", h.Op, orNone(h.Event))
+	}
+	return fmt.Sprintf("%s %s end %d %s", h.Op, orNone(h.Event), h.Code, h.Path)
+}
+
+// orNone names an empty event key.
+func orNone(key string) string {
+	if key == "" {
+		return "(no key)"
+	}
+	return key
 }
 
 // Relay steps.
@@ -75,6 +135,12 @@ type BRelay struct {
 	Msg  string `json:"msg"`
 	What string `json:"what"`
 }
+
+// Kind returns KindBRelay.
+func (BRelay) Kind() string { return KindBRelay }
+
+// String is the relay's step in a trace.
+func (r BRelay) String() string { return r.What + " " + r.Msg }
 
 // BMessage is an outgoing message as the notes carry it.
 type BMessage struct {
@@ -92,11 +158,25 @@ type BPublish struct {
 	Seq  uint64   `json:"seq"`
 }
 
+// Kind returns KindBPublish.
+func (BPublish) Kind() string { return KindBPublish }
+
+// String is the publish in a trace.
+func (p BPublish) String() string { return fmt.Sprintf("seq=%d %s from %s", p.Seq, p.Msg.ID, p.From) }
+
 // BPush: the broker pushed a message again (attempt 2 and later).
 type BPush struct {
 	Seq     uint64 `json:"seq"`
 	Msg     string `json:"msg"`
 	Attempt int    `json:"attempt"`
+}
+
+// Kind returns KindBPush.
+func (BPush) Kind() string { return KindBPush }
+
+// String is the redelivery in a trace.
+func (p BPush) String() string {
+	return fmt.Sprintf("redeliver seq=%d %s attempt %d", p.Seq, p.Msg, p.Attempt)
 }
 
 // Apply outcomes.
@@ -111,3 +191,9 @@ type BApply struct {
 	Seq  uint64 `json:"seq"`
 	What string `json:"what"`
 }
+
+// Kind returns KindBApply.
+func (BApply) Kind() string { return KindBApply }
+
+// String is the consumer's answer in a trace.
+func (a BApply) String() string { return fmt.Sprintf("%s %s seq=%d", a.What, a.Msg, a.Seq) }

@@ -1,5 +1,7 @@
 package hist
 
+import "fmt"
+
 // System C (two-phase commit): every note of a coordinator, of a
 // participant's agent and of the run harness is an event of kind KindTxn
 // whose data is a Txn. Its What field says which fact it records.
@@ -47,4 +49,35 @@ type Txn struct {
 	Code         string   `json:"code,omitempty"` // the SQLSTATE of a NO (or unknown) vote
 	Rows         int      `json:"rows,omitempty"` // rows the participant's prepared transaction holds locked
 	Quiesced     bool     `json:"quiesced,omitempty"`
+
+	// Agent marks a note of a participant's agent (text only: the trace's
+	// data leaves it out, the event's text carries it in its shape).
+	Agent bool `json:"-"`
+}
+
+// Kind returns KindTxn.
+func (Txn) Kind() string { return KindTxn }
+
+// String is the note's text in a trace. An agent's note lists what, GID,
+// outcome and reason; the harness's end, whether the run quiesced; a
+// coordinator's, what, GID, the participant if any, and the vote or else
+// the outcome.
+func (t Txn) String() string {
+	switch {
+	case t.Agent:
+		return fmt.Sprintf("%s %s %s %s", t.What, t.GID, t.Outcome, t.Reason)
+	case t.What == TxnEnd:
+		return fmt.Sprintf("end quiesced=%v", t.Quiesced)
+	}
+	s := t.What + " " + t.GID
+	if t.Participant != "" {
+		s += " " + t.Participant
+	}
+	switch {
+	case t.Vote != "":
+		s += " " + t.Vote
+	case t.Outcome != "":
+		s += " " + t.Outcome
+	}
+	return s
 }

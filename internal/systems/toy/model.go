@@ -118,6 +118,16 @@ type Act struct {
 	Until clock.Time `json:"until"` // the client's lease end, on its clock
 }
 
+// Kind implements sim.Note.
+func (Grant) Kind() string { return KindGrant }
+
+func (g Grant) String() string { return fmt.Sprintf("grant ping=%d lease=%s", g.Ping, g.Lease) }
+
+// Kind implements sim.Note.
+func (Act) Kind() string { return KindAct }
+
+func (a Act) String() string { return fmt.Sprintf("act until=%d", a.Until) }
+
 // Note kinds.
 const (
 	KindGrant = "toy-grant"
@@ -132,7 +142,7 @@ func lessor(d Design) sim.Factory {
 				if !ok {
 					return
 				}
-				p.Note(KindGrant, fmt.Sprintf("grant ping=%d lease=%s", ping.ID, d.Lease), Grant{Ping: ping.ID, Lease: d.Lease})
+				p.Note(Grant{Ping: ping.ID, Lease: d.Lease})
 				p.Send(m.From, Pong{Ping: ping.ID, Lease: d.Lease})
 			})
 		})
@@ -172,7 +182,7 @@ func (c *client) main(p *sim.Proc) {
 		p.Send(Lessor, Ping{ID: id})
 		for end := p.Now().Add(c.d.PingEvery); p.Now() < end; {
 			if p.Now() < c.until {
-				p.Note(KindAct, fmt.Sprintf("act until=%d", c.until), Act{Until: c.until})
+				p.Note(Act{Until: c.until})
 			}
 			p.Sleep(c.d.Tick, "tick")
 		}
