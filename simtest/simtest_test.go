@@ -70,6 +70,30 @@ func TestFailingCheck(t *testing.T) {
 	}
 }
 
+// TestToyCheck: the contract's toy system goes through the Go route like
+// the three: its default design passes Check, and a failing Check of its
+// harmful knob writes a trace that replays to the failure.
+func TestToyCheck(t *testing.T) {
+	if child != "" {
+		t.Skip("the child runs only the failing check")
+	}
+	sys, d, err := NewDesign("toy", nil)
+	require.NoError(t, err)
+	Check(t, sys, d, Options{Seed: 1, Checks: 100})
+
+	out := t.TempDir()
+	cmd := exec.Command(os.Args[0], "-test.run=^TestFailingCheckChild$", "-test.count=1",
+		"-rapid.checks=500", "-rapid.seed=1", "-rapid.shrinktime=2s", "-rapid.nofailfile", "-fencesim.out="+out)
+	cmd.Env = append(os.Environ(), "SIMTEST_CHILD=toy:lease-from-receipt")
+	b, err := cmd.CombinedOutput()
+	require.Error(t, err, "the check must fail:\n%s", b)
+	assert.Contains(t, string(b), "TL1 lease-safety")
+	traces, _ := filepath.Glob(filepath.Join(out, "*.jsonl"))
+	require.Len(t, traces, 1, "%s", b)
+	r := Replay(t, traces[0])
+	assert.True(t, r.Fails("TL1"), "the kept trace replays to TL1's failure: %v", r.FailedIDs())
+}
+
 // TestCheckPasses: the default designs pass the property.
 func TestCheckPasses(t *testing.T) {
 	if child != "" {

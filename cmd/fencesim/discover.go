@@ -27,7 +27,7 @@ func listFlags(e *env, name string, args []string) (_ []systems.System, asJSON b
 	c := commandByName(name)
 	fs := newFlags(c.name)
 	sel := selection{system: "all"}
-	fs.StringVar(&sel.system, "system", "all", "the system: arbiter, outbox, twopc, or all (a comma-separated list works too)")
+	fs.StringVar(&sel.system, "system", "all", "the system: "+strings.Join(systems.Names(), ", ")+", or all (a comma-separated list works too)")
 	j := fs.Bool("json", false, "print the listing as JSON")
 	pos, code, done := parse(e, fs, c, args)
 	if done {

@@ -98,7 +98,7 @@ type selection struct {
 
 func (s *selection) register(fs *flag.FlagSet, def string) {
 	s.system = def
-	fs.StringVar(&s.system, "system", def, "the system: arbiter, outbox, twopc, or all (a comma-separated list works too)")
+	fs.StringVar(&s.system, "system", def, "the system: "+strings.Join(systems.Names(), ", ")+", or all (a comma-separated list works too)")
 	fs.Var(&s.knobs, "knob", "turn a design knob on (repeatable); see fencesim mutants for the registry")
 	fs.Var(&s.sets, "set", "set a design parameter, `name=value` (repeatable), e.g. --set lease=90s")
 	fs.StringVar(&s.design, "design", "", "a design `FILE` (JSON, as in a trace header); --knob and --set apply on top")

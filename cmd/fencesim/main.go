@@ -4,10 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/fencesim/fencesim/internal/gcpolicy"
 	"io"
 	"os"
+	"strconv"
 	"strings"
+
+	"github.com/fencesim/fencesim/internal/gcpolicy"
+	"github.com/fencesim/fencesim/internal/systems"
 )
 
 // Exit codes.
@@ -105,7 +108,7 @@ func Main(args []string, stdout, stderr io.Writer) int {
 }
 
 func mainUsage(w io.Writer) {
-	fmt.Fprintf(w, "fencesim: deterministic simulation of three distributed designs (arbiter, outbox, twopc)\n\n")
+	fmt.Fprintf(w, "fencesim: deterministic simulation of %s distributed designs (%s)\n\n", numberWord(len(systems.Names())), strings.Join(systems.Names(), ", "))
 	fmt.Fprintf(w, "Usage: fencesim <command> [flags]\n\nCommands:\n")
 	for _, c := range commands() {
 		fmt.Fprintf(w, "  %-10s %s\n", c.name, c.summary)
@@ -138,4 +141,13 @@ func exitStatus(interruptible bool) string {
 func oneLine(s string) string {
 	s = strings.TrimSpace(s)
 	return strings.ReplaceAll(s, "\n", "; ")
+}
+
+// numberWord spells a small count ("three"), the help text's way.
+func numberWord(n int) string {
+	words := []string{"no", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine"}
+	if n >= 0 && n < len(words) {
+		return words[n]
+	}
+	return strconv.Itoa(n)
 }

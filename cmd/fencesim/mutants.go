@@ -81,7 +81,7 @@ func runMutants(e *env, args []string) int {
 	c := commandByName("mutants")
 	fs := newFlags(c.name)
 	var sel selection
-	fs.StringVar(&sel.system, "system", "all", "the system: arbiter, outbox, twopc, or all")
+	fs.StringVar(&sel.system, "system", "all", "the system: "+strings.Join(systems.Names(), ", ")+", or all")
 	var only multi
 	fs.Var(&only, "knob", "only this knob (repeatable; default every knob of the systems)")
 	var sets multi

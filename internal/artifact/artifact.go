@@ -2,7 +2,6 @@ package artifact
 
 import (
 	"bytes"
-	"fmt"
 	"os"
 	"os/exec"
 	"runtime/debug"
@@ -136,19 +135,6 @@ func Revision() string {
 		rev += "-dirty"
 	}
 	return rev
-}
-
-// GoType is a system's type name in package simtest (and internal/systems).
-func GoType(sys systems.System) string {
-	switch sys.(type) {
-	case systems.Arbiter:
-		return "Arbiter"
-	case systems.Outbox:
-		return "Outbox"
-	case systems.TwoPC:
-		return "TwoPC"
-	}
-	return fmt.Sprintf("%T", sys)
 }
 
 // Story is what a report and a terminal timeline tell about a failure: the

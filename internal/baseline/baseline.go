@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/fencesim/fencesim/internal/systems"
-	"github.com/fencesim/fencesim/model/judge"
 )
 
 // Cell is one cell of the matrix: a system's design in a world under a
@@ -36,11 +35,6 @@ func (c Cell) Name() string {
 	return strings.Join(parts, ",")
 }
 
-// Variants are the designs besides the default that the baseline covers,
-// in the drawn world: system A with batch claims, which meet the freezes
-// and outages with several leases per claim.
-var Variants = map[string][][]string{judge.System: {{"claim_batch=2"}, {"claim_batch=4"}}}
-
 // Cells returns the matrix, system by system, world by world, fault
 // level by fault level.
 func Cells() []Cell {
@@ -60,7 +54,7 @@ func Cells() []Cell {
 				out = append(out, Cell{System: sys.Name(), World: w, Faults: f})
 			}
 		}
-		for _, sets := range Variants[sys.Name()] {
+		for _, sets := range sys.Supports().Variants {
 			for _, f := range levels {
 				out = append(out, Cell{System: sys.Name(), World: "drawn", Sets: sets, Faults: f})
 			}

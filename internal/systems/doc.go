@@ -1,27 +1,24 @@
-// Package systems puts the three systems under test behind one interface
-// for the command line (cmd/fencesim): system A, the arbiter (model/judge,
-// model/judge/harness, checker/judge); system B, the outbox (model/outbox,
-// checker/outbox); system C, two-phase commit (model/twopc,
-// model/twopc/harness, model/twopc/scenario, checker/twopc).
+// Package systems is the registry of the systems under test: every
+// implementation of the system contract (model/contract.System), one line
+// each in registry.go: system A, the arbiter (model/judge/harness); system
+// B, the outbox (model/outbox/harness); system C, two-phase commit
+// (model/twopc/harness); and the hidden toy (internal/systems/toy) that
+// proves the contract. The command line (cmd/fencesim) and the Go route
+// (simtest) reach systems only through it, by name or as "all".
 //
-// What it owns: the System interface (knob registry, design from knobs,
-// "name=value" parameters and a design file, one seeded run with its
-// verdicts, metrics, probes and fault schedule, a full recording for
-// artifacts, replay from a trace header, the named scenarios), a trace
-// header for the systems whose models do not write one (B and C), the
-// fault intensities none/moderate/heavy for B and C (their models have one
-// fault spec; heavy draws twice as many actions), schedule minimization
-// (ddmin over the fault actions with the seed fixed, then attribution of
-// each remaining action), and the Go-literal rendering of a schedule.
+// What it owns: the registry (All, ByName, OwnerOf), the contract's types
+// under the names the command line uses, a seeded run with its checkers
+// timed by the wall clock (Run, Judge: the models never read it), schedule
+// minimization (ddmin over the fault actions with the seed fixed, then
+// attribution of each remaining action), the exhaustive mode's pool of
+// workers over a system's exhaustive space, and the Go-literal rendering
+// of a schedule.
 //
-// What it must never do: change what a model does or how a checker judges
-// (the adapters only wire the models' own entry points: harness.Schedule and
-// judge.Simulate, outbox.Simulate, model/twopc/harness's Harness.Run), hold
-// state between runs, or start goroutines: the command line runs one Run per goroutine.
-// Checker timings are measured by running the checker on the recorded
-// trace (for B and C a second time, after the model's own check; the
-// verdicts are the same).
+// What it must never do: know a system by name, change what a model does
+// or how a checker judges, or hold state between runs. Its goroutines are
+// the exhaustive mode's workers, each playing whole runs; the command line
+// runs one Run per goroutine.
 //
-// Who drives it: cmd/fencesim (explore, replay, mutants, scenarios,
-// compare) and its tests.
+// Who drives it: cmd/fencesim, simtest, internal/baseline, internal/artifact
+// and their tests.
 package systems

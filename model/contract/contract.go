@@ -98,6 +98,9 @@ type Support struct {
 	Promises []string
 	// Budget is how many seeds mutants gives a knob by default.
 	Budget int
+	// Variants are the designs besides the default ("name=value"
+	// settings) that the baseline matrix covers, in the drawn world.
+	Variants [][]string
 	// Hidden systems are left out of "all" and of the lists in help texts
 	// (a demonstration system for tests); --system names them.
 	Hidden bool

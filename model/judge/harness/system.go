@@ -51,6 +51,9 @@ func (System) Supports() contract.Support {
 		LiveWorkload: true,
 		Promises:     []string{"extra_latency (MA1)", "wasted_judgings (MA2)", "false_system_errors (MA3)", "outage_retry_load (MA5)"},
 		Budget:       200,
+		// Batch claims meet the freezes and outages with several leases
+		// per claim.
+		Variants: [][]string{{"claim_batch=2"}, {"claim_batch=4"}},
 	}
 }
 
