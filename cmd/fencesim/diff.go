@@ -15,6 +15,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/fencesim/fencesim/internal/revision"
@@ -160,7 +161,16 @@ func runDiff(e *env, args []string) int {
 	defer os.RemoveAll(tmp)
 	start := time.Now()
 	say("building %s (%s) and the working tree", *base, revision.Short(rev))
-	bins, cleanup, err := revision.Build(e.ctx, root, rev, tmp)
+	bins, cleanup, fromCache, err := revision.Build(e.ctx, root, rev, tmp)
+	if fromCache[0] || fromCache[1] {
+		var which []string
+		for i, w := range [2]string{"base " + revision.Short(rev), "working tree"} {
+			if fromCache[i] {
+				which = append(which, w)
+			}
+		}
+		say("from the build cache: %s", strings.Join(which, ", "))
+	}
 	defer cleanup()
 	if err != nil {
 		if e.ctx.Err() != nil {
@@ -175,38 +185,56 @@ func runDiff(e *env, args []string) int {
 	for i, sys := range list {
 		names[i] = sys.Name()
 	}
-	common := append(sel.forward(), "--system", strings.Join(names, ","), "--faults", string(f), "--workers", strconv.Itoa(*workers))
+	// Both sides run at once, the workers split between them: the seeds of
+	// base and working tree interleave on the machine's cores, and neither
+	// side's slowest seeds leave a core idle at its end. One worker runs
+	// the sides one after the other.
+	split := [2]int{max(*workers/2, 1), max(*workers-*workers/2, 1)}
+	slots := make(chan struct{}, min(*workers, 2))
+	common := append(sel.forward(), "--system", strings.Join(names, ","), "--faults", string(f))
 	common = append(common, p.forward()...)
 	var recs [2][]seedRecord
 	sides := [2]string{"base", "working"}
+	what := [2]string{"base revision " + revision.Short(rev), "working tree"}
+	say("running %s on the base %s and on the working tree", p.text(), revision.Short(rev))
+	var wg sync.WaitGroup
+	var errs [2]error
+	files := [2]string{filepath.Join(tmp, "base.jsonl"), filepath.Join(tmp, "working.jsonl")}
 	for i, bin := range bins {
-		say("running %s on the %s", p.text(), map[int]string{0: "base " + revision.Short(rev), 1: "working tree"}[i])
-		file := filepath.Join(tmp, sides[i]+".jsonl")
-		args := append([]string{"explore", "--artifacts", "0", "--audit", "0", "--json", "--per-seed", file}, common...)
-		if err := runChild(e.ctx, bin, root, args); err != nil && e.ctx.Err() == nil {
-			return e.fail(c.name, fmt.Errorf("the %s: %v", map[int]string{0: "base revision " + revision.Short(rev), 1: "working tree"}[i], err))
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			slots <- struct{}{}
+			defer func() { <-slots }()
+			args := append([]string{"explore", "--artifacts", "0", "--audit", "0", "--json", "--per-seed", files[i], "--workers", strconv.Itoa(split[i])}, common...)
+			errs[i] = runChild(e.ctx, bin, root, args)
+		}()
+	}
+	wg.Wait()
+	for i := range bins {
+		if errs[i] != nil && e.ctx.Err() == nil {
+			return e.fail(c.name, fmt.Errorf("the %s: %v", what[i], errs[i]))
 		}
-		if e.ctx.Err() != nil {
-			// What the interrupted child finished is in its file.
-			res.Interrupted = interruption(e.ctx)
-			if _, err := os.Stat(file); err != nil {
+	}
+	if e.ctx.Err() != nil {
+		// What the interrupted children finished is in their files.
+		res.Interrupted = interruption(e.ctx)
+	}
+	for i := range bins {
+		fh, err := os.Open(files[i])
+		if err != nil {
+			if res.Interrupted != "" {
 				break
 			}
-		}
-		fh, err := os.Open(file)
-		if err != nil {
 			return e.fail(c.name, err)
 		}
-		recs[i], err = readPerSeed(fh, file)
+		recs[i], err = readPerSeed(fh, files[i])
 		fh.Close()
 		if err != nil {
 			return e.fail(c.name, err)
 		}
 		for j := range recs[i] {
 			recs[i][j].Side = sides[i]
-		}
-		if res.Interrupted != "" {
-			break
 		}
 	}
 	res.Timing[1] = int64(time.Since(start))

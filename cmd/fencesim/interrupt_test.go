@@ -28,7 +28,17 @@ func TestMain(m *testing.M) {
 	if os.Getenv("FENCESIM_TEST_MAIN") == "1" {
 		os.Exit(Main(os.Args[1:], os.Stdout, os.Stderr))
 	}
-	os.Exit(m.Run())
+	// diff's build cache: one of the package's own, so that its diffs
+	// share builds (the same base in every scratch repository) and leave
+	// the user's cache alone.
+	cache, err := os.MkdirTemp("", "fencesim-build-cache-")
+	if err != nil {
+		panic(err)
+	}
+	os.Setenv("FENCESIM_BUILD_CACHE", cache)
+	code := m.Run()
+	os.RemoveAll(cache)
+	os.Exit(code)
 }
 
 // fencesim starts this test binary as the command line with args.

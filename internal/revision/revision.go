@@ -79,26 +79,46 @@ func FirstLine(out []byte, err error) string {
 
 // Build builds the base revision's fencesim in a temporary git worktree
 // under tmp and the working tree's, and returns the two binaries (base,
-// working) and a cleanup that removes the worktree.
-func Build(ctx context.Context, root, rev, tmp string) ([2]string, func(), error) {
-	bins := [2]string{filepath.Join(tmp, "fencesim-base"), filepath.Join(tmp, "fencesim-working")}
+// working) and a cleanup that removes the worktree. A binary built before
+// from the same commit, or from the same working-tree content, with the
+// same toolchain, comes from the cache instead (cache.go); cached tells
+// which did.
+func Build(ctx context.Context, root, rev, tmp string) (bins [2]string, cleanup func(), cachedBins [2]bool, err error) {
+	bins = [2]string{filepath.Join(tmp, "fencesim-base"), filepath.Join(tmp, "fencesim-working")}
 	wt := filepath.Join(tmp, "base")
-	cleanup := func() {}
-	add := exec.CommandContext(ctx, "git", "worktree", "add", "--detach", "--quiet", wt, rev)
-	add.Dir = root
-	if out, err := add.CombinedOutput(); err != nil {
-		return bins, cleanup, fmt.Errorf("git worktree add %s: %s", Short(rev), FirstLine(out, err))
+	cleanup = func() {}
+	var entries [2]string
+	if dir := cacheDir(); dir != "" {
+		if tool, err := toolKey(ctx, root); err == nil {
+			entries[0] = cached(dir, "rev "+rev, tool)
+			if tk, err := treeKey(root); err == nil {
+				entries[1] = cached(dir, "tree "+tk, tool)
+			}
+		}
 	}
-	cleanup = func() {
-		rm := exec.Command("git", "worktree", "remove", "--force", wt)
-		rm.Dir = root
-		if rm.Run() != nil {
-			prune := exec.Command("git", "worktree", "prune")
-			prune.Dir = root
-			_ = prune.Run()
+	for i := range bins {
+		cachedBins[i] = entries[i] != "" && fetch(entries[i], bins[i])
+	}
+	if !cachedBins[0] {
+		add := exec.CommandContext(ctx, "git", "worktree", "add", "--detach", "--quiet", wt, rev)
+		add.Dir = root
+		if out, err := add.CombinedOutput(); err != nil {
+			return bins, cleanup, cachedBins, fmt.Errorf("git worktree add %s: %s", Short(rev), FirstLine(out, err))
+		}
+		cleanup = func() {
+			rm := exec.Command("git", "worktree", "remove", "--force", wt)
+			rm.Dir = root
+			if rm.Run() != nil {
+				prune := exec.Command("git", "worktree", "prune")
+				prune.Dir = root
+				_ = prune.Run()
+			}
 		}
 	}
 	for i, dir := range [2]string{wt, root} {
+		if cachedBins[i] {
+			continue
+		}
 		// -trimpath: the build does not depend on the directory, so the
 		// two sides share the build cache for every package they share.
 		b := exec.CommandContext(ctx, "go", "build", "-trimpath", "-o", bins[i], "./cmd/fencesim")
@@ -109,10 +129,13 @@ func Build(ctx context.Context, root, rev, tmp string) ([2]string, func(), error
 				what = "working tree"
 			}
 			if errors.Is(err, exec.ErrNotFound) {
-				return bins, cleanup, errors.New("diff builds fencesim with the go command: put go on PATH")
+				return bins, cleanup, cachedBins, errors.New("diff builds fencesim with the go command: put go on PATH")
 			}
-			return bins, cleanup, fmt.Errorf("the %s does not build: %s", what, FirstLine(out, err))
+			return bins, cleanup, cachedBins, fmt.Errorf("the %s does not build: %s", what, FirstLine(out, err))
+		}
+		if entries[i] != "" {
+			store(bins[i], entries[i])
 		}
 	}
-	return bins, cleanup, nil
+	return bins, cleanup, cachedBins, nil
 }
