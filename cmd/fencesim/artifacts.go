@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	art "github.com/fencesim/fencesim/internal/artifact"
+	"github.com/fencesim/fencesim/internal/summary"
 	"github.com/fencesim/fencesim/internal/systems"
 	"github.com/fencesim/fencesim/sim"
 	"github.com/fencesim/fencesim/traces/report"
@@ -24,9 +25,9 @@ import (
 // The minimization stops when minCtx ends (its schedule is then marked
 // incomplete); when ctx ends, no further run starts and nothing is
 // written: ok is false and the artifact is skipped.
-func artifact(ctx, minCtx context.Context, dir string, sys systems.System, d systems.Design, seed uint64, f systems.Faults, budget int, probes []report.Probe, sel selection) (_ Artifact, ok bool) {
-	a := Artifact{Seed: seed}
-	fail := func(err error) (Artifact, bool) {
+func artifact(ctx, minCtx context.Context, dir string, sys systems.System, d systems.Design, seed uint64, f systems.Faults, budget int, probes []report.Probe, sel selection) (_ summary.Artifact, ok bool) {
+	a := summary.Artifact{Seed: seed}
+	fail := func(err error) (summary.Artifact, bool) {
 		a.Error = err.Error()
 		return a, true
 	}
@@ -150,7 +151,7 @@ func scheduleLines(m *systems.Minimized) []string {
 
 // scheduleText is the minimized schedule as Go to paste into a regression
 // test, with how it was found.
-func scheduleText(sys systems.System, d systems.Design, seed uint64, f systems.Faults, m *systems.Minimized, a Artifact, full *systems.Result) string {
+func scheduleText(sys systems.System, d systems.Design, seed uint64, f systems.Faults, m *systems.Minimized, a summary.Artifact, full *systems.Result) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "// %s seed %d, faults %s, design %s\n", sys.Name(), seed, f, d.JSON)
 	for _, v := range full.Failed() {
@@ -174,7 +175,7 @@ func scheduleText(sys systems.System, d systems.Design, seed uint64, f systems.F
 }
 
 // probesOf are the exploration's probe rates, for the report.
-func probesOf(x SystemSummary) []report.Probe {
+func probesOf(x summary.System) []report.Probe {
 	var out []report.Probe
 	for _, p := range x.Probes {
 		out = append(out, report.Probe{Name: p.Name, Count: p.Runs, Runs: x.Runs})

@@ -7,17 +7,18 @@ import (
 	"os"
 	"time"
 
+	"github.com/fencesim/fencesim/internal/summary"
 	"github.com/fencesim/fencesim/internal/systems"
 )
 
 // comparison is compare's result.
 type comparison struct {
-	Format   string        `json:"format"`
-	System   string        `json:"system"`
-	Faults   string        `json:"faults"`
-	Seeds    string        `json:"seeds"`
-	Baseline SystemSummary `json:"baseline"`
-	Changed  SystemSummary `json:"changed"`
+	Format   string         `json:"format"`
+	System   string         `json:"system"`
+	Faults   string         `json:"faults"`
+	Seeds    string         `json:"seeds"`
+	Baseline summary.System `json:"baseline"`
+	Changed  summary.System `json:"changed"`
 	// Delta is the two side by side, seed by seed.
 	Delta *runDelta `json:"delta"`
 	// Interrupted names the signal that stopped the comparison: it covers
@@ -165,7 +166,7 @@ func runCompare(e *env, args []string) int {
 		fmt.Fprintf(e.stderr, "fencesim %s: %v\n", c.name, err)
 	}
 	wall := time.Since(start)
-	cmp := comparison{Format: summaryFormat, System: sys.Name(), Faults: string(f), Seeds: p.text(),
+	cmp := comparison{Format: summary.Format, System: sys.Name(), Faults: string(f), Seeds: p.text(),
 		Baseline: aggs[0].done(wall, *workers), Changed: aggs[1].done(wall, *workers), Interrupted: interruption(e.ctx)}
 	cmp.Delta = newDelta(sys.Name(), sides, recs[0], recs[1])
 	for i := range limits {
@@ -202,7 +203,7 @@ func (c *comparison) writeText(w io.Writer) {
 		}
 		tw.Flush()
 	}
-	for _, s := range []*SystemSummary{b, x} {
+	for _, s := range []*summary.System{b, x} {
 		if len(s.Failures) > 0 {
 			fmt.Fprintf(w, "\n%s: first failure: seed %d: %s\n", s.Design, s.Failures[0].Seed, s.Failures[0].Message)
 		}
@@ -226,7 +227,7 @@ func parseThresholds(specs []string, sys systems.System) ([]threshold, error) {
 	return out, nil
 }
 
-func probeNames(ps []ProbeCount) []string {
+func probeNames(ps []summary.ProbeCount) []string {
 	var out []string
 	for _, p := range ps {
 		out = append(out, p.Name)

@@ -12,8 +12,9 @@
 //
 // It owns the flags, the pool of runs (one run per goroutine, GOMAXPROCS
 // goroutines: parallelism only across runs), the progress display (only on
-// a terminal), the summary (text and JSON, and its merge) and the failure
-// artifacts. It drives the systems only through internal/systems and never
+// a terminal), the summary's text and the aggregate a system's runs are
+// gathered into (the summary's format, its files and its merge are
+// internal/summary's) and the failure artifacts. It drives the systems only through internal/systems and never
 // decides a verdict itself: the checkers do.
 //
 // explore, compare and mutants catch SIGINT and SIGTERM (interrupt.go):

@@ -14,6 +14,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/fencesim/fencesim/internal/summary"
 	"github.com/fencesim/fencesim/internal/systems"
 	"github.com/fencesim/fencesim/traces"
 )
@@ -235,31 +236,31 @@ func sameFile(a, b string) bool {
 
 // finish prints a summary (text or JSON), saves it, and returns the exit
 // code (130 when the command was interrupted).
-func finish(e *env, cmd string, s *Summary, asJSON bool, path string) int {
+func finish(e *env, cmd string, s *summary.Summary, asJSON bool, path string) int {
 	if asJSON {
-		if err := s.writeJSON(e.stdout); err != nil {
+		if err := s.WriteJSON(e.stdout); err != nil {
 			return e.fail(cmd, err)
 		}
 	} else {
-		s.writeText(e.stdout)
+		writeText(e.stdout, s)
 	}
 	return saved(e, cmd, s, path)
 }
 
 // saved saves a printed summary (--summary-out) and returns the exit code.
-func saved(e *env, cmd string, s *Summary, path string) int {
-	if err := s.save(path); err != nil {
+func saved(e *env, cmd string, s *summary.Summary, path string) int {
+	if err := s.Save(path); err != nil {
 		fmt.Fprintf(e.stderr, "fencesim %s: --summary-out: %v\n", cmd, err)
 		return exitUsage
 	}
 	if s.Interrupted != "" && cmd != "merge" {
 		return exitInterrupted
 	}
-	return s.exitCode()
+	return exitCode(s)
 }
 
-func explore(e *env, cfg *exploreConfig) *Summary {
-	s := &Summary{Format: summaryFormat, Command: "explore", Faults: string(cfg.faults), Seeds: cfg.plan.text(), FailFast: cfg.failfast}
+func explore(e *env, cfg *exploreConfig) *summary.Summary {
+	s := &summary.Summary{Format: summary.Format, Command: "explore", Faults: string(cfg.faults), Seeds: cfg.plan.text(), FailFast: cfg.failfast}
 	if cfg.plan.shard.N > 1 {
 		s.Shard = cfg.plan.shard.String()
 	}
@@ -269,7 +270,7 @@ func explore(e *env, cfg *exploreConfig) *Summary {
 	// artifacts) ends with its share.
 	end := time.Now().Add(cfg.plan.budget)
 	for i, sys := range cfg.systems {
-		if e.ctx.Err() != nil || (cfg.failfast && s.failed()) {
+		if e.ctx.Err() != nil || (cfg.failfast && s.Failed()) {
 			s.NotRun = append(s.NotRun, sys.Name())
 			continue
 		}
@@ -295,7 +296,7 @@ const auditLag = 256
 // exploreSystem runs one system's seeds on the pool, audits determinism,
 // and writes the artifacts of its first failures. It stops starting runs
 // when ctx ends (Ctrl-C, or the end of the system's share of --time).
-func exploreSystem(e *env, ctx context.Context, cfg *exploreConfig, sys systems.System) SystemSummary {
+func exploreSystem(e *env, ctx context.Context, cfg *exploreConfig, sys systems.System) summary.System {
 	d := cfg.designs[sys.Name()]
 	p := cfg.plan
 	start := time.Now()
@@ -346,7 +347,7 @@ func exploreSystem(e *env, ctx context.Context, cfg *exploreConfig, sys systems.
 		}
 		var queue []waiting
 		for seed := p.first; ; seed++ {
-			if p.shard.has(seed) {
+			if p.shard.Has(seed) {
 				a := audited(seed, cfg.audit)
 				if !send(seed, a, false) {
 					return
@@ -437,8 +438,8 @@ type mismatchedHashes struct {
 // explain runs a mismatched seed twice more, recording every event, for
 // the first differing event. When those two agree, or there is no time
 // left to run them, the mismatch shows the two hashes.
-func explain(e *env, ctx context.Context, sys systems.System, d systems.Design, f systems.Faults, h mismatchedHashes) Mismatch {
-	m := Mismatch{Seed: h.seed, First: "trace hash " + h.first, Second: "trace hash " + h.second}
+func explain(e *env, ctx context.Context, sys systems.System, d systems.Design, f systems.Faults, h mismatchedHashes) summary.Mismatch {
+	m := summary.Mismatch{Seed: h.seed, First: "trace hash " + h.first, Second: "trace hash " + h.second}
 	var a, b *systems.Result
 	ok := ctx.Err() == nil && within(ctx, func() {
 		t := task{sys: sys, d: d, seed: h.seed, opts: systems.Options{Full: true, Hash: true}}
@@ -468,15 +469,15 @@ func stopReason(e *env) string {
 
 // compareRuns compares the two runs of an audited seed; b is the second
 // when second is true.
-func compareRuns(seed uint64, a, b *systems.Result, second bool) (Mismatch, bool) {
+func compareRuns(seed uint64, a, b *systems.Result, second bool) (summary.Mismatch, bool) {
 	if !second {
 		a, b = b, a
 	}
 	if a.Hash == b.Hash {
-		return Mismatch{}, true
+		return summary.Mismatch{}, true
 	}
 	d := traces.Compare(a.Events, b.Events)
-	m := Mismatch{Seed: seed, Index: d.Index + 1, First: "(trace ended)", Second: "(trace ended)"}
+	m := summary.Mismatch{Seed: seed, Index: d.Index + 1, First: "(trace ended)", Second: "(trace ended)"}
 	if d.Identical {
 		m.Index, m.First, m.Second = 0, "header "+string(a.Header.Schedule), "header "+string(b.Header.Schedule)
 		return m, false
@@ -495,7 +496,7 @@ func compareRuns(seed uint64, a, b *systems.Result, second bool) (Mismatch, bool
 // --time), the artifacts not done are skipped (noted in the summary);
 // with a deadline, the minimizer gets three quarters of what is left, the
 // last quarter being for the full runs and the files.
-func writeFailures(e *env, ctx context.Context, cfg *exploreConfig, sys systems.System, d systems.Design, x SystemSummary) []Artifact {
+func writeFailures(e *env, ctx context.Context, cfg *exploreConfig, sys systems.System, d systems.Design, x summary.System) []summary.Artifact {
 	n := min(cfg.artifacts, len(x.Failures))
 	if n == 0 {
 		return nil
@@ -509,7 +510,7 @@ func writeFailures(e *env, ctx context.Context, cfg *exploreConfig, sys systems.
 	prog := newProgress(e.stderr, !cfg.json, int64(n), sys.Name()+": minimizing")
 	probes := probesOf(x)
 	var mu sync.Mutex
-	out := make([]Artifact, n)
+	out := make([]summary.Artifact, n)
 	done := make([]bool, n)
 	if ctx.Err() == nil {
 		within(ctx, func() {
@@ -534,11 +535,11 @@ func writeFailures(e *env, ctx context.Context, cfg *exploreConfig, sys systems.
 	prog.done()
 	mu.Lock()
 	defer mu.Unlock()
-	res := make([]Artifact, n)
+	res := make([]summary.Artifact, n)
 	for i := range res {
 		res[i] = out[i]
 		if !done[i] {
-			res[i] = Artifact{Seed: x.Failures[i].Seed, Skipped: stopReason(e) + " before its minimization and files were done"}
+			res[i] = summary.Artifact{Seed: x.Failures[i].Seed, Skipped: stopReason(e) + " before its minimization and files were done"}
 		}
 	}
 	return res

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/fencesim/fencesim/internal/summary"
 	"github.com/fencesim/fencesim/internal/systems"
 )
 
@@ -218,26 +219,13 @@ func (s *selection) describe(d systems.Design) string {
 
 // ---- seeds and shards ----
 
-// shard is --shard i/n: seed s belongs to shard s mod n.
-type shard struct {
-	I, N uint64
-}
-
-func (s shard) has(seed uint64) bool { return s.N <= 1 || seed%s.N == s.I }
-
-func (s shard) String() string { return fmt.Sprintf("%d/%d", s.I, s.N) }
-
-func parseShard(v string) (shard, error) {
-	if v == "" {
-		return shard{0, 1}, nil
+// parseShard parses --shard i/n (summary.ParseShard) as a usage error.
+func parseShard(v string) (summary.Shard, error) {
+	sh, err := summary.ParseShard(v)
+	if err != nil {
+		return summary.Shard{}, usagef("%v", err)
 	}
-	a, b, ok := strings.Cut(v, "/")
-	i, err1 := strconv.ParseUint(strings.TrimSpace(a), 10, 64)
-	n, err2 := strconv.ParseUint(strings.TrimSpace(b), 10, 64)
-	if !ok || err1 != nil || err2 != nil || n == 0 || i >= n {
-		return shard{}, usagef("--shard %q: want i/n with 0 <= i < n, e.g. --shard 0/4 (seed s belongs to shard s mod n)", v)
-	}
-	return shard{i, n}, nil
+	return sh, nil
 }
 
 // seedFlags are --seeds, --runs, --first, --time and --shard.
@@ -263,7 +251,7 @@ func (s *seedFlags) register(fs *flag.FlagSet, defRuns int, timed bool) {
 type plan struct {
 	first, last uint64        // inclusive; last is unbounded with a time budget
 	budget      time.Duration // 0: run first..last
-	shard       shard
+	shard       summary.Shard
 }
 
 func (s *seedFlags) plan(fs *flag.FlagSet) (plan, error) {
@@ -326,7 +314,7 @@ func (p plan) text() string {
 func (p plan) count(audit float64) int64 {
 	var n int64
 	for s := p.first; ; s++ {
-		if p.shard.has(s) {
+		if p.shard.Has(s) {
 			n++
 			if audited(s, audit) {
 				n++
@@ -342,7 +330,7 @@ func (p plan) count(audit float64) int64 {
 func (p plan) seeds() []uint64 {
 	var out []uint64
 	for s := p.first; ; s++ {
-		if p.shard.has(s) {
+		if p.shard.Has(s) {
 			out = append(out, s)
 		}
 		if s == p.last {

@@ -18,6 +18,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/fencesim/fencesim/internal/summary"
 	"github.com/fencesim/fencesim/internal/systems"
 	"github.com/fencesim/fencesim/traces"
 )
@@ -85,7 +86,7 @@ func TestInterruptExplore(t *testing.T) {
 	code := exited(t, cmd, 10*time.Second)
 	assert.Less(t, time.Since(sent), grace+3*time.Second, "the runs in progress are waited for at most the grace")
 	require.Equal(t, exitInterrupted, code, "stderr: %s", stderr)
-	var s Summary
+	var s summary.Summary
 	require.NoError(t, json.Unmarshal(b, &s), "stdout: %s", b)
 	assert.Equal(t, "SIGINT", s.Interrupted)
 	assert.Equal(t, []string{"outbox"}, s.NotRun)
@@ -154,7 +155,7 @@ func TestTimeBoundsEverything(t *testing.T) {
 	took := time.Since(start)
 	require.Equal(t, exitFail, code, stderr)
 	assert.Less(t, took, budget+grace+time.Second, "the whole command ends within --time plus the grace")
-	var s Summary
+	var s summary.Summary
 	require.NoError(t, json.Unmarshal([]byte(stdout), &s))
 	require.Len(t, s.Systems, 1)
 	x := s.Systems[0]
@@ -212,7 +213,7 @@ func (f flaky) Play(w *systems.World, o systems.Options) *systems.Outcome {
 func TestAuditKeepsHashes(t *testing.T) {
 	sys := flaky{mu: &sync.Mutex{}, runs: map[uint64]int{}}
 	cfg := &exploreConfig{systems: []systems.System{sys}, designs: map[string]systems.Design{"twopc": sys.Default()},
-		texts: map[string]string{"twopc": "default"}, plan: plan{first: 1, last: 300, shard: shard{0, 1}},
+		texts: map[string]string{"twopc": "default"}, plan: plan{first: 1, last: 300, shard: summary.Shard{I: 0, N: 1}},
 		faults: systems.Moderate, workers: 2, audit: 0.05}
 	e := &env{stdout: io.Discard, stderr: io.Discard, ctx: context.Background()}
 	x := exploreSystem(e, e.ctx, cfg, sys)
@@ -249,9 +250,9 @@ func TestMergeInterrupted(t *testing.T) {
 	var files []string
 	for i := 0; i < 2; i++ {
 		f := filepath.Join(dir, "shard-"+string(rune('0'+i))+".json")
-		s := Summary{Format: summaryFormat, Command: "explore", Faults: "moderate", Seeds: "1-10", Shard: string(rune('0'+i)) + "/2",
-			Systems: []SystemSummary{{System: "twopc", Runs: 3}}, Interrupted: "SIGINT", NotRun: []string{"outbox"}}
-		require.NoError(t, s.save(f))
+		s := summary.Summary{Format: summary.Format, Command: "explore", Faults: "moderate", Seeds: "1-10", Shard: string(rune('0'+i)) + "/2",
+			Systems: []summary.System{{System: "twopc", Runs: 3}}, Interrupted: "SIGINT", NotRun: []string{"outbox"}}
+		require.NoError(t, s.Save(f))
 		files = append(files, f)
 	}
 	code, stdout, stderr := run(t, append([]string{"merge"}, files...)...)

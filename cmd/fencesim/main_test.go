@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/fencesim/fencesim/internal/summary"
 	"github.com/fencesim/fencesim/internal/systems"
 	"github.com/fencesim/fencesim/traces"
 )
@@ -267,11 +268,11 @@ func TestShardMerge(t *testing.T) {
 }
 
 // comparable reads a summary without its timings and artifacts.
-func comparable(t *testing.T, path string) Summary {
-	var s Summary
+func comparable(t *testing.T, path string) summary.Summary {
+	var s summary.Summary
 	require.NoError(t, json.Unmarshal([]byte(readFile(t, path)), &s))
 	for i := range s.Systems {
-		s.Systems[i].Timing = Timing{}
+		s.Systems[i].Timing = summary.Timing{}
 		s.Systems[i].Artifacts = nil
 	}
 	return s
@@ -316,12 +317,12 @@ func TestAuditMismatch(t *testing.T) {
 	assert.Equal(t, 4, m.Index)
 	assert.Equal(t, a.Events[3].String(), m.First)
 	assert.Contains(t, m.Second, "(changed)")
-	s := Summary{Faults: "moderate", Seeds: "7", Systems: []SystemSummary{{System: "twopc", Runs: 1, Audit: Audit{Runs: 1, Mismatches: []Mismatch{m}}}}}
+	s := summary.Summary{Faults: "moderate", Seeds: "7", Systems: []summary.System{{System: "twopc", Runs: 1, Audit: summary.Audit{Runs: 1, Mismatches: []summary.Mismatch{m}}}}}
 	var out bytes.Buffer
-	s.writeText(&out)
+	writeText(&out, &s)
 	assert.Contains(t, out.String(), "determinism audit: 1 seeds run twice, 1 NOT IDENTICAL")
 	assert.Contains(t, out.String(), "seed 7: first difference at event 4:")
-	assert.Equal(t, exitFail, s.exitCode())
+	assert.Equal(t, exitFail, exitCode(&s))
 }
 
 // TestTimeBudget: --time runs seeds until the budget is spent.
@@ -331,7 +332,7 @@ func TestTimeBudget(t *testing.T) {
 	code, stdout, stderr := run(t, "explore", "--system", "twopc", "--time", budget.String(), "--json")
 	took := time.Since(start)
 	require.Equal(t, exitOK, code, stderr)
-	var s Summary
+	var s summary.Summary
 	require.NoError(t, json.Unmarshal([]byte(stdout), &s))
 	require.Len(t, s.Systems, 1)
 	assert.Positive(t, s.Systems[0].Runs, "runs within the budget")
@@ -350,7 +351,7 @@ func TestUnsafe(t *testing.T) {
 	code, stdout, stderr := run(t, "explore", "--system", "arbiter", "--set", "heartbeat=20s", "--set", "lease=20s", "--unsafe", "--runs", "2", "--artifacts", "0", "--json")
 	assert.Contains(t, []int{exitOK, exitFail}, code, stderr)
 	assert.Contains(t, stderr, "fencesim explore: warning: --unsafe: running the arbiter design although its rules refuse it: parameter heartbeat = 20s must be shorter than lease = 20s\n")
-	var s Summary
+	var s summary.Summary
 	require.NoError(t, json.Unmarshal([]byte(stdout), &s))
 	assert.Equal(t, 2, s.Systems[0].Runs)
 	assert.Regexp(t, `"allow_unsafe": *true`, string(s.Systems[0].DesignJSON), "the trace header keeps the waiver, so a replay runs too")

@@ -1,6 +1,10 @@
 package main
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/fencesim/fencesim/internal/summary"
+)
 
 func runMerge(e *env, args []string) int {
 	c := commandByName("merge")
@@ -17,17 +21,17 @@ func runMerge(e *env, args []string) int {
 	if err := checkOutFile("summary-out", *out); err != nil {
 		return e.fail(c.name, err)
 	}
-	var parts []*Summary
+	var parts []*summary.Summary
 	for _, p := range pos {
-		s, err := readSummary(p)
+		s, err := summary.Read(p)
 		if err != nil {
-			return e.fail(c.name, err)
+			return e.fail(c.name, usagef("%v", err))
 		}
 		parts = append(parts, s)
 	}
-	s, notes, err := merge(parts)
+	s, notes, err := summary.Merge(parts)
 	if err != nil {
-		return e.fail(c.name, err)
+		return e.fail(c.name, usagef("%v", err))
 	}
 	for _, n := range notes {
 		fmt.Fprintf(e.stderr, "fencesim merge: %s\n", n)

@@ -9,73 +9,9 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/fencesim/fencesim/internal/summary"
 	"github.com/fencesim/fencesim/internal/systems"
 )
-
-// MutantRow is one knob of the matrix.
-type MutantRow struct {
-	System   string   `json:"system"`
-	Knob     string   `json:"knob"`
-	Harmful  bool     `json:"harmful"`
-	Expected []string `json:"expected,omitempty"` // the properties the registry expects to catch it
-	First    uint64   `json:"first"`              // the budget's first seed
-	Budget   int      `json:"budget"`             // seeds in the budget (every shard's)
-	Runs     int      `json:"runs"`               // runs made (fewer than the budget once caught)
-	Seed     uint64   `json:"seed,omitempty"`     // the first failing seed, 0 when none failed
-	Failed   []string `json:"failed,omitempty"`   // the properties that seed failed
-	Scenario string   `json:"scenario,omitempty"` // caught by a named scenario instead of the exploration
-	Faults   int      `json:"faults,omitempty"`   // fault actions of the failing seed's schedule
-	Kept     int      `json:"kept,omitempty"`     // after minimization
-	Needed   int      `json:"needed,omitempty"`   // of those, the ones the failure needs
-	RunNS    int64    `json:"run_ns"`             // time of the runs made (one core each)
-	// BaseFails are the seeds that failed with the knob and fail as well,
-	// by the same properties, without it: the design's own failures, not
-	// the knob's damage; they do not count as catches.
-	BaseFails []uint64 `json:"base_fails,omitempty"`
-}
-
-func (m MutantRow) caught() bool { return m.Seed != 0 || m.Scenario != "" }
-
-func (m MutantRow) asExpected() bool { return m.caught() == m.Harmful }
-
-// runsToDetect is the position of the first failing seed in the budget:
-// the runs one machine going through the seeds in order makes.
-func (m MutantRow) runsToDetect() int {
-	if m.Seed == 0 {
-		return 0
-	}
-	return int(m.Seed - m.First + 1)
-}
-
-func (s *Summary) mergeMutant(m MutantRow) {
-	for i := range s.Mutants {
-		y := &s.Mutants[i]
-		if y.System != m.System || y.Knob != m.Knob {
-			continue
-		}
-		y.Runs += m.Runs
-		y.RunNS += m.RunNS
-		y.BaseFails = append(y.BaseFails, m.BaseFails...)
-		if m.Seed != 0 && (y.Seed == 0 || m.Seed < y.Seed) {
-			y.Seed, y.Failed, y.Faults, y.Kept, y.Needed = m.Seed, m.Failed, m.Faults, m.Kept, m.Needed
-		}
-		// As one machine would have: the design's own failures before the
-		// catch, by seed (a shard's past another's catch are not).
-		kept := y.BaseFails[:0]
-		for _, x := range y.BaseFails {
-			if y.Seed == 0 || x < y.Seed {
-				kept = append(kept, x)
-			}
-		}
-		y.BaseFails = kept
-		sort.Slice(y.BaseFails, func(i, j int) bool { return y.BaseFails[i] < y.BaseFails[j] })
-		if y.Scenario == "" {
-			y.Scenario = m.Scenario
-		}
-		return
-	}
-	s.Mutants = append(s.Mutants, m)
-}
 
 func runMutants(e *env, args []string) int {
 	c := commandByName("mutants")
@@ -107,7 +43,7 @@ func runMutants(e *env, args []string) int {
 	}
 	var knobs []knobOf
 	var f systems.Faults
-	var sh shard
+	var sh summary.Shard
 	err := func() error {
 		list, err := sel.systems(true)
 		if err != nil {
@@ -169,7 +105,7 @@ func runMutants(e *env, args []string) int {
 		}
 		return plan{first: *first, last: *first + uint64(n) - 1, shard: sh}
 	}
-	s := &Summary{Format: summaryFormat, Command: "mutants", Faults: string(f), Seeds: fmt.Sprintf("from %d", *first), Budget: *budget}
+	s := &summary.Summary{Format: summary.Format, Command: "mutants", Faults: string(f), Seeds: fmt.Sprintf("from %d", *first), Budget: *budget}
 	if sh.N > 1 {
 		s.Shard = sh.String()
 	}
@@ -181,9 +117,9 @@ func runMutants(e *env, args []string) int {
 	// at the end.
 	var tbl *mutantTable
 	if !*asJSON {
-		var planned []MutantRow
+		var planned []summary.Mutant
 		for _, ko := range knobs {
-			planned = append(planned, MutantRow{System: ko.sys.Name(), Knob: ko.k.Name, Harmful: ko.k.Harmful, Expected: ko.k.CaughtBy})
+			planned = append(planned, summary.Mutant{System: ko.sys.Name(), Knob: ko.k.Name, Harmful: ko.k.Harmful, Expected: ko.k.CaughtBy})
 		}
 		tbl = newMutantTable(e.stdout, planned)
 		tbl.header(s)
@@ -214,7 +150,7 @@ func runMutants(e *env, args []string) int {
 		return finish(e, c.name, s, true, *summaryOut)
 	}
 	tbl.footer(s)
-	s.writeInterrupted(e.stdout)
+	writeInterrupted(e.stdout, s)
 	return saved(e, c.name, s, *summaryOut)
 }
 
@@ -225,8 +161,8 @@ func runMutants(e *env, args []string) int {
 // exploration misses is played in the scenarios where the source shows
 // its damage. ok is false when ctx ended before the row was complete
 // (the runs in progress are given the grace, then abandoned).
-func huntKnob(ctx context.Context, sys systems.System, k systems.Knob, sets []string, seeds []uint64, f systems.Faults, workers, minBudget int, prog *progress) (_ MutantRow, ok bool) {
-	row := MutantRow{System: sys.Name(), Knob: k.Name, Harmful: k.Harmful, Expected: k.CaughtBy}
+func huntKnob(ctx context.Context, sys systems.System, k systems.Knob, sets []string, seeds []uint64, f systems.Faults, workers, minBudget int, prog *progress) (_ summary.Mutant, ok bool) {
+	row := summary.Mutant{System: sys.Name(), Knob: k.Name, Harmful: k.Harmful, Expected: k.CaughtBy}
 	d, err := sys.NewDesign([]string{k.Name}, sets, nil)
 	if err != nil {
 		panic(err) // the registry's own knob, and settings checked before
@@ -338,7 +274,7 @@ func budgetText() string {
 
 // writeMutants renders the whole knob matrix (merge, and a summary read
 // back): the same lines mutants printed row by row.
-func writeMutants(w io.Writer, s *Summary) {
+func writeMutants(w io.Writer, s *summary.Summary) {
 	t := newMutantTable(w, s.Mutants)
 	t.header(s)
 	for _, m := range s.Mutants {
@@ -358,7 +294,7 @@ type mutantTable struct {
 
 var mutantColumns = []string{"system", "knob", "expected", "caught", "runs to detect", "seconds to detect", "minimized schedule", "verdict", "by"}
 
-func newMutantTable(w io.Writer, rows []MutantRow) *mutantTable {
+func newMutantTable(w io.Writer, rows []summary.Mutant) *mutantTable {
 	t := &mutantTable{w: w, widths: make([]int, len(mutantColumns))}
 	for i, c := range mutantColumns {
 		t.widths[i] = len(c)
@@ -374,7 +310,7 @@ func newMutantTable(w io.Writer, rows []MutantRow) *mutantTable {
 	return t
 }
 
-func expectedText(m MutantRow) string {
+func expectedText(m summary.Mutant) string {
 	if m.Harmful {
 		return "harmful (" + strings.Join(m.Expected, ",") + ")"
 	}
@@ -393,12 +329,12 @@ func (t *mutantTable) line(cells ...string) {
 	fmt.Fprintln(t.w, strings.TrimRight(b.String(), " "))
 }
 
-func (t *mutantTable) header(s *Summary) {
+func (t *mutantTable) header(s *summary.Summary) {
 	fmt.Fprintf(t.w, "== design knobs: faults %s, seeds %s ==\n", s.Faults, s.Seeds)
 	t.line(mutantColumns...)
 }
 
-func (t *mutantTable) row(m MutantRow) {
+func (t *mutantTable) row(m summary.Mutant) {
 	caught, by, runs, secs, sched := "no", "-", "-", "-", "-"
 	perRun := time.Duration(0)
 	if m.Runs > 0 {
@@ -407,8 +343,8 @@ func (t *mutantTable) row(m MutantRow) {
 	switch {
 	case m.Seed != 0:
 		caught, by = "yes", strings.Join(m.Failed, ",")+fmt.Sprintf(" (seed %d)", m.Seed)
-		runs = fmt.Sprint(m.runsToDetect())
-		secs = fmt.Sprintf("%.2f", (time.Duration(m.runsToDetect()) * perRun).Seconds())
+		runs = fmt.Sprint(m.RunsToDetect())
+		secs = fmt.Sprintf("%.2f", (time.Duration(m.RunsToDetect()) * perRun).Seconds())
 		sched = fmt.Sprintf("%d -> %d faults, %d needed", m.Faults, m.Kept, m.Needed)
 	case m.Scenario != "":
 		caught, by = "scenario", clip(m.Scenario, 70)
@@ -416,7 +352,7 @@ func (t *mutantTable) row(m MutantRow) {
 		runs = fmt.Sprintf("none in %d", m.Budget)
 	}
 	verdict := "ok"
-	if !m.asExpected() {
+	if !m.AsExpected() {
 		verdict = "MISSED"
 		if !m.Harmful {
 			verdict = "FALSE ALARM"
@@ -425,10 +361,10 @@ func (t *mutantTable) row(m MutantRow) {
 	t.line(m.System, m.Knob, expectedText(m), caught, runs, secs, sched, verdict, by)
 }
 
-func (t *mutantTable) footer(s *Summary) {
+func (t *mutantTable) footer(s *summary.Summary) {
 	missed := 0
 	for _, m := range s.Mutants {
-		if !m.asExpected() {
+		if !m.AsExpected() {
 			missed++
 		}
 	}
@@ -461,7 +397,7 @@ func (t *mutantTable) footer(s *Summary) {
 }
 
 // systemsOf lists the systems of the rows, in their order.
-func systemsOf(rows []MutantRow) []string {
+func systemsOf(rows []summary.Mutant) []string {
 	var out []string
 	for _, m := range rows {
 		if len(out) == 0 || out[len(out)-1] != m.System {

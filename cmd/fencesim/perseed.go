@@ -116,14 +116,14 @@ func (w *perSeedWriter) begin(p plan) {
 	w.next = func(s uint64) (uint64, bool) {
 		for s != p.last {
 			s++
-			if p.shard.has(s) {
+			if p.shard.Has(s) {
 				return s, true
 			}
 		}
 		return 0, false
 	}
 	w.expect, w.more = p.first, true
-	if !p.shard.has(p.first) {
+	if !p.shard.Has(p.first) {
 		w.expect, w.more = w.next(p.first)
 	}
 }

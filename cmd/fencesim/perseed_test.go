@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/fencesim/fencesim/internal/stats"
+	"github.com/fencesim/fencesim/internal/summary"
 	"github.com/fencesim/fencesim/internal/systems"
 )
 
@@ -36,7 +37,7 @@ func TestPerSeedAndKeepWorst(t *testing.T) {
 	code := Main([]string{"explore", "--system", "arbiter", "--knob", "fence-by-worker-id", "--runs", "30", "--artifacts", "0",
 		"--per-seed", file, "--keep-worst", "MA1=2", "--out", dir, "--json", "--workers", "2"}, &stdout, &stderr)
 	require.Equal(t, exitFail, code, "%s", stderr.String())
-	var s Summary
+	var s summary.Summary
 	require.NoError(t, json.Unmarshal(stdout.Bytes(), &s))
 	recs := readRecords(t, file)
 	require.Len(t, recs, 30)
@@ -154,17 +155,17 @@ func TestDeltaCounts(t *testing.T) {
 // frozen arbiter that got no grace, fixed by [trust]): now the design with
 // claim_batch=2 passes on its own, so the harmless knob's row names no
 // failure of the design's and the matrix exits 0. (The merge of shards'
-// own failures is TestReviewFindings'.)
+// own failures is internal/summary's TestMergeMutants.)
 func TestMutantsSeparateTheDesignsOwnFailures(t *testing.T) {
 	var stdout, stderr bytes.Buffer
 	code := Main([]string{"mutants", "--system", "arbiter", "--set", "claim_batch=2", "--knob", "no-leader-lock", "--json"}, &stdout, &stderr)
 	require.Equal(t, exitOK, code, "%s", stderr.String())
-	var s Summary
+	var s summary.Summary
 	require.NoError(t, json.Unmarshal(stdout.Bytes(), &s))
 	require.Len(t, s.Mutants, 1)
 	m := s.Mutants[0]
 	assert.Zero(t, m.Seed, "no-leader-lock did no damage of its own")
-	assert.True(t, m.asExpected(), "a harmless knob that did nothing is as expected")
+	assert.True(t, m.AsExpected(), "a harmless knob that did nothing is as expected")
 	assert.Empty(t, m.BaseFails, "the design with batch claims no longer fails on its own")
 	var text bytes.Buffer
 	writeMutants(&text, &s)
@@ -173,8 +174,8 @@ func TestMutantsSeparateTheDesignsOwnFailures(t *testing.T) {
 
 // TestReviewFindings: the edge cases a review reproduced: a "-0" bound is
 // a fall; both sides' records of several systems are written by system,
-// then seed; merged shards keep only the design's own failures before the
-// catch, by seed.
+// then seed. (Merged shards keeping only the design's own failures before
+// the catch is internal/summary's TestMergeMutants.)
 func TestReviewFindings(t *testing.T) {
 	d := &runDelta{Metrics: []metricDelta{{Name: "wasted_judgings (MA2)", Sides: [2]stats.Spread{{Mean: 5}, {Mean: 6}}}}}
 	for _, spec := range []string{"MA2=-0", "MA2=-0%"} {
@@ -195,8 +196,4 @@ func TestReviewFindings(t *testing.T) {
 		order = append(order, fmt.Sprintf("%s/%s/%d", r.System, r.Side, r.Seed))
 	}
 	assert.Equal(t, []string{"arbiter/base/1", "arbiter/working/1", "arbiter/base/2", "arbiter/working/2", "outbox/base/1", "outbox/working/1"}, order)
-	s := &Summary{}
-	s.mergeMutant(MutantRow{System: "arbiter", Knob: "k", Harmful: true, Seed: 10, BaseFails: []uint64{8, 2}})
-	s.mergeMutant(MutantRow{System: "arbiter", Knob: "k", Harmful: true, BaseFails: []uint64{15, 3}})
-	assert.Equal(t, []uint64{2, 3, 8}, s.Mutants[0].BaseFails, "the design's own failures before the catch, by seed")
 }

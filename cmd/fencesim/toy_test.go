@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fencesim/fencesim/internal/summary"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -18,7 +19,7 @@ import (
 func TestToySystem(t *testing.T) {
 	code, stdout, stderr := run(t, "explore", "--system", "toy", "--runs", "100", "--json")
 	require.Equal(t, exitOK, code, stderr)
-	var sum Summary
+	var sum summary.Summary
 	require.NoError(t, json.Unmarshal([]byte(stdout), &sum))
 	require.Len(t, sum.Systems, 1)
 	assert.Equal(t, "toy", sum.Systems[0].System)

@@ -9,27 +9,16 @@ import (
 	"strings"
 
 	"github.com/fencesim/fencesim/internal/stats"
+	"github.com/fencesim/fencesim/internal/summary"
 	"github.com/fencesim/fencesim/internal/systems"
 )
-
-// Kept is a passing run kept in full by --keep-worst: one of the runs a
-// mean hides.
-type Kept struct {
-	Metric string  `json:"metric"`
-	Value  float64 `json:"value"` // the run's value of the metric (a count's total, a duration's largest sample)
-	Unit   string  `json:"unit,omitempty"`
-	Seed   uint64  `json:"seed"`
-	Trace  string  `json:"trace,omitempty"`
-	Report string  `json:"report,omitempty"`
-	Error  string  `json:"error,omitempty"`
-}
 
 // worst is one --keep-worst METRIC=N: the N passing runs with the highest
 // value of a metric.
 type worst struct {
 	spec, metric, unit string
 	n                  int
-	top                []Kept // highest first, then by seed
+	top                []summary.Kept // highest first, then by seed
 }
 
 // parseWorst parses --keep-worst METRIC=N against a system's metrics.
@@ -101,7 +90,7 @@ func (w *worst) add(r *systems.Result) {
 	if !ok || len(r.Failed()) > 0 {
 		return
 	}
-	w.top = append(w.top, Kept{Metric: w.metric, Value: v, Unit: w.unit, Seed: r.Seed})
+	w.top = append(w.top, summary.Kept{Metric: w.metric, Value: v, Unit: w.unit, Seed: r.Seed})
 	sort.SliceStable(w.top, func(i, j int) bool {
 		if w.top[i].Value != w.top[j].Value {
 			return w.top[i].Value > w.top[j].Value
@@ -115,8 +104,8 @@ func (w *worst) add(r *systems.Result) {
 
 // keepWorst runs the kept seeds again in full and writes their traces and
 // reports under dir.
-func keepWorst(ws []*worst, dir string, sys systems.System, d systems.Design, f systems.Faults, what string) []Kept {
-	var out []Kept
+func keepWorst(ws []*worst, dir string, sys systems.System, d systems.Design, f systems.Faults, what string) []summary.Kept {
+	var out []summary.Kept
 	for _, w := range ws {
 		for _, k := range w.top {
 			r := systems.Run(sys, d, k.Seed, f, systems.Options{Full: true})

@@ -1,0 +1,190 @@
+package summary
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+)
+
+// Merge combines shard summaries into the summary one run over every seed
+// prints. The shards must come from the same command, seeds, faults and
+// designs, each shard once. The notes say what the merged summary does
+// not cover (shards missing, shards interrupted).
+func Merge(parts []*Summary) (_ *Summary, notes []string, _ error) {
+	if len(parts) == 0 {
+		return nil, nil, errors.New("nothing to merge")
+	}
+	first := parts[0]
+	out := &Summary{Format: Format, Command: first.Command, Faults: first.Faults, Seeds: first.Seeds, Budget: first.Budget}
+	seen := map[string]bool{}
+	var n uint64
+	for i, p := range parts {
+		if p.Format != Format {
+			return nil, nil, fmt.Errorf("summary %d: format %q is not %q", i+1, p.Format, Format)
+		}
+		if p.Command != first.Command || p.Faults != first.Faults || p.Seeds != first.Seeds || p.Budget != first.Budget {
+			return nil, nil, fmt.Errorf("summary %d is of %s --faults %s --seeds %s, summary 1 of %s --faults %s --seeds %s: not shards of one run",
+				i+1, p.Command, p.Faults, p.Seeds, first.Command, first.Faults, first.Seeds)
+		}
+		key := p.Shard
+		if key == "" {
+			key = "0/1"
+		}
+		sh, err := ParseShard(key)
+		if err != nil {
+			return nil, nil, fmt.Errorf("summary %d: %v", i+1, err)
+		}
+		if n == 0 {
+			n = sh.N
+		}
+		if sh.N != n {
+			return nil, nil, fmt.Errorf("summary %d is shard %s, summary 1 is of %d shards", i+1, key, n)
+		}
+		if seen[key] {
+			return nil, nil, fmt.Errorf("shard %s is given twice", key)
+		}
+		seen[key] = true
+	}
+	if uint64(len(seen)) != n {
+		var missing []string
+		for i := uint64(0); i < n; i++ {
+			if k := fmt.Sprintf("%d/%d", i, n); !seen[k] {
+				missing = append(missing, k)
+			}
+		}
+		notes = append(notes, fmt.Sprintf("shards missing: %s (the summary covers only the others)", strings.Join(missing, ", ")))
+	}
+	for i, p := range parts {
+		for _, x := range p.Systems {
+			if err := out.mergeSystem(x); err != nil {
+				return nil, nil, err
+			}
+		}
+		for _, m := range p.Mutants {
+			out.mergeMutant(m)
+		}
+		if p.Interrupted != "" {
+			out.Interrupted = p.Interrupted
+			for _, n := range p.NotRun {
+				if !slices.Contains(out.NotRun, n) {
+					out.NotRun = append(out.NotRun, n)
+				}
+			}
+			notes = append(notes, fmt.Sprintf("summary %d (shard %s) was interrupted: the merged summary covers only what finished", i+1, p.Shard))
+		}
+	}
+	for i := range out.Systems {
+		x := &out.Systems[i]
+		sort.Slice(x.Failures, func(a, b int) bool { return x.Failures[a].Seed < x.Failures[b].Seed })
+		sort.Slice(x.Audit.Mismatches, func(a, b int) bool { return x.Audit.Mismatches[a].Seed < x.Audit.Mismatches[b].Seed })
+		sort.Slice(x.Artifacts, func(a, b int) bool { return x.Artifacts[a].Seed < x.Artifacts[b].Seed })
+		for j := range x.Metrics {
+			sort.Float64s(x.Metrics[j].Values)
+		}
+	}
+	return out, notes, nil
+}
+
+func (s *Summary) mergeSystem(x System) error {
+	for i := range s.Systems {
+		y := &s.Systems[i]
+		if y.System != x.System {
+			continue
+		}
+		if string(y.DesignJSON) != string(x.DesignJSON) {
+			return fmt.Errorf("the shards ran different designs of %s", x.System)
+		}
+		y.Runs += x.Runs
+		y.FailedRuns += x.FailedRuns
+		y.Properties = mergeCounts(y.Properties, x.Properties)
+		y.Failures = append(y.Failures, x.Failures...)
+		for j, p := range x.Probes {
+			if j < len(y.Probes) && y.Probes[j].Name == p.Name {
+				y.Probes[j].Runs += p.Runs
+			}
+		}
+		for _, m := range x.Metrics {
+			found := false
+			for j := range y.Metrics {
+				if y.Metrics[j].Name == m.Name {
+					y.Metrics[j].Values = append(y.Metrics[j].Values, m.Values...)
+					found = true
+				}
+			}
+			if !found {
+				y.Metrics = append(y.Metrics, m)
+			}
+		}
+		y.Audit.Runs += x.Audit.Runs
+		y.Audit.Mismatches = append(y.Audit.Mismatches, x.Audit.Mismatches...)
+		y.Artifacts = append(y.Artifacts, x.Artifacts...)
+		y.Abandoned += x.Abandoned
+		y.Timing.WallNS = max(y.Timing.WallNS, x.Timing.WallNS)
+		y.Timing.RunNS += x.Timing.RunNS
+		y.Timing.CheckNS += x.Timing.CheckNS
+		y.Timing.Workers += x.Timing.Workers
+		return nil
+	}
+	x.Metrics = append([]MetricSamples(nil), x.Metrics...)
+	for j := range x.Metrics {
+		x.Metrics[j].Values = append([]float64{}, x.Metrics[j].Values...)
+	}
+	s.Systems = append(s.Systems, x)
+	return nil
+}
+
+func mergeCounts(a, b []PropertyCount) []PropertyCount {
+	m := map[string]int{}
+	for _, p := range a {
+		m[p.Property] += p.Failed
+	}
+	for _, p := range b {
+		m[p.Property] += p.Failed
+	}
+	var out []PropertyCount
+	for _, k := range sortedKeys(m) {
+		out = append(out, PropertyCount{k, m[k]})
+	}
+	return out
+}
+
+func (s *Summary) mergeMutant(m Mutant) {
+	for i := range s.Mutants {
+		y := &s.Mutants[i]
+		if y.System != m.System || y.Knob != m.Knob {
+			continue
+		}
+		y.Runs += m.Runs
+		y.RunNS += m.RunNS
+		y.BaseFails = append(y.BaseFails, m.BaseFails...)
+		if m.Seed != 0 && (y.Seed == 0 || m.Seed < y.Seed) {
+			y.Seed, y.Failed, y.Faults, y.Kept, y.Needed = m.Seed, m.Failed, m.Faults, m.Kept, m.Needed
+		}
+		// As one machine would have: the design's own failures before the
+		// catch, by seed (a shard's past another's catch are not).
+		kept := y.BaseFails[:0]
+		for _, x := range y.BaseFails {
+			if y.Seed == 0 || x < y.Seed {
+				kept = append(kept, x)
+			}
+		}
+		y.BaseFails = kept
+		sort.Slice(y.BaseFails, func(i, j int) bool { return y.BaseFails[i] < y.BaseFails[j] })
+		if y.Scenario == "" {
+			y.Scenario = m.Scenario
+		}
+		return
+	}
+	s.Mutants = append(s.Mutants, m)
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}

@@ -1,0 +1,275 @@
+package summary
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// outcome is what a test run of one seed gave.
+type outcome struct {
+	failed  []string // the properties it failed
+	latency float64  // its one sample of a metric
+	probe   bool     // whether it hit the probe
+}
+
+// outcomes are the runs of seeds 1-8 of a made-up system.
+var outcomes = map[uint64]outcome{
+	1: {latency: 0.5},
+	2: {failed: []string{"P2"}, latency: 2, probe: true},
+	3: {latency: 1.5, probe: true},
+	4: {latency: 0.25},
+	5: {failed: []string{"P1", "P2"}, latency: 3},
+	6: {latency: 1},
+	7: {failed: []string{"P1"}, latency: 0.75, probe: true},
+	8: {latency: 4},
+}
+
+// explored is the summary of the runs of seeds 1-8 in shard sh (0/1: all
+// of them), built as explore builds it: properties by name, failures and
+// samples sorted.
+func explored(sh Shard, design string) *Summary {
+	x := System{System: "toy", Title: "a toy", Design: "default", DesignJSON: json.RawMessage(design),
+		Probes:  []ProbeCount{{Name: "hit", Runs: 0}},
+		Metrics: []MetricSamples{{Name: "latency", Unit: "s", Values: []float64{}}},
+		Timing:  Timing{WallNS: 100, RunNS: 10, CheckNS: 1, Workers: 2}}
+	failed := map[string]int{"P1": 0, "P2": 0, "P3": 0}
+	for seed := uint64(1); seed <= 8; seed++ {
+		if !sh.Has(seed) {
+			continue
+		}
+		o := outcomes[seed]
+		x.Runs++
+		x.Timing.RunNS += 10
+		if len(o.failed) > 0 {
+			x.FailedRuns++
+			x.Failures = append(x.Failures, Failure{Seed: seed, Properties: o.failed, Message: fmt.Sprintf("seed %d failed", seed)})
+			x.Artifacts = append(x.Artifacts, Artifact{Seed: seed, Property: o.failed[0]})
+		}
+		for _, p := range o.failed {
+			failed[p]++
+		}
+		if o.probe {
+			x.Probes[0].Runs++
+		}
+		x.Metrics[0].Values = append(x.Metrics[0].Values, o.latency)
+		if seed%4 == 0 {
+			x.Audit.Runs++
+		}
+	}
+	for _, p := range []string{"P1", "P2", "P3"} {
+		x.Properties = append(x.Properties, PropertyCount{Property: p, Failed: failed[p]})
+	}
+	sort.Float64s(x.Metrics[0].Values)
+	s := &Summary{Format: Format, Command: "explore", Faults: "moderate", Seeds: "1-8", Systems: []System{x}}
+	if sh.N > 1 {
+		s.Shard = sh.String()
+	}
+	return s
+}
+
+// withoutTiming drops what differs between one run and merged shards:
+// the wall-clock timings.
+func withoutTiming(s *Summary) *Summary {
+	c := *s
+	c.Systems = append([]System(nil), s.Systems...)
+	for i := range c.Systems {
+		c.Systems[i].Timing = Timing{}
+	}
+	return &c
+}
+
+// TestMerge: two shards' summaries merge to what one run of every seed
+// gives: the counts add, the failures (and artifacts) merge by seed, the
+// samples merge sorted; the timings add (the wall clock is the longest
+// shard's).
+func TestMerge(t *testing.T) {
+	const design = `{"knobs":[]}`
+	whole := explored(Shard{0, 1}, design)
+	// Given in either order, the shards merge to the same summary.
+	for _, order := range [][2]uint64{{0, 1}, {1, 0}} {
+		a, b := explored(Shard{order[0], 2}, design), explored(Shard{order[1], 2}, design)
+		got, notes, err := Merge([]*Summary{a, b})
+		require.NoError(t, err)
+		assert.Empty(t, notes, "every shard is there")
+		assert.Equal(t, withoutTiming(whole), withoutTiming(got), "shards %v", order)
+
+		x := got.Systems[0]
+		assert.Equal(t, 8, x.Runs)
+		assert.Equal(t, 3, x.FailedRuns)
+		assert.Equal(t, []PropertyCount{{"P1", 2}, {"P2", 2}, {"P3", 0}}, x.Properties)
+		var seeds []uint64
+		for _, f := range x.Failures {
+			seeds = append(seeds, f.Seed)
+		}
+		assert.Equal(t, []uint64{2, 5, 7}, seeds, "failures by seed")
+		assert.Equal(t, 3, x.Probes[0].Runs)
+		assert.Equal(t, 2, x.Audit.Runs)
+		assert.Equal(t, []float64{0.25, 0.5, 0.75, 1, 1.5, 2, 3, 4}, x.Metrics[0].Values)
+		assert.Equal(t, Timing{WallNS: 100, RunNS: 100, CheckNS: 2, Workers: 4}, x.Timing)
+		assert.Empty(t, got.Shard, "the merged summary is no shard")
+		assert.True(t, got.Failed(), "a failing run fails the merged summary")
+	}
+
+	// Merging does not change the shards' own samples.
+	a, b := explored(Shard{0, 2}, design), explored(Shard{1, 2}, design)
+	before := append([]float64(nil), a.Systems[0].Metrics[0].Values...)
+	_, _, err := Merge([]*Summary{a, b})
+	require.NoError(t, err)
+	assert.Equal(t, before, a.Systems[0].Metrics[0].Values)
+
+	// One whole summary merges to itself.
+	got, notes, err := Merge([]*Summary{whole})
+	require.NoError(t, err)
+	assert.Empty(t, notes)
+	assert.Equal(t, whole, got)
+}
+
+// TestMergeRefuses: summaries that are not shards of one run are refused
+// with an error naming what differs; a missing shard is a note.
+func TestMergeRefuses(t *testing.T) {
+	const design = `{"knobs":[]}`
+	shard := func(i, n uint64) *Summary { return explored(Shard{i, n}, design) }
+	for _, tc := range []struct {
+		name  string
+		parts []*Summary
+		err   string
+	}{
+		{"nothing", nil, "nothing to merge"},
+		{"designs", []*Summary{shard(0, 2), explored(Shard{1, 2}, `{"knobs":["k"]}`)}, "the shards ran different designs of toy"},
+		{"faults", []*Summary{shard(0, 2), func() *Summary { s := shard(1, 2); s.Faults = "heavy"; return s }()},
+			"summary 2 is of explore --faults heavy --seeds 1-8, summary 1 of explore --faults moderate --seeds 1-8: not shards of one run"},
+		{"seeds", []*Summary{shard(0, 2), func() *Summary { s := shard(1, 2); s.Seeds = "1-9"; return s }()},
+			"summary 2 is of explore --faults moderate --seeds 1-9, summary 1 of explore --faults moderate --seeds 1-8: not shards of one run"},
+		{"command", []*Summary{shard(0, 2), func() *Summary { s := shard(1, 2); s.Command = "mutants"; return s }()},
+			"summary 2 is of mutants --faults moderate --seeds 1-8, summary 1 of explore --faults moderate --seeds 1-8: not shards of one run"},
+		{"format", []*Summary{shard(0, 2), func() *Summary { s := shard(1, 2); s.Format = "x"; return s }()},
+			`summary 2: format "x" is not "fencesim-summary/1"`},
+		{"shard counts", []*Summary{shard(0, 2), shard(1, 3)}, "summary 2 is shard 1/3, summary 1 is of 2 shards"},
+		{"twice", []*Summary{shard(0, 2), shard(0, 2)}, "shard 0/2 is given twice"},
+		{"bad shard", []*Summary{func() *Summary { s := shard(0, 2); s.Shard = "2/2"; return s }()},
+			`summary 1: --shard "2/2": want i/n with 0 <= i < n, e.g. --shard 0/4 (seed s belongs to shard s mod n)`},
+	} {
+		got, _, err := Merge(tc.parts)
+		assert.EqualError(t, err, tc.err, tc.name)
+		assert.Nil(t, got, tc.name)
+	}
+
+	got, notes, err := Merge([]*Summary{shard(1, 3)})
+	require.NoError(t, err)
+	assert.Equal(t, []string{"shards missing: 0/3, 2/3 (the summary covers only the others)"}, notes)
+	assert.Equal(t, 3, got.Systems[0].Runs, "shard 1/3 of seeds 1-8: 1, 4 and 7")
+}
+
+// TestMergeInterrupted: an interrupted shard marks the merged summary
+// interrupted and lists what it did not run once.
+func TestMergeInterrupted(t *testing.T) {
+	a, b := explored(Shard{0, 2}, "{}"), explored(Shard{1, 2}, "{}")
+	a.Interrupted, a.NotRun = "SIGINT", []string{"outbox", "twopc"}
+	b.Interrupted, b.NotRun = "SIGTERM", []string{"twopc"}
+	got, notes, err := Merge([]*Summary{a, b})
+	require.NoError(t, err)
+	assert.Equal(t, "SIGTERM", got.Interrupted, "the last interruption's signal")
+	assert.Equal(t, []string{"outbox", "twopc"}, got.NotRun)
+	assert.Equal(t, []string{
+		"summary 1 (shard 0/2) was interrupted: the merged summary covers only what finished",
+		"summary 2 (shard 1/2) was interrupted: the merged summary covers only what finished",
+	}, notes)
+}
+
+// TestMergeMutants: the knob matrix's shards merge to one machine's row:
+// the first failing seed of either shard is the catch, runs and times add,
+// and the design's own failures are kept only before the catch, by seed.
+func TestMergeMutants(t *testing.T) {
+	s := &Summary{}
+	s.mergeMutant(Mutant{System: "arbiter", Knob: "k", Harmful: true, Seed: 10, BaseFails: []uint64{8, 2}})
+	s.mergeMutant(Mutant{System: "arbiter", Knob: "k", Harmful: true, BaseFails: []uint64{15, 3}})
+	assert.Equal(t, []uint64{2, 3, 8}, s.Mutants[0].BaseFails, "the design's own failures before the catch, by seed")
+
+	part := func(sh string, m ...Mutant) *Summary {
+		return &Summary{Format: Format, Command: "mutants", Faults: "moderate", Seeds: "from 1", Budget: 20, Shard: sh, Mutants: m}
+	}
+	got, notes, err := Merge([]*Summary{
+		part("0/2",
+			Mutant{System: "outbox", Knob: "a", Harmful: true, First: 1, Budget: 20, Runs: 5, Seed: 10, Failed: []string{"PB1"}, Faults: 7, Kept: 2, Needed: 1, RunNS: 50},
+			Mutant{System: "outbox", Knob: "b", Harmful: false, First: 1, Budget: 20, Runs: 10, RunNS: 100}),
+		part("1/2",
+			Mutant{System: "outbox", Knob: "a", Harmful: true, First: 1, Budget: 20, Runs: 4, Seed: 7, Failed: []string{"PB2"}, Faults: 5, Kept: 1, Needed: 1, RunNS: 40},
+			Mutant{System: "outbox", Knob: "b", Harmful: false, First: 1, Budget: 20, Runs: 10, RunNS: 100, Scenario: "B.3"}),
+	})
+	require.NoError(t, err)
+	assert.Empty(t, notes)
+	require.Len(t, got.Mutants, 2)
+	a := got.Mutants[0]
+	assert.Equal(t, Mutant{System: "outbox", Knob: "a", Harmful: true, First: 1, Budget: 20, Runs: 9, Seed: 7, Failed: []string{"PB2"}, Faults: 5, Kept: 1, Needed: 1, RunNS: 90}, a)
+	assert.Equal(t, 7, a.RunsToDetect())
+	assert.True(t, a.AsExpected())
+	b := got.Mutants[1]
+	assert.Equal(t, 20, b.Runs)
+	assert.Equal(t, "B.3", b.Scenario)
+	assert.True(t, b.Caught(), "a harmless knob a scenario caught")
+	assert.False(t, b.AsExpected())
+	assert.True(t, got.Failed(), "a false alarm fails the matrix")
+}
+
+// TestFile: a saved summary reads back the same (its design's JSON
+// indented with the rest) and saves to the same file again; a file of
+// another format, or with a field the format does not have, is refused.
+func TestFile(t *testing.T) {
+	dir := t.TempDir()
+	path, again := filepath.Join(dir, "s.json"), filepath.Join(dir, "again.json")
+	want := explored(Shard{1, 2}, `{"knobs":[]}`)
+	require.NoError(t, want.Save(path))
+	got, err := Read(path)
+	require.NoError(t, err)
+	var design bytes.Buffer
+	require.NoError(t, json.Compact(&design, got.Systems[0].DesignJSON))
+	assert.Equal(t, `{"knobs":[]}`, design.String())
+	got.Systems[0].DesignJSON = want.Systems[0].DesignJSON
+	assert.Equal(t, want, got)
+	got, err = Read(path)
+	require.NoError(t, err)
+	require.NoError(t, got.Save(again))
+	a, err := os.ReadFile(path)
+	require.NoError(t, err)
+	b, err := os.ReadFile(again)
+	require.NoError(t, err)
+	assert.Equal(t, string(a), string(b))
+	require.NoError(t, (&Summary{}).Save(""), "no path: nothing written")
+
+	other := filepath.Join(dir, "other.json")
+	require.NoError(t, os.WriteFile(other, []byte(`{"format":"fencesim-summary/0"}`), 0o644))
+	_, err = Read(other)
+	assert.EqualError(t, err, other+`: format "fencesim-summary/0" is not "fencesim-summary/1"`)
+	require.NoError(t, os.WriteFile(other, []byte(`{"format":"fencesim-summary/1","extra":1}`), 0o644))
+	_, err = Read(other)
+	assert.EqualError(t, err, other+`: not a fencesim summary: json: unknown field "extra"`)
+	_, err = Read(filepath.Join(dir, "none.json"))
+	assert.ErrorIs(t, err, os.ErrNotExist)
+}
+
+// TestShard: i/n parses, seed s belongs to shard s mod n, and anything
+// else is refused.
+func TestShard(t *testing.T) {
+	sh, err := ParseShard("")
+	require.NoError(t, err)
+	assert.Equal(t, Shard{0, 1}, sh)
+	sh, err = ParseShard(" 2 / 3")
+	require.NoError(t, err)
+	assert.Equal(t, Shard{2, 3}, sh)
+	assert.Equal(t, "2/3", sh.String())
+	assert.True(t, sh.Has(5))
+	assert.False(t, sh.Has(6))
+	assert.True(t, Shard{0, 1}.Has(6))
+	for _, bad := range []string{"3/3", "1", "a/2", "0/0", "-1/2"} {
+		_, err := ParseShard(bad)
+		assert.Error(t, err, bad)
+	}
+}
