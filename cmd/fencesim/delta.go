@@ -4,7 +4,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -163,7 +165,7 @@ func newDelta(system string, labels [2]string, a, b []seedRecord) *runDelta {
 			}
 		}
 	}
-	for _, name := range sortedKeys(props) {
+	for _, name := range slices.Sorted(maps.Keys(props)) {
 		d.Properties = append(d.Properties, *props[name])
 	}
 	for _, name := range order {

@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"maps"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -76,7 +78,7 @@ func (a *aggregate) add(r *systems.Result, d time.Duration) {
 func (a *aggregate) done(wall time.Duration, workers int) summary.System {
 	s := a.s
 	s.Timing.WallNS, s.Timing.Workers = int64(wall), workers
-	for _, name := range sortedKeys(a.props) {
+	for _, name := range slices.Sorted(maps.Keys(a.props)) {
 		s.Properties = append(s.Properties, summary.PropertyCount{Property: name, Failed: a.props[name]})
 	}
 	for _, name := range a.probeNs {
@@ -89,15 +91,6 @@ func (a *aggregate) done(wall time.Duration, workers int) summary.System {
 	}
 	sort.Slice(s.Failures, func(i, j int) bool { return s.Failures[i].Seed < s.Failures[j].Seed })
 	return s
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }
 
 func clip(s string, n int) string {

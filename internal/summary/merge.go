@@ -3,6 +3,7 @@ package summary
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -144,7 +145,7 @@ func mergeCounts(a, b []PropertyCount) []PropertyCount {
 		m[p.Property] += p.Failed
 	}
 	var out []PropertyCount
-	for _, k := range sortedKeys(m) {
+	for _, k := range slices.Sorted(maps.Keys(m)) {
 		out = append(out, PropertyCount{k, m[k]})
 	}
 	return out
@@ -178,13 +179,4 @@ func (s *Summary) mergeMutant(m Mutant) {
 		return
 	}
 	s.Mutants = append(s.Mutants, m)
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }

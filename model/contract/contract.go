@@ -512,3 +512,46 @@ func article(word string) string {
 	}
 	return ""
 }
+
+// Designs is what a model gives the contract about its Design type D
+// (knob type K): how to make, read, change and show one. Its Default and
+// New are every system's Default and NewDesign.
+type Designs[D any, K ~string] struct {
+	System  string                         // the system's name
+	Default func() D                       // the correct design
+	Parse   func([]byte) (D, error)        // a design file (a trace header's design)
+	With    func(D, ...K) (D, error)       // knobs turned on
+	Set     func(*D, string, string) error // a parameter set from text
+	JSON    func(D) json.RawMessage        // the design as trace headers hold it
+	Knobs   func(D) []K                    // the knobs that are on
+	Pinned  func(*D) *[]string             // the parameters the drawn world keeps
+	// Waivers are settings that pin nothing (not parameters of the world:
+	// system A's allow_unsafe).
+	Waivers []string
+}
+
+// Wrap puts a design behind Design.
+func (m Designs[D, K]) Wrap(d D) Design {
+	return Wrap(m.System, KnobNames(m.Knobs(d)), m.JSON(d), d)
+}
+
+// New is NewDesign: the default or the design file, then the knobs
+// turned on, then the "name=value" settings, which pin themselves (the
+// world drawn per run keeps them; a design file pins what its "pinned"
+// says), waivers aside.
+func (m Designs[D, K]) New(knobs, sets []string, file []byte) (Design, error) {
+	d, err := DesignFrom(m.Default(), file, knobs, sets, m.Parse,
+		func(d D, k string) (D, error) { return m.With(d, K(k)) }, m.Set)
+	if err != nil {
+		return Design{}, err
+	}
+	var world []string
+	for _, s := range sets {
+		if name, _, err := SplitSet(s); err == nil && !slices.Contains(m.Waivers, name) {
+			world = append(world, s)
+		}
+	}
+	p := m.Pinned(&d)
+	*p = Pin(*p, world)
+	return m.Wrap(d), nil
+}

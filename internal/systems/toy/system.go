@@ -40,22 +40,18 @@ func (System) Supports() contract.Support {
 	return contract.Support{Promises: []string{"acts"}, Budget: 200, Hidden: true}
 }
 
-func wrap(d Design) contract.Design {
-	return contract.Wrap(Name, contract.KnobNames(d.Knobs), d.JSON(), d)
+// designs are the toy's designs behind the contract.
+var designs = contract.Designs[Design, Knob]{System: Name, Default: Default, Parse: spec.Parse,
+	With: spec.With, Set: spec.Set, JSON: Design.JSON,
+	Knobs: func(d Design) []Knob { return d.Knobs }, Pinned: func(d *Design) *[]string { return &d.Pinned },
 }
 
 // Default implements contract.System.
-func (System) Default() contract.Design { return wrap(Default()) }
+func (System) Default() contract.Design { return designs.Wrap(Default()) }
 
 // NewDesign implements contract.System.
 func (System) NewDesign(knobs, sets []string, file []byte) (contract.Design, error) {
-	d, err := contract.DesignFrom(Default(), file, knobs, sets, spec.Parse,
-		func(d Design, k string) (Design, error) { return spec.With(d, Knob(k)) }, spec.Set)
-	if err != nil {
-		return contract.Design{}, err
-	}
-	d.Pinned = contract.Pin(d.Pinned, sets)
-	return wrap(d), nil
+	return designs.New(knobs, sets, file)
 }
 
 // maxFaults is each intensity's bound on the drawn faults.

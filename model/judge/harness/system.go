@@ -57,31 +57,22 @@ func (System) Supports() contract.Support {
 	}
 }
 
-func wrap(d judge.Design) contract.Design {
-	return contract.Wrap(judge.System, contract.KnobNames(d.Knobs), d.JSON(), d)
+// designs are the system's designs behind the contract.
+var designs = contract.Designs[judge.Design, judge.Knob]{System: judge.System, Default: judge.Default, Parse: judge.ParseDesign,
+	With: judge.Design.With, Set: (*judge.Design).Set, JSON: judge.Design.JSON,
+	Knobs: func(d judge.Design) []judge.Knob { return d.Knobs }, Pinned: func(d *judge.Design) *[]string { return &d.Pinned },
+	Waivers: []string{"allow_unsafe"},
 }
 
 // Default implements contract.System.
-func (System) Default() contract.Design { return wrap(judge.Default()) }
+func (System) Default() contract.Design { return designs.Wrap(judge.Default()) }
 
 // NewDesign implements contract.System. The parameters set pin themselves:
 // a drawn or wide world keeps them (DrawWorld; a design file pins what its
 // "pinned" says). allow_unsafe (--unsafe) is a waiver, not a parameter of
 // the world, and pins nothing.
 func (System) NewDesign(knobs, sets []string, file []byte) (contract.Design, error) {
-	d, err := contract.DesignFrom(judge.Default(), file, knobs, sets, judge.ParseDesign,
-		func(d judge.Design, k string) (judge.Design, error) { return d.With(judge.Knob(k)) }, (*judge.Design).Set)
-	if err != nil {
-		return contract.Design{}, err
-	}
-	var world []string
-	for _, s := range sets {
-		if name, _, err := contract.SplitSet(s); err == nil && name != "allow_unsafe" {
-			world = append(world, s)
-		}
-	}
-	d.Pinned = contract.Pin(d.Pinned, world)
-	return wrap(d), nil
+	return designs.New(knobs, sets, file)
 }
 
 // drawn is system A's drawn world: the run's options and its world mode.

@@ -53,24 +53,20 @@ func (System) Supports() contract.Support {
 	}
 }
 
-func wrap(d outbox.Design) contract.Design {
-	return contract.Wrap(Name, contract.KnobNames(d.Knobs), d.JSON(), d)
+// designs are the system's designs behind the contract.
+var designs = contract.Designs[outbox.Design, outbox.Knob]{System: Name, Default: outbox.Default, Parse: outbox.ParseDesign,
+	With: outbox.Design.With, Set: (*outbox.Design).Set, JSON: outbox.Design.JSON,
+	Knobs: func(d outbox.Design) []outbox.Knob { return d.Knobs }, Pinned: func(d *outbox.Design) *[]string { return &d.Pinned },
 }
 
 // Default implements contract.System.
-func (System) Default() contract.Design { return wrap(outbox.Default()) }
+func (System) Default() contract.Design { return designs.Wrap(outbox.Default()) }
 
 // NewDesign implements contract.System. The parameters set pin themselves:
 // the world drawn per run keeps them (a design file pins what its "pinned"
 // says).
 func (System) NewDesign(knobs, sets []string, file []byte) (contract.Design, error) {
-	d, err := contract.DesignFrom(outbox.Default(), file, knobs, sets, outbox.ParseDesign,
-		func(d outbox.Design, k string) (outbox.Design, error) { return d.With(outbox.Knob(k)) }, (*outbox.Design).Set)
-	if err != nil {
-		return contract.Design{}, err
-	}
-	d.Pinned = contract.Pin(d.Pinned, sets)
-	return wrap(d), nil
+	return designs.New(knobs, sets, file)
 }
 
 // intensity is the fault intensity's bounds: moderate is the model's

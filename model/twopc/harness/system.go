@@ -52,24 +52,20 @@ func (System) Supports() contract.Support {
 	}
 }
 
-func wrap(d twopc.Design) contract.Design {
-	return contract.Wrap(twopc.System, contract.KnobNames(d.Knobs), d.JSON(), d)
+// designs are the system's designs behind the contract.
+var designs = contract.Designs[twopc.Design, twopc.Knob]{System: twopc.System, Default: twopc.Default, Parse: twopc.ParseDesign,
+	With: twopc.Design.With, Set: (*twopc.Design).Set, JSON: twopc.Design.JSON,
+	Knobs: func(d twopc.Design) []twopc.Knob { return d.Knobs }, Pinned: func(d *twopc.Design) *[]string { return &d.Pinned },
 }
 
 // Default implements contract.System.
-func (System) Default() contract.Design { return wrap(twopc.Default()) }
+func (System) Default() contract.Design { return designs.Wrap(twopc.Default()) }
 
 // NewDesign implements contract.System. The parameters set pin themselves:
 // the world drawn per run keeps them (a design file pins what its "pinned"
 // says).
 func (System) NewDesign(knobs, sets []string, file []byte) (contract.Design, error) {
-	d, err := contract.DesignFrom(twopc.Default(), file, knobs, sets, twopc.ParseDesign,
-		func(d twopc.Design, k string) (twopc.Design, error) { return d.With(twopc.Knob(k)) }, (*twopc.Design).Set)
-	if err != nil {
-		return contract.Design{}, err
-	}
-	d.Pinned = contract.Pin(d.Pinned, sets)
-	return wrap(d), nil
+	return designs.New(knobs, sets, file)
 }
 
 // intensity is the fault intensity's bounds: moderate is the model's three
