@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"reflect"
 	"slices"
 	"strconv"
 	"unicode/utf8"
@@ -36,15 +37,15 @@ func init() {
 
 // String appends s as a JSON string the way json.Marshal does: <, > and &
 // escaped as \u003c, \u003e, \u0026.
-func String(b []byte, s string) []byte { return appendString(b, s, &html) }
+func String[S []byte | string](b []byte, s S) []byte { return appendString(b, s, &html) }
 
 // Text appends s as a JSON string the way an Encoder with
 // SetEscapeHTML(false) does (the trace's own fields).
-func Text(b []byte, s string) []byte { return appendString(b, s, &safe) }
+func Text[S []byte | string](b []byte, s S) []byte { return appendString(b, s, &safe) }
 
 // appendString is encoding/json's appendString: invalid UTF-8 becomes
 // \ufffd, U+2028 and U+2029 are always escaped.
-func appendString(b []byte, s string, set *[utf8.RuneSelf]bool) []byte {
+func appendString[S []byte | string](b []byte, s S, set *[utf8.RuneSelf]bool) []byte {
 	b = append(b, '"')
 	start := 0
 	for i := 0; i < len(s); {
@@ -74,7 +75,8 @@ func appendString(b []byte, s string, set *[utf8.RuneSelf]bool) []byte {
 			start = i
 			continue
 		}
-		r, size := utf8.DecodeRuneInString(s[i:])
+		// A rune is at most 4 bytes: the conversion stays on the stack.
+		r, size := utf8.DecodeRuneInString(string(s[i:min(len(s), i+utf8.UTFMax)]))
 		if r == utf8.RuneError && size == 1 {
 			b = append(b, s[start:i]...)
 			b = append(b, `\ufffd`...)
@@ -180,13 +182,22 @@ func Any(b []byte, v any) []byte {
 	case map[string]any:
 		return Map(b, x)
 	case Appender:
-		return x.AppendJSON(b)
+		if !IsNilPointer(v) {
+			return x.AppendJSON(b)
+		}
 	}
 	j, err := json.Marshal(v)
 	if err != nil {
 		panic(fmt.Sprintf("canon: a %T does not encode: %v", v, err))
 	}
 	return append(b, j...)
+}
+
+// IsNilPointer reports whether v is a nil pointer: json.Marshal writes
+// null for it, where its AppendJSON (a value method) would panic.
+func IsNilPointer(v any) bool {
+	r := reflect.ValueOf(v)
+	return r.Kind() == reflect.Pointer && r.IsNil()
 }
 
 // Slice appends a []any (null when nil).

@@ -48,6 +48,8 @@ func TestString(t *testing.T) {
 		s := Str().Draw(t, "s")
 		assert.Equal(t, marshal(t, s, true), string(canon.String(nil, s)), "String(%q)", s)
 		assert.Equal(t, marshal(t, s, false), string(canon.Text(nil, s)), "Text(%q)", s)
+		assert.Equal(t, marshal(t, s, true), string(canon.String(nil, []byte(s))), "String([]byte(%q))", s)
+		assert.Equal(t, marshal(t, s, false), string(canon.Text(nil, []byte(s))), "Text([]byte(%q))", s)
 	})
 }
 
@@ -104,6 +106,18 @@ func TestAny(t *testing.T) {
 		assert.Equal(t, marshal(t, v, true), string(canon.Any(nil, v)), "Any(%#v)", v)
 	})
 }
+
+func TestNilPointer(t *testing.T) {
+	var p *point
+	assert.Equal(t, "null", string(canon.Any(nil, p)), "a nil pointer is null, its AppendJSON is not called")
+	assert.Equal(t, `{"x":1}`, string(canon.Any(nil, &point{1})))
+	assert.True(t, canon.IsNilPointer(p))
+	assert.False(t, canon.IsNilPointer(point{}))
+}
+
+type point struct{ X int64 }
+
+func (p point) AppendJSON(b []byte) []byte { return append(canon.Int(append(b, `{"x":`...), p.X), '}') }
 
 func TestAppendsInPlace(t *testing.T) {
 	b := []byte("prefix:")
