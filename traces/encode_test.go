@@ -69,13 +69,15 @@ func drawEvent(t *rapid.T) Event {
 		map[string]any{s: 1.5},
 	}
 	e.Value = values[rapid.IntRange(0, len(values)-1).Draw(t, "value")]
-	switch rapid.IntRange(0, 3).Draw(t, "data") {
+	switch rapid.IntRange(0, 4).Draw(t, "data") {
 	case 1: // as json.Marshal writes it
 		b, _ := json.Marshal(map[string]any{"s": s, "n": 1})
 		e.Data = b
 	case 2: // indented: the line holds it compacted
 		b, _ := json.MarshalIndent(map[string]any{"s": s, "l": []int{1, 2}}, "", "  ")
 		e.Data = b
+	case 4: // spaces in and out of strings, escaped quotes
+		e.Data = json.RawMessage(`{"a b":"x \\\" y" , "c":[1, "\\"]}`)
 	}
 	return e
 }
@@ -100,7 +102,7 @@ func TestLineIsEncodingJSON(t *testing.T) {
 
 func TestLineRejectsBadData(t *testing.T) {
 	var x encoder
-	_, err := x.line(&Event{Seq: 1, Kind: "k", Data: json.RawMessage(`{"a":`)})
-	assert.Error(t, err)
+	_, err := x.line(&Event{Seq: 1, Kind: "k", Data: json.RawMessage(`{"a": `)})
+	assert.Error(t, err, "data with spaces is compacted, and checked")
 	assert.Panics(t, func() { _, _ = x.line(&Event{Seq: 1, Kind: "k", Value: map[string]any{"f": func() {}}}) })
 }

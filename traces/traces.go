@@ -256,12 +256,18 @@ func (x *encoder) line(e *Event) ([]byte, error) {
 	}
 	switch {
 	case len(e.Data) > 0:
+		b = append(b, `,"data":`...)
+		if compact(e.Data) {
+			// What compacting it gives: a note's JSON rendered by
+			// Fill, or a line's data read back.
+			b = append(b, e.Data...)
+			break
+		}
 		x.data.Reset()
 		if err := json.Compact(&x.data, e.Data); err != nil {
 			x.buf = b
 			return nil, err
 		}
-		b = append(b, `,"data":`...)
 		b = append(b, x.data.Bytes()...)
 	case e.Value != nil:
 		b = append(b, `,"data":`...)
@@ -281,6 +287,24 @@ func (x *encoder) line(e *Event) ([]byte, error) {
 	b = append(b, '}')
 	x.buf = b
 	return b, nil
+}
+
+// compact reports whether JSON data has no whitespace outside its
+// strings: json.Compact would return it unchanged. It does not check that
+// the data is JSON (Data is: encoding/json's output, or a trace line's).
+func compact(data []byte) bool {
+	in := false
+	for i := 0; i < len(data); i++ {
+		switch c := data[i]; {
+		case in && c == '\\':
+			i++
+		case c == '"':
+			in = !in
+		case !in && (c == ' ' || c == '\t' || c == '\n' || c == '\r'):
+			return false
+		}
+	}
+	return true
 }
 
 // NewWriter writes the header at once.

@@ -48,7 +48,8 @@ func Text[S []byte | string](b []byte, s S) []byte { return appendString(b, s, &
 func appendString[S []byte | string](b []byte, s S, set *[utf8.RuneSelf]bool) []byte {
 	b = append(b, '"')
 	start := 0
-	for i := 0; i < len(s); {
+	i := plain(s, set == &html)
+	for i < len(s) {
 		if c := s[i]; c < utf8.RuneSelf {
 			if set[c] {
 				i++
@@ -95,6 +96,34 @@ func appendString[S []byte | string](b []byte, s S, set *[utf8.RuneSelf]bool) []
 	}
 	b = append(b, s[start:]...)
 	return append(b, '"')
+}
+
+// plain returns the length of s's prefix that needs no escape, eight
+// bytes at a time: no control byte, quote, backslash or non-ASCII byte
+// (nor <, >, & when html).
+func plain[S []byte | string](s S, html bool) int {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	// zero has the high bit of each zero byte of x set (and only those,
+	// for bytes below 0x80: the words tested have no high bit).
+	zero := func(x uint64) uint64 { return (x - ones) & ^x & highs }
+	i := 0
+	for ; i+8 <= len(s); i += 8 {
+		x := uint64(s[i]) | uint64(s[i+1])<<8 | uint64(s[i+2])<<16 | uint64(s[i+3])<<24 |
+			uint64(s[i+4])<<32 | uint64(s[i+5])<<40 | uint64(s[i+6])<<48 | uint64(s[i+7])<<56
+		if x&highs != 0 {
+			break
+		}
+		// Bytes below 0x20: x-0x20 borrows into the high bit.
+		bad := (x - 0x20*ones) & ^x & highs
+		bad |= zero(x^('"'*ones)) | zero(x^('\\'*ones))
+		if html {
+			bad |= zero(x^('<'*ones)) | zero(x^('>'*ones)) | zero(x^('&'*ones))
+		}
+		if bad != 0 {
+			break
+		}
+	}
+	return i
 }
 
 // Int appends an integer.

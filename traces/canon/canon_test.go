@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"math"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -43,6 +44,14 @@ func TestString(t *testing.T) {
 	for _, s := range cases {
 		assert.Equal(t, marshal(t, s, true), string(canon.String(nil, s)), "String(%q)", s)
 		assert.Equal(t, marshal(t, s, false), string(canon.Text(nil, s)), "Text(%q)", s)
+	}
+	// The eight-byte fast path: every special byte at every offset.
+	for _, c := range []string{"<", ">", "&", `"`, `\`, "\n", "\x00", "\x1f", " ", "~", "\x7f", "\x80", "é", "\u2028", "\xff"} {
+		for k := range 20 {
+			s := strings.Repeat("a", k) + c + strings.Repeat("b", 9)
+			assert.Equal(t, marshal(t, s, true), string(canon.String(nil, s)), "String(%q)", s)
+			assert.Equal(t, marshal(t, s, false), string(canon.Text(nil, s)), "Text(%q)", s)
+		}
 	}
 	rapid.Check(t, func(t *rapid.T) {
 		s := Str().Draw(t, "s")
