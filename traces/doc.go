@@ -15,4 +15,9 @@
 // (Event.Value), rendered only when someone reads them (Desc, DataJSON),
 // writes or hashes the event, or fills it (Fill). The line written and the
 // hash are byte for byte those of the rendered event.
+//
+// The lines are encoding/json's bytes (an Encoder with SetEscapeHTML(false)
+// of the rendered Event), appended by hand (traces/canon): a note with an
+// AppendJSON method (traces/hist's) encodes without reflection; any other
+// value goes through encoding/json. encode_test.go holds the two equal.
 package traces

@@ -13,6 +13,8 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
+
+	"github.com/fencesim/fencesim/traces/canon"
 )
 
 // Format is the trace format version written in every header.
@@ -67,8 +69,10 @@ type Msg struct {
 
 // Text renders the message as the kernel's traces show it:
 // "#12 p0->p1 conn=3 ping p0/4" (no conn= for a datagram).
-func (m *Msg) Text() string {
-	b := make([]byte, 0, 64)
+func (m *Msg) Text() string { return string(m.AppendText(make([]byte, 0, 64))) }
+
+// AppendText appends the message's text (Text) to b.
+func (m *Msg) AppendText(b []byte) []byte {
 	b = append(b, '#')
 	b = strconv.AppendUint(b, m.ID, 10)
 	b = append(b, ' ')
@@ -80,8 +84,7 @@ func (m *Msg) Text() string {
 		b = strconv.AppendUint(b, m.Conn, 10)
 	}
 	b = append(b, ' ')
-	b = AppendValue(b, m.Body)
-	return string(b)
+	return AppendValue(b, m.Body)
 }
 
 // AppendValue appends fmt's %v of v to b, without fmt for the common cases
@@ -119,11 +122,18 @@ func (e Event) DataJSON() json.RawMessage {
 	if len(e.Data) > 0 || e.Value == nil {
 		return e.Data
 	}
+	if a, ok := e.Value.(canon.Appender); ok && !canon.IsNilPointer(e.Value) {
+		return a.AppendJSON(nil) // json.Marshal's bytes, without reflection
+	}
 	b, err := json.Marshal(e.Value)
 	if err != nil {
-		panic(fmt.Sprintf("traces: the data of event #%d (%s %s) does not encode: %v", e.Seq, e.Node, e.Kind, err))
+		panic(e.encodeError(err))
 	}
 	return b
+}
+
+func (e *Event) encodeError(err error) string {
+	return fmt.Sprintf("traces: the data of event #%d (%s %s) does not encode: %v", e.Seq, e.Node, e.Kind, err)
 }
 
 // HasData reports whether the event carries structured data (Data, or a
@@ -208,30 +218,93 @@ type Writer struct {
 	lines int
 }
 
-// encoder renders events as trace lines, reusing its buffer.
+// encoder renders events as trace lines, reusing its buffers. It writes
+// by hand what encoding/json writes for an Event (an Encoder with
+// SetEscapeHTML(false), of the event with its lazy parts rendered): the
+// envelope's fields in order, omitempty as tagged, the data as
+// json.Marshal encodes the note (its AppendJSON when it has one, else
+// encoding/json) or Data compacted as a json.RawMessage is.
 type encoder struct {
-	buf bytes.Buffer
-	enc *json.Encoder
+	buf  []byte
+	text []byte       // a message's text
+	data bytes.Buffer // encoding/json's output
+	enc  *json.Encoder
 }
 
 // line returns the event's line (without the newline): the lazy parts
 // rendered, byte for byte what an eagerly rendered event encodes to. The
 // slice is valid until the next call.
 func (x *encoder) line(e *Event) ([]byte, error) {
-	if x.enc == nil {
-		x.enc = json.NewEncoder(&x.buf)
-		x.enc.SetEscapeHTML(false)
+	b := append(x.buf[:0], `{"seq":`...)
+	b = strconv.AppendUint(b, e.Seq, 10)
+	b = append(b, `,"t":`...)
+	b = strconv.AppendInt(b, e.T, 10)
+	if e.Node != "" {
+		b = append(b, `,"node":`...)
+		b = canon.Text(b, e.Node)
 	}
-	if e.Lazy() {
-		c := *e
-		c.Fill()
-		e = &c
+	b = append(b, `,"kind":`...)
+	b = canon.Text(b, e.Kind)
+	switch {
+	case e.Text != "":
+		b = append(b, `,"text":`...)
+		b = canon.Text(b, e.Text)
+	case e.Msg != nil:
+		x.text = e.Msg.AppendText(x.text[:0])
+		b = append(b, `,"text":`...)
+		b = canon.Text(b, x.text)
 	}
-	x.buf.Reset()
-	if err := x.enc.Encode(e); err != nil {
-		return nil, err
+	switch {
+	case len(e.Data) > 0:
+		b = append(b, `,"data":`...)
+		if compact(e.Data) {
+			// What compacting it gives: a note's JSON rendered by
+			// Fill, or a line's data read back.
+			b = append(b, e.Data...)
+			break
+		}
+		x.data.Reset()
+		if err := json.Compact(&x.data, e.Data); err != nil {
+			x.buf = b
+			return nil, err
+		}
+		b = append(b, x.data.Bytes()...)
+	case e.Value != nil:
+		b = append(b, `,"data":`...)
+		if a, ok := e.Value.(canon.Appender); ok && !canon.IsNilPointer(e.Value) {
+			b = a.AppendJSON(b)
+			break
+		}
+		if x.enc == nil {
+			x.enc = json.NewEncoder(&x.data) // HTML escaped, as json.Marshal
+		}
+		x.data.Reset()
+		if err := x.enc.Encode(e.Value); err != nil {
+			panic(e.encodeError(err))
+		}
+		b = append(b, bytes.TrimSuffix(x.data.Bytes(), []byte{'\n'})...)
 	}
-	return bytes.TrimSuffix(x.buf.Bytes(), []byte{'\n'}), nil
+	b = append(b, '}')
+	x.buf = b
+	return b, nil
+}
+
+// compact reports whether JSON data has no whitespace outside its
+// strings: json.Compact would return it unchanged. It does not check that
+// the data is JSON (Data is: encoding/json's output, or a trace line's).
+func compact(data []byte) bool {
+	in := false
+	for i := 0; i < len(data); i++ {
+		switch c := data[i]; {
+		case in && c == '\\':
+			i++
+		case c == '"':
+			in = !in
+		case !in && (c == ' ' || c == '\t' || c == '\n' || c == '\r'):
+			return false
+		}
+	}
+	return true
 }
 
 // NewWriter writes the header at once.

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/fencesim/fencesim/clock"
 	"github.com/fencesim/fencesim/traces"
 	"github.com/fencesim/fencesim/traces/hist"
 )
@@ -72,14 +73,10 @@ type EventInfo struct {
 	Attempts int    `json:"attempts"`
 }
 
-// Change is one row's net change in a commit.
-type Change struct {
-	Table  string         `json:"table"`
-	Op     string         `json:"op"`
-	Key    []any          `json:"key"`
-	Before map[string]any `json:"before,omitempty"`
-	After  map[string]any `json:"after,omitempty"`
-}
+// Change is one row's net change in a commit (traces/hist's). Its rows'
+// numbers are int64, its timestamps int64 (decoded from a trace file) or
+// clock.Time (a run in memory): read them with num.
+type Change = hist.Change
 
 // Commit is one committed transaction of a database node.
 type Commit struct {
@@ -164,13 +161,13 @@ func Decode(events []traces.Event) (*History, error) {
 		switch e.Kind {
 		case hist.KindCall:
 			var c hist.Call
-			if err = json.Unmarshal(e.DataJSON(), &c); err == nil {
+			if c, err = note[hist.Call](e); err == nil {
 				calls[c.ID] = len(h.Calls)
 				h.Calls = append(h.Calls, Call{ID: c.ID, Client: c.Client, Op: c.Op, Key: c.Key, Payload: c.RequestID, Invoke: e.T, Return: Never})
 			}
 		case hist.KindReturn:
 			var r hist.Return
-			if err = json.Unmarshal(e.DataJSON(), &r); err == nil {
+			if r, err = note[hist.Return](e); err == nil {
 				j, ok := calls[r.ID]
 				if !ok {
 					return nil, fmt.Errorf("trace #%d: return of unknown call %q", e.Seq, r.ID)
@@ -179,7 +176,7 @@ func Decode(events []traces.Event) (*History, error) {
 			}
 		case KindDelivery:
 			var d hist.BDelivery
-			if err = json.Unmarshal(e.DataJSON(), &d); err == nil {
+			if d, err = note[hist.BDelivery](e); err == nil {
 				j, ok := calls[d.Call]
 				if !ok {
 					return nil, fmt.Errorf("trace #%d: delivery of unknown call %q", e.Seq, d.Call)
@@ -188,13 +185,13 @@ func Decode(events []traces.Event) (*History, error) {
 			}
 		case KindEvent:
 			var ev hist.BEvent
-			if err = json.Unmarshal(e.DataJSON(), &ev); err == nil {
+			if ev, err = note[hist.BEvent](e); err == nil {
 				evIdx[ev.Payload] = len(h.Events)
 				h.Events = append(h.Events, EventInfo{Event: ev.Event, Payload: ev.Payload, Op: ev.Op, Copies: ev.Copies, Bound: ev.Bound})
 			}
 		case KindSender:
 			var s hist.BSender
-			if err = json.Unmarshal(e.DataJSON(), &s); err == nil {
+			if s, err = note[hist.BSender](e); err == nil {
 				j, ok := evIdx[s.Payload]
 				if !ok {
 					return nil, fmt.Errorf("trace #%d: sender outcome of unknown event %q", e.Seq, s.Payload)
@@ -203,39 +200,33 @@ func Decode(events []traces.Event) (*History, error) {
 			}
 		case hist.KindCommit:
 			var c Commit
-			dec := json.NewDecoder(bytes.NewReader(e.DataJSON()))
-			dec.UseNumber()
-			if err = dec.Decode(&c); err == nil {
+			if c, err = commit(e); err == nil {
 				c.Node, c.Event = e.Node, e.Seq
-				for k := range c.Changes {
-					normalize(c.Changes[k].Before)
-					normalize(c.Changes[k].After)
-				}
 				h.Commits = append(h.Commits, c)
 			}
 		case KindPublish:
 			var p hist.BPublish
-			if err = json.Unmarshal(e.DataJSON(), &p); err == nil {
+			if p, err = note[hist.BPublish](e); err == nil {
 				h.Publishes = append(h.Publishes, Publish{Msg: Message(p.Msg), From: p.From, Seq: p.Seq, T: e.T})
 			}
 		case KindHandle:
 			var x hist.BHandle
-			if err = json.Unmarshal(e.DataJSON(), &x); err == nil {
+			if x, err = note[hist.BHandle](e); err == nil {
 				h.Handles = append(h.Handles, Handle{Handler: x.Handler, Event: x.Event, Key: x.Key, Phase: x.Phase, Code: x.Code, Path: x.Path, T: e.T})
 			}
 		case KindRelay:
 			var r hist.BRelay
-			if err = json.Unmarshal(e.DataJSON(), &r); err == nil {
+			if r, err = note[hist.BRelay](e); err == nil {
 				h.Relay = append(h.Relay, Step{Node: e.Node, T: e.T, Msg: r.Msg, What: r.What})
 			}
 		case KindPush:
 			var r hist.BPush
-			if err = json.Unmarshal(e.DataJSON(), &r); err == nil {
+			if r, err = note[hist.BPush](e); err == nil {
 				h.Pushes = append(h.Pushes, Step{Node: e.Node, T: e.T, Msg: r.Msg, Seq: r.Seq, Attempt: r.Attempt})
 			}
 		case KindApply:
 			var r hist.BApply
-			if err = json.Unmarshal(e.DataJSON(), &r); err == nil {
+			if r, err = note[hist.BApply](e); err == nil {
 				h.Applies = append(h.Applies, Step{Node: e.Node, T: e.T, Msg: r.Msg, Seq: r.Seq, What: r.What})
 			}
 		case "crash":
@@ -246,6 +237,38 @@ func Decode(events []traces.Event) (*History, error) {
 		}
 	}
 	return h, nil
+}
+
+// note returns an event's note as T: the model's own value when the event
+// carries it (a run in memory: no JSON), else its data decoded (an event
+// read back from a trace file). The two differ only in the fields a note
+// type marks text only (json:"-"), which the checkers do not read.
+func note[T any](e *traces.Event) (T, error) {
+	if v, ok := e.Value.(T); ok {
+		return v, nil
+	}
+	var v T
+	err := json.Unmarshal(e.DataJSON(), &v)
+	return v, err
+}
+
+// commit returns a commit event's record: the database's own (shared:
+// never modify it) or its data decoded, numbers made int64.
+func commit(e *traces.Event) (Commit, error) {
+	if rec, ok := e.Value.(hist.CommitRecord); ok {
+		return Commit{Seq: rec.Seq, Tx: rec.Tx, At: int64(rec.At), Changes: rec.Changes}, nil
+	}
+	var c Commit
+	dec := json.NewDecoder(bytes.NewReader(e.DataJSON()))
+	dec.UseNumber()
+	if err := dec.Decode(&c); err != nil {
+		return c, err
+	}
+	for k := range c.Changes {
+		normalize(c.Changes[k].Before)
+		normalize(c.Changes[k].After)
+	}
+	return c, nil
 }
 
 // normalize turns JSON numbers into int64 (every number the schemas hold
@@ -265,9 +288,17 @@ func str(r map[string]any, col string) string {
 	return s
 }
 
+// num reads an integer or timestamp column: int64, or the database's
+// clock.Time (a timestamp of a run in memory; a trace file has its
+// nanoseconds).
 func num(r map[string]any, col string) int64 {
-	n, _ := r[col].(int64)
-	return n
+	switch n := r[col].(type) {
+	case int64:
+		return n
+	case clock.Time:
+		return int64(n)
+	}
+	return 0
 }
 
 // rowKey renders a primary key.

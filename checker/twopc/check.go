@@ -129,7 +129,7 @@ func Decode(evs []traces.Event) (*History, error) {
 				}
 			}
 		case "prepared":
-			p, err := checker.Decode[Prepared](e)
+			p, err := decode[Prepared](e)
 			if err != nil {
 				return nil, err
 			}
@@ -162,7 +162,7 @@ func Decode(evs []traces.Event) (*History, error) {
 			if !e.HasData() {
 				continue
 			}
-			s, err := checker.Decode[Statement](e)
+			s, err := decode[Statement](e)
 			if err != nil {
 				return nil, err
 			}
@@ -322,7 +322,7 @@ func NoUnilateralDecision(h *History) checker.Verdict {
 				}
 			}
 		case "prepared":
-			p, _ := checker.Decode[Prepared](e)
+			p, _ := decode[Prepared](e)
 			out := map[string]string{"commit": hist.OutcomeCommit, "rollback": hist.OutcomeAbort}[p.Event]
 			if out != "" && !word[p.GID][out] {
 				return checker.Fail(PC3, []uint64{e.Seq}, "%s ended the prepared %q with %s, but no coordinator, decision log or refusing peer had said %s%s",

@@ -12,6 +12,10 @@
 // the text carries them and the data leaves them out, so a value read back
 // from a trace file may render a shorter text than the event's own.
 //
+// Each note type (and CommitRecord) also appends its own JSON (AppendJSON,
+// json.go): byte for byte json.Marshal's, so that traces encodes and hashes
+// a note without reflection.
+//
 // It holds plain data and its rendering only: no dependency but the
-// standard library and clock, nothing that reads the clock.
+// standard library, clock and traces/canon, nothing that reads the clock.
 package hist

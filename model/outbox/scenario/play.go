@@ -150,19 +150,24 @@ func (m *Metrics) count(events []traces.Event) error {
 		case hist.KindBPublish:
 			m.Publishes++
 		case hist.KindBSender:
-			var s hist.BSender
-			if err := json.Unmarshal(e.DataJSON(), &s); err != nil {
-				return fmt.Errorf("trace #%d (%s): %w", e.Seq, e.Kind, err)
+			// The sender's own note (a run in memory); decoded, from a file.
+			s, ok := e.Value.(hist.BSender)
+			if !ok {
+				if err := json.Unmarshal(e.DataJSON(), &s); err != nil {
+					return fmt.Errorf("trace #%d (%s): %w", e.Seq, e.Kind, err)
+				}
 			}
 			if s.What == hist.SenderGiveUp {
 				m.GaveUp++
 			}
 		case hist.KindCommit:
-			var c struct {
-				Changes []struct{ Table, Op string } `json:"changes"`
-			}
-			if err := json.Unmarshal(e.DataJSON(), &c); err != nil {
-				return fmt.Errorf("trace #%d (%s): %w", e.Seq, e.Kind, err)
+			// The database's own record (shared: read only); decoded, from
+			// a file.
+			c, ok := e.Value.(hist.CommitRecord)
+			if !ok {
+				if err := json.Unmarshal(e.DataJSON(), &c); err != nil {
+					return fmt.Errorf("trace #%d (%s): %w", e.Seq, e.Kind, err)
+				}
 			}
 			for _, ch := range c.Changes {
 				if ch.Op == db.OpInsert && ch.Table == outbox.TCharges {
