@@ -9,6 +9,7 @@ import (
 
 	"github.com/fencesim/fencesim/internal/hunt"
 	"github.com/fencesim/fencesim/model/contract"
+	"github.com/fencesim/fencesim/model/contract/contracttest"
 	"github.com/fencesim/fencesim/traces"
 )
 
@@ -73,4 +74,10 @@ func TestCheckClauses(t *testing.T) {
 	vs, _, _ = Check(late, 20*sec, 500*time.Millisecond)
 	assert.True(t, vs[0].OK)
 	assert.False(t, vs[1].OK, "no act within 2 ping_every + 1 s of the heal")
+}
+
+// TestJudgeFromFileIsJudgeInMemory: TL1 and TL2 judge a run the same from
+// its typed notes and from its trace file.
+func TestJudgeFromFileIsJudgeInMemory(t *testing.T) {
+	contracttest.JudgeFromFileIsJudgeInMemory(t, System{}, [][]string{nil, {string(LeaseFromReceipt)}}, 120, contract.Moderate)
 }

@@ -1,0 +1,15 @@
+package harness
+
+import (
+	"testing"
+
+	"github.com/fencesim/fencesim/model/contract"
+	"github.com/fencesim/fencesim/model/contract/contracttest"
+)
+
+// TestJudgeFromFileIsJudgeInMemory: checker/judge reads a run in memory
+// from the notes' typed values and a trace file from their JSON; both give
+// the same verdicts and metrics, harmless design or not.
+func TestJudgeFromFileIsJudgeInMemory(t *testing.T) {
+	contracttest.JudgeFromFileIsJudgeInMemory(t, System{}, [][]string{nil, {"fence-by-worker-id"}}, 30, contract.Moderate)
+}
