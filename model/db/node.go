@@ -309,6 +309,17 @@ func (n *Node) run(s *session) {
 		s.cur = nil
 		n.env.SendConn(s.conn, Response{ID: e.req.ID, Results: e.results})
 		s.execBuf = execution{} // keeps no reference to the answered request
+		if len(s.queue) > 0 && len(n.ready) > 0 {
+			// Sessions whose waits this request ended (a lock it released)
+			// go first, as PostgreSQL's woken backends take their locks
+			// while this one reads its next request: the next one waits
+			// behind them in the ready list (TestConformanceTimedPostgres:
+			// a session whose deadlock error ended its transaction, its
+			// next UPDATE pipelined behind it, must not take the row its
+			// waiting peer was granted).
+			n.ready = append(n.ready, s)
+			return
+		}
 	}
 }
 
