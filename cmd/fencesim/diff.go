@@ -404,6 +404,9 @@ func (s *selection) forward() []string {
 // forward renders a bounded plan as flags for a child fencesim.
 func (p plan) forward() []string {
 	out := []string{"--seeds", fmt.Sprintf("%d-%d", p.first, p.last)}
+	if p.list != nil {
+		out[1] = seedListText(p.list)
+	}
 	if p.shard.N > 1 {
 		out = append(out, "--shard", p.shard.String())
 	}

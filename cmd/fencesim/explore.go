@@ -41,6 +41,10 @@ type exploreConfig struct {
 	records   *perSeedWriter
 	keepWorst multi
 	worst     map[string][]*worst // per system
+	// --search directed: the seeds are picked by a search (directed.go)
+	search     string
+	searchSeed uint64
+	targets    map[string]*target // per system
 }
 
 func isSet(fs *flag.FlagSet, name string) bool {
@@ -73,6 +77,9 @@ func runExplore(e *env, args []string) int {
 	fs.BoolVar(&cfg.failfast, "failfast", false, "stop at the first failing run: minimize it, write its artifacts and print its minimized schedule, one action a line")
 	fs.StringVar(&cfg.perSeed, "per-seed", "", "also write every run to `FILE` (JSON Lines, by seed: trace hash, failed properties, metrics); every event is recorded for the hash")
 	fs.Var(&cfg.keepWorst, "keep-worst", "keep the trace and report of the N passing runs with the highest value of a metric, `METRIC=N` (repeatable; a count's total, a duration's largest sample), e.g. --keep-worst MA1=3, under --out")
+	fs.StringVar(&cfg.search, "search", "uniform", "how seeds are chosen: uniform (--first, --first+1, ...) or directed (rounds of runs; later rounds favour the world and fault choices of runs that failed or came closer to the --target; each seed replays alone)")
+	targetSpec := fs.String("target", "", "with --search directed: what to steer toward, knob:NAME (its caught-by metrics; the default with one --knob), probe:NAME, or FILE:FROM-TO (lines of code, counted per run by a coverage build); always failures")
+	fs.Uint64Var(&cfg.searchSeed, "search-seed", 1, "with --search directed: the search's own seed (which seeds it picks)")
 	exhaustive := fs.Bool("exhaustive", false, "system A only: run the bounded exhaustive mode instead of seeds (every single crash and message fault of a small world, then pairs)")
 	pairs := fs.Int("pairs", 20000, "with --exhaustive: at most this many fault pairs, an even spread of them (0: every pair)")
 	pos, code, done := parse(e, fs, c, args)
@@ -116,6 +123,9 @@ func runExplore(e *env, args []string) int {
 				return err
 			}
 			cfg.designs[sys.Name()], cfg.texts[sys.Name()] = d, cfg.sel.describe(d)
+		}
+		if err := cfg.checkSearch(fs, *targetSpec); err != nil {
+			return err
 		}
 		cfg.worst = map[string][]*worst{}
 		for _, spec := range cfg.keepWorst {
@@ -264,6 +274,9 @@ func explore(e *env, cfg *exploreConfig) *summary.Summary {
 	if cfg.plan.shard.N > 1 {
 		s.Shard = cfg.plan.shard.String()
 	}
+	if cfg.search == "directed" {
+		s.Seeds = fmt.Sprintf("%d picked by a directed search from %d on", cfg.plan.last-cfg.plan.first+1, cfg.plan.first)
+	}
 	// --time bounds the whole command: each system gets an even share of
 	// what is left when it starts (time one system does not use passes to
 	// the next), and everything it does (runs, audit, minimization,
@@ -279,7 +292,12 @@ func explore(e *env, cfg *exploreConfig) *summary.Summary {
 			share := time.Until(end) / time.Duration(len(cfg.systems)-i)
 			ctx, cancel = context.WithDeadline(e.ctx, time.Now().Add(max(share, 0)))
 		}
-		x := exploreSystem(e, ctx, cfg, sys)
+		var x summary.System
+		if cfg.search == "directed" {
+			x = exploreDirected(e, ctx, cfg, sys)
+		} else {
+			x = exploreSystem(e, ctx, cfg, sys)
+		}
 		cancel()
 		s.Systems = append(s.Systems, x)
 	}
@@ -347,7 +365,7 @@ func exploreSystem(e *env, ctx context.Context, cfg *exploreConfig, sys systems.
 		}
 		var queue []waiting
 		for seed := p.first; ; seed++ {
-			if p.shard.Has(seed) {
+			if p.has(seed) {
 				a := audited(seed, cfg.audit)
 				if !send(seed, a, false) {
 					return

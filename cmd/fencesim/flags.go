@@ -238,7 +238,7 @@ type seedFlags struct {
 }
 
 func (s *seedFlags) register(fs *flag.FlagSet, defRuns int, timed bool) {
-	fs.StringVar(&s.seeds, "seeds", "", "a seed range `A-B` (or one seed)")
+	fs.StringVar(&s.seeds, "seeds", "", "a seed range `A-B`, one seed, or a list of both (5,9,12-14: the seeds a directed search ran)")
 	fs.IntVar(&s.runs, "runs", defRuns, "how many seeds to run, from --first")
 	fs.Uint64Var(&s.first, "first", 1, "the first seed")
 	if timed {
@@ -252,6 +252,81 @@ type plan struct {
 	first, last uint64        // inclusive; last is unbounded with a time budget
 	budget      time.Duration // 0: run first..last
 	shard       summary.Shard
+	// list, when --seeds is a list, holds its seeds (sorted, unique,
+	// first and last among them): the plan is those only.
+	list []uint64
+}
+
+// maxListSpan bounds the seeds a --seeds list spans, from its smallest to
+// its largest: loops over a plan go seed by seed.
+const maxListSpan = 100_000_000
+
+// has reports whether seed s is in the plan's shard (and list).
+func (p plan) has(s uint64) bool {
+	if !p.shard.Has(s) {
+		return false
+	}
+	if p.list == nil {
+		return true
+	}
+	_, ok := slices.BinarySearch(p.list, s)
+	return ok
+}
+
+// parseSeedList reads --seeds as a list of seeds and ranges.
+func parseSeedList(v string) ([]uint64, error) {
+	bad := usagef("--seeds %q: want a range A-B with A <= B (e.g. --seeds 1-1000), one seed, or a list of them (e.g. --seeds 5,9,12-14)", v)
+	var out []uint64
+	for _, part := range strings.Split(v, ",") {
+		a, b, isRange := strings.Cut(part, "-")
+		lo, err1 := strconv.ParseUint(strings.TrimSpace(a), 10, 64)
+		hi, err2 := lo, error(nil)
+		if isRange {
+			hi, err2 = strconv.ParseUint(strings.TrimSpace(b), 10, 64)
+		}
+		if err1 != nil || err2 != nil || hi < lo {
+			return nil, bad
+		}
+		if hi-lo > maxListSpan {
+			return nil, usagef("--seeds %q: a list spans at most %d seeds", v, maxListSpan)
+		}
+		for s := lo; ; s++ {
+			out = append(out, s)
+			if s == hi {
+				break
+			}
+		}
+		if len(out) > maxListSpan {
+			return nil, usagef("--seeds %q: a list spans at most %d seeds", v, maxListSpan)
+		}
+	}
+	slices.Sort(out)
+	out = slices.Compact(out)
+	if out[len(out)-1]-out[0] > maxListSpan {
+		return nil, usagef("--seeds %q: a list spans at most %d seeds, from its smallest to its largest", v, maxListSpan)
+	}
+	return out, nil
+}
+
+// seedList renders sorted seeds as a --seeds list, runs as ranges.
+func seedListText(seeds []uint64) string {
+	var b strings.Builder
+	for i := 0; i < len(seeds); {
+		j := i
+		for j+1 < len(seeds) && seeds[j+1] == seeds[j]+1 {
+			j++
+		}
+		if b.Len() > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(strconv.FormatUint(seeds[i], 10))
+		if j > i {
+			b.WriteByte('-')
+			b.WriteString(strconv.FormatUint(seeds[j], 10))
+		}
+		i = j + 1
+	}
+	return b.String()
 }
 
 func (s *seedFlags) plan(fs *flag.FlagSet) (plan, error) {
@@ -265,6 +340,14 @@ func (s *seedFlags) plan(fs *flag.FlagSet) (plan, error) {
 	if set["seeds"] {
 		if set["runs"] || set["first"] || set["time"] {
 			return plan{}, usagef("--seeds is a range: do not combine it with --runs, --first or --time")
+		}
+		if strings.Contains(s.seeds, ",") {
+			list, err := parseSeedList(s.seeds)
+			if err != nil {
+				return plan{}, err
+			}
+			p.list, p.first, p.last = list, list[0], list[len(list)-1]
+			return p, nil
 		}
 		a, b, isRange := strings.Cut(s.seeds, "-")
 		lo, err1 := strconv.ParseUint(strings.TrimSpace(a), 10, 64)
@@ -303,6 +386,9 @@ func (p plan) text() string {
 	if p.budget > 0 {
 		return fmt.Sprintf("%d- for %v", p.first, p.budget)
 	}
+	if p.list != nil {
+		return seedListText(p.list)
+	}
 	if p.first == p.last {
 		return strconv.FormatUint(p.first, 10)
 	}
@@ -314,7 +400,7 @@ func (p plan) text() string {
 func (p plan) count(audit float64) int64 {
 	var n int64
 	for s := p.first; ; s++ {
-		if p.shard.Has(s) {
+		if p.has(s) {
 			n++
 			if audited(s, audit) {
 				n++
@@ -330,7 +416,7 @@ func (p plan) count(audit float64) int64 {
 func (p plan) seeds() []uint64 {
 	var out []uint64
 	for s := p.first; ; s++ {
-		if p.shard.Has(s) {
+		if p.has(s) {
 			out = append(out, s)
 		}
 		if s == p.last {

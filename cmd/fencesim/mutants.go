@@ -30,6 +30,8 @@ func runMutants(e *env, args []string) int {
 	minBudget := fs.Int("minimize-budget", 300, "runs the minimization of a knob's first failure may make")
 	asJSON := fs.Bool("json", false, "print the matrix as JSON (no progress display)")
 	summaryOut := fs.String("summary-out", "", "also write the JSON summary to `FILE` (for fencesim merge)")
+	search := fs.String("search", "", "compare searches instead of the matrix: directed prints, per knob, the runs to first failure of uniform seeds and of the directed search (the knob as its target), the median of --searches searches of --budget runs each")
+	searches := fs.Int("searches", 5, "with --search directed: searches per knob and mode (search i starts at seed --first + (i-1)*100000)")
 	pos, code, done := parse(e, fs, c, args)
 	if done {
 		return code
@@ -93,10 +95,32 @@ func runMutants(e *env, args []string) int {
 		if len(knobs) == 0 {
 			return usagef("no knob of %s matches --knob %s", sel.system, only.String())
 		}
+		switch *search {
+		case "":
+		case "directed":
+			if *searches < 1 {
+				return usagef("--searches %d: want at least 1", *searches)
+			}
+			if *budget == 0 {
+				return usagef("--search directed needs --budget N: the runs each search may make")
+			}
+			if sh.N > 1 || *summaryOut != "" {
+				return usagef("--search directed does not go with --shard or --summary-out")
+			}
+		default:
+			return usagef("--search %q: want directed (or leave it out for the matrix)", *search)
+		}
 		return checkOutFile("summary-out", *summaryOut)
 	}()
 	if err != nil {
 		return e.fail(c.name, err)
+	}
+	if *search == "directed" {
+		var list []knobChoice
+		for _, ko := range knobs {
+			list = append(list, knobChoice{ko.sys, ko.k})
+		}
+		return searchBench(e, list, sets, f, *workers, *budget, *searches, *first, *asJSON)
 	}
 	planOf := func(sys systems.System) plan {
 		n := *budget

@@ -116,16 +116,27 @@ func (w *perSeedWriter) begin(p plan) {
 	w.next = func(s uint64) (uint64, bool) {
 		for s != p.last {
 			s++
-			if p.shard.Has(s) {
+			if p.has(s) {
 				return s, true
 			}
 		}
 		return 0, false
 	}
 	w.expect, w.more = p.first, true
-	if !p.shard.Has(p.first) {
+	if !p.has(p.first) {
 		w.expect, w.more = w.next(p.first)
 	}
+}
+
+// beginPicked starts a system's records for seeds picked as the runs go
+// (a directed search): they are all kept and written by seed when the
+// next system begins or the file closes.
+func (w *perSeedWriter) beginPicked() {
+	if w == nil {
+		return
+	}
+	w.flush()
+	w.more = false
 }
 
 // add writes a record, or keeps it until the seeds before it are written.

@@ -178,7 +178,22 @@ func writeSystem(w io.Writer, x *summary.System, s *summary.Summary) {
 		world = "; world: " + x.World
 	}
 	fmt.Fprintf(w, "design: %s%s; faults: %s; seeds: %s\n", x.Design, world, s.Faults, s.Seeds)
-	fmt.Fprintf(w, "runs: %d, failed: %d (%s)\n\n", x.Runs, x.FailedRuns, pct(x.FailedRuns, x.Runs))
+	fmt.Fprintf(w, "runs: %d, failed: %d (%s)\n", x.Runs, x.FailedRuns, pct(x.FailedRuns, x.Runs))
+	if d := x.Directed; d != nil {
+		first := "no run failed"
+		if d.FirstFailure > 0 {
+			first = fmt.Sprintf("first failure at run %d (seed %d)", d.FirstFailure, d.Order[d.FirstFailure-1])
+		}
+		fmt.Fprintf(w, "directed search (target %s, search seed %d): %s\n", d.Target, d.SearchSeed, first)
+		if len(d.Favoured) > 0 {
+			var fav []string
+			for _, f := range d.Favoured {
+				fav = append(fav, fmt.Sprintf("%s (%.2f over %d runs)", f.Feature, f.Rate, f.Runs))
+			}
+			fmt.Fprintf(w, "favoured (mean reward %.2f): %s\n", d.Favoured[0].Mean, strings.Join(fav, ", "))
+		}
+	}
+	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "property\tfailed runs\n")
 	for _, p := range x.Properties {

@@ -53,6 +53,31 @@ type System struct {
 	// they are not in the counts.
 	Abandoned int    `json:"abandoned,omitempty"`
 	Timing    Timing `json:"timing"`
+	// Directed is the directed search's account (explore --search
+	// directed): nil for uniform seeds.
+	Directed *Directed `json:"directed,omitempty"`
+}
+
+// Directed is what a directed search did: its target, the seeds it ran in
+// the order it picked them (each replays alone: explore --seeds S), the
+// run that failed first, and the world choices it learned to favour.
+type Directed struct {
+	Target     string `json:"target"`
+	SearchSeed uint64 `json:"search_seed"`
+	// FirstFailure is the 1-based index in Order of the first failing
+	// run (0: none failed).
+	FirstFailure int        `json:"first_failure"`
+	Order        []uint64   `json:"order"`
+	Favoured     []Favoured `json:"favoured,omitempty"`
+}
+
+// Favoured is one world choice the search favoured: the mean reward of
+// the runs whose world had it, against every run's.
+type Favoured struct {
+	Feature string  `json:"feature"`
+	Runs    int     `json:"runs"`
+	Rate    float64 `json:"reward_rate"`
+	Mean    float64 `json:"mean_reward"`
 }
 
 // PropertyCount is how many runs failed a property.

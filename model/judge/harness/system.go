@@ -281,3 +281,29 @@ type HeaderInputs = traces.Header
 
 // Play runs a world's options and checks the trace.
 func Play(o judge.Options) (*Outcome, error) { return scenario.Play(o) }
+
+// Features names the world's drawn choices for the directed search
+// (internal/directed): the fleet, the workload's size, its poison and
+// the world mode's choices a fault profile cannot show.
+func (x drawn) Features() []string {
+	d, wl := x.opts.Design, x.opts.Workload
+	out := []string{
+		fmt.Sprintf("arbiters=%d", d.Arbiters),
+		fmt.Sprintf("standby=%d", d.StandbyArbiters),
+		fmt.Sprintf("home_workers=%d", d.HomeWorkers),
+		fmt.Sprintf("prod_workers=%d", d.ProdWorkers),
+		fmt.Sprintf("sandboxes=%d", d.Sandboxes),
+		fmt.Sprintf("zombies=%d", d.Zombies),
+		fmt.Sprintf("local_request_ids=%t", d.LocalRequestIDs),
+		fmt.Sprintf("poison=%t", len(wl.Poison) > 0),
+	}
+	switch {
+	case wl.Submissions <= 3:
+		out = append(out, "submissions<=3")
+	case wl.Submissions <= 12:
+		out = append(out, "submissions<=12")
+	default:
+		out = append(out, "submissions>12")
+	}
+	return out
+}

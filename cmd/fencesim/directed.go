@@ -1,0 +1,259 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/fencesim/fencesim/internal/directed"
+	"github.com/fencesim/fencesim/internal/summary"
+	"github.com/fencesim/fencesim/internal/systems"
+)
+
+// target is what a directed search steers toward. Every search rewards a
+// failing run most; a target adds what a run can show short of failing:
+// the knob's caught-by metrics (a knob), a probe hit, or the execution of
+// code (a knob's code or a line range, counted by a coverage build).
+type target struct {
+	spec    string
+	kind    string // "failures", "knob", "probe", "code"
+	probe   string
+	metrics []string // metric names whose high values are rewarded
+	code    []codeRange
+	// the rewards' memories: one per metric, one for the code
+	mc []directed.Counts
+	cc directed.Counts
+}
+
+// codeRange is lines of one file, repository-relative.
+type codeRange struct {
+	File     string
+	From, To int
+}
+
+func (r codeRange) String() string { return fmt.Sprintf("%s:%d-%d", r.File, r.From, r.To) }
+
+// parseTarget reads --target for a system: knob:NAME (or a knob's name),
+// probe:NAME, FILE:FROM-TO, or "" (failures and the system's promise
+// metrics). knobs are the design's knobs: a directed search of a knob's
+// design defaults to the knob as its target.
+func parseTarget(spec string, sys systems.System, knobs []string) (*target, error) {
+	names, _ := metricsOf(sys)
+	if spec == "" && len(knobs) == 1 {
+		spec = "knob:" + knobs[0]
+	}
+	t := &target{spec: spec}
+	switch {
+	case spec == "":
+		t.spec, t.kind = "failures", "failures"
+		t.metrics = promiseMetrics(sys, names)
+	case strings.HasPrefix(spec, "probe:"):
+		t.kind, t.probe = "probe", strings.TrimPrefix(spec, "probe:")
+		if !slices.Contains(sys.Probes(), t.probe) {
+			return nil, usagef("--target %s: %s has no probe %q (probes: %s)", spec, sys.Name(), t.probe, orNone(sys.Probes()))
+		}
+	case isRange(spec):
+		r, err := parseRange(spec)
+		if err != nil {
+			return nil, err
+		}
+		t.kind, t.code = "code", []codeRange{r}
+	default:
+		name := strings.TrimPrefix(spec, "knob:")
+		var k *systems.Knob
+		for _, x := range sys.Knobs() {
+			if x.Name == name {
+				k = &x
+			}
+		}
+		if k == nil {
+			return nil, usagef("--target %s: want knob:NAME (a knob of %s), probe:NAME or FILE:FROM-TO (e.g. model/judge/sql.go:219-233)", spec, sys.Name())
+		}
+		t.spec, t.kind = "knob:"+name, "knob"
+		for _, id := range k.CaughtBy {
+			if m, err := matchMetric(id, names); err == nil {
+				t.metrics = append(t.metrics, m)
+			}
+		}
+		if len(t.metrics) == 0 {
+			t.metrics = promiseMetrics(sys, names)
+		}
+	}
+	t.mc = make([]directed.Counts, len(t.metrics))
+	return t, nil
+}
+
+// promiseMetrics are the metrics diff watches for a system (its promise
+// metrics), by name.
+func promiseMetrics(sys systems.System, names []string) []string {
+	var out []string
+	for _, p := range sys.Supports().Promises {
+		if m, err := matchMetric(p, names); err == nil {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+func orNone(xs []string) string {
+	if len(xs) == 0 {
+		return "none"
+	}
+	return strings.Join(xs, ", ")
+}
+
+// isRange reports whether a target names lines: FILE:FROM-TO.
+func isRange(s string) bool {
+	i := strings.LastIndex(s, ":")
+	return i > 0 && strings.HasSuffix(s[:i], ".go")
+}
+
+// parseRange reads FILE:FROM-TO (or FILE:LINE).
+func parseRange(s string) (codeRange, error) {
+	i := strings.LastIndex(s, ":")
+	file, lines := s[:i], s[i+1:]
+	a, b, isSpan := strings.Cut(lines, "-")
+	from, err1 := strconv.Atoi(a)
+	to, err2 := from, error(nil)
+	if isSpan {
+		to, err2 = strconv.Atoi(b)
+	}
+	if err1 != nil || err2 != nil || from < 1 || to < from {
+		return codeRange{}, usagef("--target %s: want FILE:FROM-TO with 1 <= FROM <= TO, e.g. model/judge/sql.go:219-233", s)
+	}
+	return codeRange{File: strings.TrimPrefix(file, "./"), From: from, To: to}, nil
+}
+
+// reward scores a judged run for the search, in [0, 1]: 1 for a failure;
+// else the best of the target's signals, each at most 0.8 (closer than
+// most runs came, or a count no run reached before).
+func (t *target) reward(r *systems.Result, cover uint64, counted bool) float64 {
+	if len(r.Failed()) > 0 {
+		return 1
+	}
+	best := 0.0
+	if t.kind == "probe" && r.Probes[t.probe] {
+		best = 0.8
+	}
+	for i, m := range t.metrics {
+		if v, ok := runValue(r, m); ok && v > 0 {
+			best = max(best, 0.8*t.mc[i].Reward(uint64(v*1000)))
+		}
+	}
+	if counted {
+		best = max(best, 0.8*t.cc.Reward(cover))
+	}
+	return best
+}
+
+// exploreDirected is explore --search directed for one system: rounds of
+// runs, each round's seeds picked by the search from what the runs before
+// it showed. The seeds are plain seeds: each replays alone.
+func exploreDirected(e *env, ctx context.Context, cfg *exploreConfig, sys systems.System) summary.System {
+	d := cfg.designs[sys.Name()]
+	t := cfg.targets[sys.Name()]
+	p := cfg.plan
+	start := time.Now()
+	budget := int(p.last - p.first + 1)
+	search := directed.New(directed.Config{Seed: cfg.searchSeed, First: p.first}, func(seed uint64) ([]string, error) {
+		w, err := sys.Draw(d, seed, cfg.faults, systems.Options{})
+		if err != nil {
+			return nil, err
+		}
+		return directed.Features(w), nil
+	})
+	prog := newProgress(e.stderr, !cfg.json, int64(budget), sys.Name()+": directed")
+	agg := newAggregate(sys, d, cfg.texts[sys.Name()])
+	dir := &summary.Directed{Target: t.spec, SearchSeed: cfg.searchSeed}
+	round := max(8, 4*cfg.workers)
+	cfg.records.beginPicked()
+	for len(dir.Order) < budget && ctx.Err() == nil && !(cfg.failfast && dir.FirstFailure > 0) {
+		seeds, err := search.Next(min(round, budget-len(dir.Order)))
+		if err != nil {
+			fmt.Fprintf(e.stderr, "fencesim explore: %s: %v\n", sys.Name(), err)
+			break
+		}
+		in := make(chan task, len(seeds))
+		for _, s := range seeds {
+			in <- task{sys: sys, d: d, seed: s, opts: systems.Options{Full: cfg.records != nil}}
+		}
+		close(in)
+		got := map[uint64]finished{}
+		collect(ctx, runPool(cfg.workers, cfg.faults, in), func(f finished) { got[f.seed] = f })
+		for _, s := range seeds {
+			f, ok := got[s]
+			if !ok {
+				continue // interrupted
+			}
+			prog.add(1)
+			agg.add(f.r, f.dur)
+			if cfg.records != nil {
+				cfg.records.add(recordOf(f.r, ""))
+			}
+			dir.Order = append(dir.Order, s)
+			if len(f.r.Failed()) > 0 && dir.FirstFailure == 0 {
+				dir.FirstFailure = len(dir.Order)
+			}
+			search.Observe(s, t.reward(f.r, 0, false))
+		}
+	}
+	prog.done()
+	for _, f := range search.Favoured(5) {
+		dir.Favoured = append(dir.Favoured, summary.Favoured{Feature: f.Name, Runs: f.Runs, Rate: f.Rate, Mean: f.Mean})
+	}
+	x := agg.done(time.Since(start), cfg.workers)
+	x.Directed = dir
+	x.Artifacts = writeFailures(e, ctx, cfg, sys, d, x)
+	return x
+}
+
+// checkSearch checks --search, --target and what a directed search
+// cannot do, and parses each system's target.
+func (cfg *exploreConfig) checkSearch(fs *flag.FlagSet, spec string) error {
+	switch cfg.search {
+	case "uniform":
+		for _, f := range []string{"target", "search-seed"} {
+			if isSet(fs, f) {
+				return usagef("--%s steers a directed search: add --search directed", f)
+			}
+		}
+		return nil
+	case "directed":
+	default:
+		return usagef("--search %q: want uniform or directed", cfg.search)
+	}
+	if cfg.plan.list != nil {
+		return usagef("--seeds with a list does not go with --search directed: give --runs or a range")
+	}
+	for _, f := range []string{"time", "shard", "audit", "keep-worst"} {
+		if isSet(fs, f) {
+			return usagef("--%s does not go with --search directed (its seeds are picked as it runs): give --runs or --seeds", f)
+		}
+	}
+	cfg.audit = 0
+	cfg.targets = map[string]*target{}
+	for _, sys := range cfg.systems {
+		var own []string
+		for _, k := range cfg.sel.knobs {
+			if o, ok := systems.OwnerOf(k); ok && o.Name() == sys.Name() {
+				own = append(own, k)
+			}
+		}
+		t, err := parseTarget(spec, sys, own)
+		if err != nil {
+			if len(cfg.systems) > 1 && spec != "" {
+				return usagef("--target %s names one system's code: pick it with --system", spec)
+			}
+			return err
+		}
+		if t.kind == "code" {
+			return usagef("--target %s: a code target is counted by a coverage build, which this binary is not (fencesim diff builds one for the lines a change touched)", spec)
+		}
+		cfg.targets[sys.Name()] = t
+	}
+	return nil
+}

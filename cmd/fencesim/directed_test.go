@@ -1,0 +1,153 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/fencesim/fencesim/internal/summary"
+)
+
+// directedRun runs explore --search directed and returns its one system.
+func directedRun(t *testing.T, args ...string) (int, summary.System) {
+	t.Helper()
+	code, stdout, stderr := run(t, append([]string{"explore", "--search", "directed", "--json", "--artifacts", "0", "--workers", "2"}, args...)...)
+	require.Contains(t, []int{exitOK, exitFail}, code, stderr)
+	var s summary.Summary
+	require.NoError(t, json.Unmarshal([]byte(stdout), &s), stdout)
+	require.Len(t, s.Systems, 1)
+	require.NotNil(t, s.Systems[0].Directed)
+	return code, s.Systems[0]
+}
+
+// TestDirectedSeedsReplay: a directed search's failing seed is a plain
+// seed: explore --seeds plays it to the same verdicts, run writes its
+// trace and replay says identical; the search itself is deterministic in
+// its seed.
+func TestDirectedSeedsReplay(t *testing.T) {
+	code, x := directedRun(t, "--system", "arbiter", "--knob", "claim-lookup-only", "--runs", "120", "--search-seed", "3")
+	require.Equal(t, exitFail, code, "claim-lookup-only fails within 120 directed runs (search seed 3)")
+	d := x.Directed
+	require.Equal(t, "knob:claim-lookup-only", d.Target)
+	require.Len(t, d.Order, 120)
+	require.Greater(t, d.FirstFailure, 0)
+	seed := d.Order[d.FirstFailure-1]
+	var props []string
+	for _, f := range x.Failures {
+		if f.Seed == seed {
+			props = f.Properties
+		}
+	}
+	require.NotEmpty(t, props)
+
+	// The same search again: the same seeds in the same order.
+	_, y := directedRun(t, "--system", "arbiter", "--knob", "claim-lookup-only", "--runs", "120", "--search-seed", "3")
+	assert.Equal(t, d.Order, y.Directed.Order)
+	assert.Equal(t, x.Failures, y.Failures)
+
+	// Every failing seed replays alone, as a list.
+	var list []string
+	for _, f := range x.Failures {
+		list = append(list, fmt.Sprint(f.Seed))
+	}
+	if len(list) == 1 {
+		list = append(list, fmt.Sprint(d.Order[0])) // a list of two: one failing, one not
+	}
+	code, stdout, stderr := run(t, "explore", "--system", "arbiter", "--knob", "claim-lookup-only", "--seeds", strings.Join(list, ","), "--json", "--artifacts", "0", "--audit", "0")
+	require.Equal(t, exitFail, code, stderr)
+	var s summary.Summary
+	require.NoError(t, json.Unmarshal([]byte(stdout), &s))
+	assert.Equal(t, x.Failures, s.Systems[0].Failures, "explore --seeds gives the directed runs' verdicts")
+
+	out := t.TempDir()
+	code, _, stderr = run(t, "run", "--system", "arbiter", "--knob", "claim-lookup-only", "--seed", fmt.Sprint(seed), "--out", out)
+	require.Equal(t, exitFail, code, stderr)
+	code, stdout, _ = run(t, "replay", filepath.Join(out, fmt.Sprintf("arbiter-seed-%d.jsonl", seed)))
+	assert.Equal(t, exitFail, code)
+	assert.True(t, strings.HasPrefix(stdout, "identical\n"), stdout)
+	for _, p := range props {
+		assert.Contains(t, stdout, p)
+	}
+}
+
+// TestDirectedDefaultPasses: the default designs pass a directed search
+// (which favours the worlds where runs come closest to the promise
+// metrics' worst), and a search's seeds differ from uniform's after the
+// warm-up.
+func TestDirectedDefaultPasses(t *testing.T) {
+	for _, sys := range []string{"arbiter", "outbox", "twopc"} {
+		code, x := directedRun(t, "--system", sys, "--runs", "60")
+		assert.Equal(t, exitOK, code, sys)
+		assert.Equal(t, 0, x.FailedRuns, sys)
+		assert.Equal(t, "failures", x.Directed.Target)
+		uniform := true
+		for i, s := range x.Directed.Order {
+			if s != uint64(i+1) {
+				uniform = false
+			}
+		}
+		assert.False(t, uniform, "%s: the search picks its own seeds after the warm-up", sys)
+		for i, s := range x.Directed.Order[:16] {
+			assert.Equal(t, uint64(i+1), s, "%s: the warm-up runs the first seeds in order", sys)
+		}
+	}
+}
+
+// TestDirectedBadInput: what a directed search cannot take.
+func TestDirectedBadInput(t *testing.T) {
+	dir := t.TempDir()
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--target", "knob:no-grace"}, "add --search directed"},
+		{[]string{"--search", "sideways"}, `--search "sideways"`},
+		{[]string{"--search", "directed", "--system", "arbiter", "--target", "probe:nope"}, "has no probe"},
+		{[]string{"--search", "directed", "--system", "arbiter", "--target", "knob:nope"}, "want knob:NAME"},
+		{[]string{"--search", "directed", "--system", "arbiter", "--target", "model/judge/sql.go:9-3"}, "FROM <= TO"},
+		{[]string{"--search", "directed", "--system", "arbiter", "--target", "model/judge/sql.go:3-9"}, "coverage build"},
+		{[]string{"--search", "directed", "--system", "arbiter", "--shard", "0/2"}, "--shard does not go"},
+		{[]string{"--search", "directed", "--system", "arbiter", "--time", "5s"}, "--time does not go"},
+		{[]string{"--search", "directed", "--system", "arbiter", "--seeds", "1,5"}, "list does not go"},
+		{[]string{"--seeds", "1,x"}, `--seeds "1,x"`},
+	} {
+		code, stdout, stderr := run(t, append([]string{"explore", "--out", dir}, c.args...)...)
+		assert.Equal(t, exitUsage, code, "%v: %s", c.args, stderr)
+		assert.Empty(t, stdout)
+		assert.Contains(t, stderr, c.want, c.args)
+		assert.Equal(t, 1, strings.Count(stderr, "\n"), "one line: %q", stderr)
+	}
+	entries, _ := os.ReadDir(dir)
+	assert.Empty(t, entries)
+	code, _, stderr := run(t, "mutants", "--search", "directed", "--system", "arbiter")
+	assert.Equal(t, exitUsage, code)
+	assert.Contains(t, stderr, "needs --budget")
+}
+
+// TestMutantsSearchTable: mutants --search directed prints the runs to
+// first failure of both modes for a harmful knob, and a harmless knob's
+// runs pass.
+func TestMutantsSearchTable(t *testing.T) {
+	code, stdout, stderr := run(t, "mutants", "--system", "arbiter", "--knob", "no-grace", "--knob", "no-leader-lock", "--search", "directed", "--budget", "60", "--searches", "2")
+	require.Equal(t, exitOK, code, stderr)
+	assert.Contains(t, stdout, "uniform / directed")
+	assert.Contains(t, stdout, "no-leader-lock (harmless)")
+	assert.Contains(t, stdout, "passed every run")
+	assert.Contains(t, stdout, "geometric mean")
+	code, stdout, _ = run(t, "mutants", "--system", "arbiter", "--knob", "no-grace", "--search", "directed", "--budget", "60", "--searches", "2", "--json")
+	require.Equal(t, exitOK, code)
+	var doc struct {
+		Rows []searchRow `json:"rows"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(stdout), &doc))
+	require.Len(t, doc.Rows, 1)
+	assert.Len(t, doc.Rows[0].Uniform, 2)
+	assert.Len(t, doc.Rows[0].Directed, 2)
+	assert.NotContains(t, doc.Rows[0].Uniform, 0, "no-grace fails within 60 uniform runs from seeds 1 and 100001")
+}

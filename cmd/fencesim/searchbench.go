@@ -1,0 +1,219 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/fencesim/fencesim/internal/directed"
+	"github.com/fencesim/fencesim/internal/systems"
+)
+
+// searchRow is one knob's runs to first failure under uniform seeds and
+// under the directed search, one figure per search seed.
+type searchRow struct {
+	System   string `json:"system"`
+	Knob     string `json:"knob"`
+	Harmful  bool   `json:"harmful"`
+	Target   string `json:"target"`
+	Budget   int    `json:"budget"`
+	Uniform  []int  `json:"uniform"`  // runs to the first failure; 0: none within the budget
+	Directed []int  `json:"directed"` // the same, directed
+	// Seeds are the first failing seed of each search (0: none), uniform
+	// then directed: each replays with explore --seeds S --knob KNOB.
+	Seeds [2][]uint64 `json:"first_failing_seeds"`
+}
+
+// median of runs to first failure; a search that found none counts as
+// the budget plus one (a lower bound of its runs to first failure).
+func (r searchRow) median(xs []int) float64 {
+	v := make([]float64, len(xs))
+	for i, x := range xs {
+		v[i] = float64(x)
+		if x == 0 {
+			v[i] = float64(r.Budget + 1)
+		}
+	}
+	slices.Sort(v)
+	n := len(v)
+	if n == 0 {
+		return 0
+	}
+	if n%2 == 1 {
+		return v[n/2]
+	}
+	return (v[n/2-1] + v[n/2]) / 2
+}
+
+// firstFailure runs seeds from first (uniform: in order; directed: as the
+// search picks them, searchSeed its own seed) until a run fails or budget
+// runs are done, and returns the runs it took (0: none failed) and the
+// failing seed. Rounds run on workers goroutines; the count is the
+// failing run's place in the order, as one core going in order would
+// count it.
+func firstFailure(ctx context.Context, sys systems.System, d systems.Design, t *target, f systems.Faults, workers int, searchSeed, first uint64, budget int, steer bool) (int, uint64, error) {
+	var search *directed.Search
+	if steer {
+		search = directed.New(directed.Config{Seed: searchSeed, First: first}, func(seed uint64) ([]string, error) {
+			w, err := sys.Draw(d, seed, f, systems.Options{})
+			if err != nil {
+				return nil, err
+			}
+			return directed.Features(w), nil
+		})
+	}
+	next := first
+	done := 0
+	round := max(8, 2*workers)
+	for done < budget {
+		if err := ctx.Err(); err != nil {
+			return 0, 0, err
+		}
+		k := min(round, budget-done)
+		var seeds []uint64
+		if steer {
+			var err error
+			if seeds, err = search.Next(k); err != nil {
+				return 0, 0, err
+			}
+		} else {
+			for range k {
+				seeds = append(seeds, next)
+				next++
+			}
+		}
+		in := make(chan task, len(seeds))
+		for _, s := range seeds {
+			in <- task{sys: sys, d: d, seed: s}
+		}
+		close(in)
+		got := map[uint64]*systems.Result{}
+		collect(ctx, runPool(workers, f, in), func(x finished) { got[x.seed] = x.r })
+		for _, s := range seeds {
+			r, ok := got[s]
+			if !ok {
+				return 0, 0, ctx.Err()
+			}
+			done++
+			if len(r.Failed()) > 0 {
+				return done, s, nil
+			}
+			if steer {
+				search.Observe(s, t.reward(r, 0, false))
+			}
+		}
+	}
+	return 0, 0, nil
+}
+
+// searchBench is mutants --search directed: for each knob, runs to first
+// failure under uniform seeds and under the directed search (the knob as
+// its target), searches searches each, the same budget, and the medians.
+// Search i starts its seeds at first + (i-1)*100000 in both modes, so the
+// uniform searches are disjoint stretches of seeds.
+func searchBench(e *env, knobs []knobChoice, sets []string, f systems.Faults, workers, budget, searches int, first uint64, asJSON bool) int {
+	var rows []searchRow
+	prog := newProgress(e.stderr, !asJSON, int64(len(knobs)*searches*2), "search")
+	for _, ko := range knobs {
+		d, err := ko.sys.NewDesign([]string{ko.k.Name}, sets, nil)
+		if err != nil {
+			return e.fail("mutants", err)
+		}
+		t, err := parseTarget("knob:"+ko.k.Name, ko.sys, nil)
+		if err != nil {
+			return e.fail("mutants", err)
+		}
+		row := searchRow{System: ko.sys.Name(), Knob: ko.k.Name, Harmful: ko.k.Harmful, Target: t.spec, Budget: budget}
+		for i := 1; i <= searches; i++ {
+			for _, steer := range []bool{false, true} {
+				prog.describe(fmt.Sprintf("%s %d/%d", ko.k.Name, i, searches))
+				tt, _ := parseTarget("knob:"+ko.k.Name, ko.sys, nil) // a fresh memory per search
+				n, seed, err := firstFailure(e.ctx, ko.sys, d, tt, f, workers, uint64(i), first+uint64(i-1)*100000, budget, steer)
+				if err != nil {
+					prog.done()
+					fmt.Fprintf(e.stderr, "fencesim mutants: interrupted (%v)\n", err)
+					return exitInterrupted
+				}
+				side := 0
+				if steer {
+					side = 1
+					row.Directed = append(row.Directed, n)
+				} else {
+					row.Uniform = append(row.Uniform, n)
+				}
+				row.Seeds[side] = append(row.Seeds[side], seed)
+				prog.add(1)
+			}
+		}
+		rows = append(rows, row)
+	}
+	prog.done()
+	if asJSON {
+		b, _ := json.MarshalIndent(map[string]any{"format": "fencesim-search/1", "faults": string(f), "budget": budget, "searches": searches, "rows": rows}, "", "  ")
+		fmt.Fprintln(e.stdout, string(b))
+	} else {
+		writeSearchBench(e.stdout, rows, f, budget, searches)
+	}
+	for _, r := range rows {
+		if !r.Harmful && (slices.ContainsFunc(r.Uniform, nonZero) || slices.ContainsFunc(r.Directed, nonZero)) {
+			return exitFail // a harmless knob failed: a false alarm
+		}
+	}
+	return exitOK
+}
+
+func nonZero(x int) bool { return x != 0 }
+
+// knobChoice is one knob of one system.
+type knobChoice struct {
+	sys systems.System
+	k   systems.Knob
+}
+
+func writeSearchBench(w io.Writer, rows []searchRow, f systems.Faults, budget, searches int) {
+	fmt.Fprintf(w, "== runs to first failure, uniform vs directed: faults %s, median of %d searches, budget %d runs each ==\n", f, searches, budget)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "system\tknob\tuniform (median)\tdirected (median)\tuniform / directed\teach search, uniform | directed\n")
+	logSum, n := 0.0, 0
+	for _, r := range rows {
+		if !r.Harmful {
+			verdict := "passed every run"
+			if slices.ContainsFunc(r.Uniform, nonZero) || slices.ContainsFunc(r.Directed, nonZero) {
+				verdict = "FALSE ALARM"
+			}
+			fmt.Fprintf(tw, "%s\t%s (harmless)\t-\t-\t-\t%s (%d runs each)\n", r.System, r.Knob, verdict, r.Budget)
+			continue
+		}
+		u, d := r.median(r.Uniform), r.median(r.Directed)
+		logSum += math.Log(u / d)
+		n++
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%.2fx\t%s | %s\n", r.System, r.Knob, medianText(u, budget), medianText(d, budget), u/d, searchRunsText(r.Uniform, budget), searchRunsText(r.Directed, budget))
+	}
+	tw.Flush()
+	if n > 0 {
+		fmt.Fprintf(w, "\ngeometric mean of uniform / directed over %d harmful knobs: %.2fx (a search that found nothing counts as budget+1 runs)\n", n, math.Exp(logSum/float64(n)))
+	}
+}
+
+func medianText(m float64, budget int) string {
+	if m > float64(budget) {
+		return fmt.Sprintf(">%d", budget)
+	}
+	return fmt.Sprintf("%g", m)
+}
+
+func searchRunsText(xs []int, budget int) string {
+	s := make([]string, len(xs))
+	for i, x := range xs {
+		s[i] = fmt.Sprint(x)
+		if x == 0 {
+			s[i] = fmt.Sprintf(">%d", budget)
+		}
+	}
+	return strings.Join(s, " ")
+}

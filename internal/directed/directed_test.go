@@ -1,0 +1,100 @@
+package directed
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/fencesim/fencesim/model/contract"
+	"github.com/fencesim/fencesim/sim"
+)
+
+type ownWorld struct{}
+
+func (ownWorld) Features() []string { return []string{"arbiters=2"} }
+
+func TestFeatures(t *testing.T) {
+	w := &contract.World{Profile: "crash,partition", V: ownWorld{}, Schedule: sim.Schedule{
+		{Kind: sim.Crash, Node: "arbiter-1"}, {Kind: sim.Restart, Node: "arbiter-1"},
+		{Kind: sim.CrashAt, Node: "home-2.1", Point: "POST /claim"}, {Kind: sim.CrashAt, Node: "home-1", Point: "db/commit"},
+		{Kind: sim.HealAll},
+	}}
+	assert.Equal(t, []string{"arbiters=2", "crash-at@home", "crash-at@home*2", "crash-at@home:POST /claim", "crash-at@home:db/commit",
+		"crash@arbiter", "faults>=1", "faults>=2", "on:crash", "on:partition", "restart@arbiter"}, Features(w))
+	assert.Empty(t, Features(&contract.World{Profile: "given"}))
+}
+
+// TestSearchLearns: when runs whose world has a feature are rewarded, the
+// search picks such worlds far more often than they occur; without any
+// reward it keeps to the seeds' own mix; the warm-up is the first seeds in
+// order; the same seed and rewards give the same picks.
+func TestSearchLearns(t *testing.T) {
+	// Seed s has feature "rare" when s%10 == 0 (10% of the seeds), and a
+	// noise feature by s%3.
+	feats := func(s uint64) ([]string, error) {
+		out := []string{fmt.Sprintf("noise=%d", s%3)}
+		if s%10 == 0 {
+			out = append(out, "rare")
+		}
+		return out, nil
+	}
+	share := func(reward bool, seed uint64) (float64, []uint64) {
+		s := New(Config{Seed: seed, First: 1}, feats)
+		var order []uint64
+		hits := 0
+		for range 50 {
+			seeds, err := s.Next(8)
+			require.NoError(t, err)
+			for _, x := range seeds {
+				order = append(order, x)
+				r := 0.0
+				if x%10 == 0 && reward {
+					r = 1
+				}
+				s.Observe(x, r)
+			}
+		}
+		for _, x := range order[100:] {
+			if x%10 == 0 {
+				hits++
+			}
+		}
+		return float64(hits) / float64(len(order)-100), order
+	}
+	learned, order := share(true, 1)
+	// Eight candidates are drawn per pick, so at most 80% of the picks
+	// can have a feature 10% of the seeds have.
+	assert.Greater(t, learned, 0.6, "the rewarded feature is picked in most runs once learned")
+	for i, x := range order[:16] {
+		assert.Equal(t, uint64(i+1), x, "warm-up in order")
+	}
+	blind, _ := share(false, 1)
+	assert.Less(t, blind, 0.25, "without rewards the picks keep near the seeds' mix (10%%)")
+	_, again := share(true, 1)
+	assert.Equal(t, order, again, "deterministic")
+	_, other := share(true, 2)
+	assert.NotEqual(t, order, other, "another search seed picks other seeds")
+	seen := map[uint64]bool{}
+	for _, x := range order {
+		assert.False(t, seen[x], "a seed is picked once")
+		seen[x] = true
+	}
+}
+
+func TestCounts(t *testing.T) {
+	var c Counts
+	assert.Equal(t, 0.0, c.Reward(0))
+	assert.Equal(t, 1.0, c.Reward(5), "a new bucket")
+	assert.Equal(t, 0.5, c.Reward(5), "same bucket (4-7), ties with the one before: half")
+	assert.Equal(t, 1.0, c.Reward(6), "same bucket, beats both")
+	assert.Equal(t, 1.0, c.Reward(100), "a new bucket")
+	assert.InDelta(t, 0.0, c.Reward(4), 1e-9, "beats none of 5, 5, 6, 100")
+}
+
+func TestClass(t *testing.T) {
+	for in, want := range map[string]string{"": "all", "arbiter-1": "arbiter", "home-2.1": "home", "db": "db", "p1": "p", "7": "7"} {
+		assert.Equal(t, want, class(in), in)
+	}
+}
