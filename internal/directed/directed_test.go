@@ -2,11 +2,15 @@ package directed
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/fencesim/fencesim/internal/systems"
 	"github.com/fencesim/fencesim/model/contract"
 	"github.com/fencesim/fencesim/sim"
 )
@@ -86,15 +90,51 @@ func TestSearchLearns(t *testing.T) {
 func TestCounts(t *testing.T) {
 	var c Counts
 	assert.Equal(t, 0.0, c.Reward(0))
-	assert.Equal(t, 1.0, c.Reward(5), "a new bucket")
-	assert.Equal(t, 0.5, c.Reward(5), "same bucket (4-7), ties with the one before: half")
-	assert.Equal(t, 1.0, c.Reward(6), "same bucket, beats both")
-	assert.Equal(t, 1.0, c.Reward(100), "a new bucket")
-	assert.InDelta(t, 0.0, c.Reward(4), 1e-9, "beats none of 5, 5, 6, 100")
+	for i := range 8 {
+		assert.Equal(t, 0.5, c.Reward(uint64(10*(i+1))), "too few to compare with")
+	}
+	assert.Equal(t, 1.0, c.Reward(100), "beats every earlier value")
+	assert.InDelta(t, 0.0, c.Reward(1), 1e-9, "beats none")
+	assert.InDelta(t, 0.5*0.5*0.5*0.5, c.Reward(45), 0.01, "the median")
+	assert.Equal(t, 0.0, c.Reward(0))
 }
 
 func TestClass(t *testing.T) {
 	for in, want := range map[string]string{"": "all", "arbiter-1": "arbiter", "home-2.1": "home", "db": "db", "p1": "p", "7": "7"} {
 		assert.Equal(t, want, class(in), in)
+	}
+}
+
+// TestKnobSites: a knob's code is the statements that test it, found in
+// the model's source.
+func TestKnobSites(t *testing.T) {
+	root := "../.."
+	sites, err := KnobSites(root, "no-grace")
+	require.NoError(t, err)
+	require.Len(t, sites, 1)
+	assert.Equal(t, "model/judge/arbiter.go", sites[0].File)
+	src, err := os.ReadFile(filepath.Join(root, sites[0].File))
+	require.NoError(t, err)
+	lines := strings.Split(string(src), "\n")
+	assert.Contains(t, lines[sites[0].From-1], "Has(NoGrace)")
+	sites, err = KnobSites(root, "attempts-at-grant")
+	require.NoError(t, err)
+	assert.Len(t, sites, 2, "two statements in sql.go")
+	sites, err = KnobSites(root, "check-then-insert")
+	require.NoError(t, err)
+	assert.Len(t, sites, 2, "schema.go and handler.go")
+	_, err = KnobSites(root, "no-such-knob")
+	assert.Error(t, err)
+}
+
+// TestEveryKnobHasSites: every knob of the registry has code to target.
+func TestEveryKnobHasSites(t *testing.T) {
+	for _, sys := range systems.All() {
+		for _, k := range sys.Knobs() {
+			sites, err := KnobSites("../..", k.Name)
+			if assert.NoError(t, err, k.Name) {
+				assert.NotEmpty(t, sites, k.Name)
+			}
+		}
 	}
 }
