@@ -123,8 +123,13 @@ func (s *Search) Next(k int) ([]uint64, error) {
 				return out, err
 			}
 		}
-		i := 0 // the oldest candidate: what uniform seeds would run
-		if s.picked >= s.cfg.Warmup && s.uniform() >= s.cfg.Explore {
+		// The oldest candidate is what uniform seeds would run: the
+		// warm-up's picks, a share of the others, and every pick until
+		// some run was rewarded (without a signal, sampling the posteriors
+		// would only favour the worlds seen least: no better than
+		// uniform, and worse where the failures lie in common worlds).
+		i := 0
+		if s.picked >= s.cfg.Warmup && s.total > 0 && s.uniform() >= s.cfg.Explore {
 			i = s.best()
 		}
 		c := s.pool[i]
