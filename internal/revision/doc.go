@@ -8,7 +8,8 @@
 // tool cover through go build -overlay.
 //
 // It runs git and go as child processes and never changes the checkout
-// (the instrumented files exist only in the overlay; the worktree it adds lives under the caller's temporary directory and
-// is removed by the cleanup it returns). It knows nothing of runs, seeds
-// or systems. cmd/fencesim's diff drives it.
+// (instrumented files exist only in a build's overlay; the worktree it
+// adds lives under the caller's temporary directory and is removed by the
+// cleanup it returns). It knows nothing of runs, seeds or systems.
+// cmd/fencesim's diff drives it.
 package revision
