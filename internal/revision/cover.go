@@ -8,13 +8,16 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"go/ast"
 	"go/parser"
+	"go/scanner"
 	"go/token"
 	"os"
 	"os/exec"
 	"path"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/fencesim/fencesim/internal/changecov"
@@ -78,7 +81,11 @@ func BuildCovered(ctx context.Context, srcDir, bin string, targets []changecov.T
 		if out, err := c.CombinedOutput(); err != nil {
 			return fmt.Errorf("go tool cover %s: %s", f, FirstLine(out, err))
 		}
-		reg, err := registration(f, text, v, byFile[f])
+		pos, err := coverPos(covered, v)
+		if err != nil {
+			return fmt.Errorf("change coverage: %s: %v", f, err)
+		}
+		reg, err := registration(f, text, v, tighten(text, pos), byFile[f])
 		if err != nil {
 			return err
 		}
@@ -105,8 +112,8 @@ func BuildCovered(ctx context.Context, srcDir, bin string, targets []changecov.T
 
 // registration is the generated file that registers an instrumented
 // file's targets and counters, in the file's package and under its build
-// constraint.
-func registration(name string, src []byte, v string, ts []changecov.Target) ([]byte, error) {
+// constraint. pos is the blocks' positions, tightened to their code.
+func registration(name string, src []byte, v string, pos []uint32, ts []changecov.Target) ([]byte, error) {
 	f, err := parser.ParseFile(token.NewFileSet(), name, src, parser.PackageClauseOnly|parser.ParseComments)
 	if err != nil {
 		return nil, fmt.Errorf("change coverage: %v", err)
@@ -127,8 +134,133 @@ func registration(name string, src []byte, v string, ts []changecov.Target) ([]b
 	for _, t := range ts {
 		fmt.Fprintf(&b, "\t\t{ID: %d, File: %q, From: %d, To: %d, Func: %q},\n", t.ID, t.File, t.From, t.To, t.Func)
 	}
-	fmt.Fprintf(&b, "\t}, %[1]s.Count[:], %[1]s.Pos[:], %[1]s.NumStmt[:])\n}\n", v)
+	fmt.Fprintf(&b, "\t}, %s.Count[:], []uint32{", v)
+	for i, x := range pos {
+		if i%3 == 0 {
+			b.WriteString("\n\t\t")
+		} else {
+			b.WriteString(" ")
+		}
+		fmt.Fprintf(&b, "%d,", x)
+	}
+	fmt.Fprintf(&b, "\n\t}, %s.NumStmt[:])\n}\n", v)
 	return b.Bytes(), nil
+}
+
+// coverPos reads the Pos array of go tool cover's counters variable v
+// from the instrumented file: three values a block, its start line, end
+// line and packed columns (end<<16 | start).
+func coverPos(file, v string) ([]uint32, error) {
+	f, err := parser.ParseFile(token.NewFileSet(), file, nil, parser.SkipObjectResolution)
+	if err != nil {
+		return nil, err
+	}
+	for _, d := range f.Decls {
+		gd, ok := d.(*ast.GenDecl)
+		if !ok || gd.Tok != token.VAR {
+			continue
+		}
+		for _, sp := range gd.Specs {
+			vs := sp.(*ast.ValueSpec)
+			if len(vs.Names) != 1 || vs.Names[0].Name != v || len(vs.Values) != 1 {
+				continue
+			}
+			lit, ok := vs.Values[0].(*ast.CompositeLit)
+			if !ok {
+				break
+			}
+			for _, el := range lit.Elts {
+				kv, ok := el.(*ast.KeyValueExpr)
+				if !ok || fmt.Sprint(kv.Key) != "Pos" {
+					continue
+				}
+				arr, ok := kv.Value.(*ast.CompositeLit)
+				if !ok {
+					break
+				}
+				pos := make([]uint32, 0, len(arr.Elts))
+				for _, x := range arr.Elts {
+					bl, ok := x.(*ast.BasicLit)
+					if !ok {
+						return nil, fmt.Errorf("go tool cover's %s.Pos holds %T", v, x)
+					}
+					n, err := strconv.ParseUint(bl.Value, 0, 32)
+					if err != nil {
+						return nil, err
+					}
+					pos = append(pos, uint32(n))
+				}
+				return pos, nil
+			}
+		}
+	}
+	return nil, fmt.Errorf("no %s.Pos in go tool cover's output", v)
+}
+
+// tighten narrows each block's lines to the lines of its code. A cover
+// block runs from just after an opening brace to its closing brace, so
+// the line of "} else {" belongs to the blocks on both sides, and a
+// comment-only line next to a brace to a block it has no code of; a target
+// on such a line would count a block that has nothing there. Comments,
+// braces and the semicolons Go inserts are not code; a block without code
+// (an empty body) gets lines 0-0, which no target overlaps.
+func tighten(src []byte, pos []uint32) []uint32 {
+	fset := token.NewFileSet()
+	file := fset.AddFile("", -1, len(src))
+	var sc scanner.Scanner
+	sc.Init(file, src, nil, 0)
+	// code[i]: byte i is part of a token other than a brace.
+	code := make([]bool, len(src))
+	for {
+		p, tok, lit := sc.Scan()
+		if tok == token.EOF {
+			break
+		}
+		if tok == token.LBRACE || tok == token.RBRACE || (tok == token.SEMICOLON && lit == "\n") {
+			continue
+		}
+		off := file.Offset(p)
+		n := len(lit)
+		if n == 0 {
+			n = len(tok.String())
+		}
+		for i := off; i < off+n && i < len(code); i++ {
+			code[i] = true
+		}
+	}
+	// The offset of each line's start.
+	lines := []int{0}
+	for i, c := range src {
+		if c == '\n' {
+			lines = append(lines, i+1)
+		}
+	}
+	offset := func(line, col uint32) int {
+		if line < 1 || int(line) > len(lines) {
+			return len(src)
+		}
+		return min(lines[line-1]+int(col)-1, len(src))
+	}
+	lineOf := func(off int) uint32 {
+		return uint32(sort.Search(len(lines), func(i int) bool { return lines[i] > off }))
+	}
+	out := append([]uint32(nil), pos...)
+	for b := 0; b+2 < len(pos); b += 3 {
+		s := offset(pos[b], pos[b+2]&0xFFFF)
+		e := offset(pos[b+1], pos[b+2]>>16)
+		for s < e && !code[s] {
+			s++
+		}
+		for e > s && !code[e-1] {
+			e--
+		}
+		if s >= e {
+			out[b], out[b+1] = 0, 0
+			continue
+		}
+		out[b], out[b+1] = lineOf(s), lineOf(e-1)
+	}
+	return out
 }
 
 // goBuild builds dir's ./cmd/fencesim into bin. -trimpath: the build does
@@ -154,9 +286,15 @@ type buildError struct{ msg string }
 
 func (e *buildError) Error() string { return e.msg }
 
-// targetsKey is a hash of the targets, for the cache.
+// coverScheme names how BuildCovered instruments, for the cache: a
+// change to it (the blocks' tightening, the generated file) must not
+// fetch binaries built the old way.
+const coverScheme = "cover-count/tightened/1"
+
+// targetsKey is a hash of the targets and the scheme, for the cache.
 func targetsKey(ts []changecov.Target) string {
 	b, _ := json.Marshal(ts)
+	b = append(b, coverScheme...)
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:])
 }

@@ -173,6 +173,8 @@ func main() {
 		{ID: 1, File: "model/judge/arbiter.go", From: 13, To: 13, Func: "claimBatch"},     // return n: never
 		{ID: 2, File: "model/judge/arbiter.go", From: 3, To: 3},                           // a comment
 		{ID: 3, File: "model/judge/run.go", From: 8, To: 8, Func: "Run"},                  // once
+		{ID: 4, File: "model/judge/arbiter.go", From: 14, To: 14, Func: "claimBatch"},     // the if's closing brace
+		{ID: 5, File: "model/judge/arbiter.go", From: 11, To: 12, Func: "claimBatch"},     // the signature and the if: once
 	}
 	require.NoError(t, BuildCovered(context.Background(), r.dir, bin, targets))
 	assert.Equal(t, before, r.git("status", "--porcelain"), "the tree is not modified")
@@ -183,8 +185,9 @@ func main() {
 		Counts  []uint64
 	}
 	require.NoError(t, json.Unmarshal(out, &got))
-	assert.Equal(t, []uint64{3, 0, 0, 1}, got.Counts)
-	require.Len(t, got.Targets, 4)
+	assert.Equal(t, []uint64{3, 0, 0, 1, 0, 1}, got.Counts, "a brace's line is not the code of the blocks it closes")
+	require.Len(t, got.Targets, 6)
+	assert.Zero(t, got.Targets[4].Stmts, "a closing brace holds no statement")
 	assert.Positive(t, got.Targets[0].Stmts)
 	assert.Positive(t, got.Targets[1].Stmts)
 	assert.Zero(t, got.Targets[2].Stmts, "a comment holds no statement")
@@ -192,4 +195,45 @@ func main() {
 
 	require.NoError(t, os.RemoveAll(filepath.Join(r.dir, "internal", "changecov")))
 	assert.ErrorIs(t, BuildCovered(context.Background(), r.dir, bin, targets), ErrPredates)
+}
+
+// TestTighten: go tool cover's blocks, narrowed to their code: the line of
+// "} else {" and a comment line belong to no block, and every statement's
+// line to one.
+func TestTighten(t *testing.T) {
+	if _, err := exec.LookPath("go"); err != nil {
+		t.Skip("needs go")
+	}
+	src := `package x
+
+func f(a, b bool) int {
+	if a {
+		return 1
+	} else {
+		// a comment
+		b = !b
+	}
+	return 2
+}
+`
+	dir := t.TempDir()
+	in, out := filepath.Join(dir, "x.go"), filepath.Join(dir, "cover.go")
+	require.NoError(t, os.WriteFile(in, []byte(src), 0o644))
+	b, err := exec.Command("go", "tool", "cover", "-mode=count", "-var=V", "-o", out, in).CombinedOutput()
+	require.NoError(t, err, "%s", b)
+	pos, err := coverPos(out, "V")
+	require.NoError(t, err)
+	lines := map[uint32]int{}
+	for i, p := range tighten([]byte(src), pos) {
+		if i%3 == 2 || p == 0 {
+			continue
+		}
+		lines[p]++
+	}
+	for _, l := range []uint32{4, 5, 8, 10} {
+		assert.Positive(t, lines[l], "line %d is a block's code", l)
+	}
+	for _, l := range []uint32{3, 6, 7, 9, 11} {
+		assert.Zero(t, lines[l], "line %d is no block's code", l)
+	}
 }
