@@ -92,9 +92,9 @@ func runDiff(e *env, args []string) int {
 	fs.Var(&failOn, "fail-on", "exit 1 when a metric moves past a bound from base to working tree, `METRIC[.STAT]=+X%` (repeatable), e.g. --fail-on MA2=+10%; as in compare")
 	keep := fs.Int("keep", 3, "seeds per system whose two runs are kept in full (trace and report), the most changed first: newly failing, newly passing, then the largest metric moves")
 	out := fs.String("out", "fencesim-out/diff", "`DIR` for the kept runs")
-	perSeed := fs.String("per-seed", "", "also write every run of both sides to `FILE` (JSON Lines, side base or working)")
+	perSeed := fs.String("per-seed", "", "also write every run of both sides to `FILE` (JSON Lines, side base or working); with a change under model/, each run's cover counts how often it executed each hunk, indexed by the side's targets in --json's coverage.targets")
 	asJSON := fs.Bool("json", false, "print the result as JSON")
-	strict := fs.Bool("strict", false, "exit 1 on a WARNING too: a promise metric (MA1, MA2, MA3, MA5; the outbox's deliveries and gave_up; twopc's blocked_max and still_prepared) significantly worse seed by seed (sign test, p < 0.01)")
+	strict := fs.Bool("strict", false, "exit 1 on a WARNING too: a promise metric (MA1, MA2, MA3, MA5; the outbox's deliveries and gave_up; twopc's blocked_max and still_prepared) significantly worse seed by seed (sign test, p < 0.01); a changed hunk that never ran is a WARNING line too, but not one --strict fails on (set FENCESIM_DIFF_COVERAGE=off to skip counting the change's code)")
 	pos, code, done := parse(e, fs, c, args)
 	if done {
 		return code
