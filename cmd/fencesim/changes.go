@@ -62,6 +62,8 @@ type hunkCoverage struct {
 	Stmts      [2]int    `json:"stmts"`
 	Executed   [2]int    `json:"runs_executed"`
 	Executions [2]uint64 `json:"executions"`
+	// NotBuilt: the side's fencesim does not link the hunk's file.
+	NotBuilt [2]bool `json:"not_built,omitempty"`
 }
 
 // coverageTargets turns the hunks into each side's targets.
@@ -101,14 +103,27 @@ func (c *diffCoverage) counted(ctx context.Context, p revision.Pair, asked [2][]
 		if err == nil {
 			err = json.Unmarshal([]byte(out), &ts)
 		}
-		if err == nil && len(ts) != len(asked[i]) {
+		if err == nil && len(ts) > len(asked[i]) {
 			err = fmt.Errorf("%d targets, %d asked for", len(ts), len(asked[i]))
 		}
 		if err != nil {
 			c.NotCounted[i] = fmt.Sprintf("not counted: the coverage build does not list its targets (%v)", err)
 			continue
 		}
-		c.Targets[i] = ts
+		// A target the binary did not register is in a file of a package
+		// fencesim does not link: no run can execute it.
+		c.Targets[i] = append([]changecov.Target(nil), asked[i]...)
+		for k := range c.Targets[i] {
+			if k < len(ts) && ts[k].File != "" {
+				c.Targets[i][k] = ts[k]
+				continue
+			}
+			for h := range c.Hunks {
+				if c.Hunks[h].Target[i] == k {
+					c.Hunks[h].NotBuilt[i] = true
+				}
+			}
+		}
 	}
 }
 
@@ -121,7 +136,7 @@ func (c *diffCoverage) count(recs [2][]seedRecord) {
 			continue
 		}
 		for _, r := range recs[i] {
-			if len(r.Cover) != len(c.Targets[i]) {
+			if len(r.Cover) > len(c.Targets[i]) || len(r.Cover) == 0 {
 				c.NotCounted[i] = fmt.Sprintf("not counted: the %s's runs carry no counts", [2]string{"base revision", "working tree"}[i])
 				break
 			}
@@ -136,6 +151,9 @@ func (c *diffCoverage) count(recs [2][]seedRecord) {
 			}
 			h.Stmts[i] = c.Targets[i][t].Stmts
 			for _, r := range recs[i] {
+				if t >= len(r.Cover) {
+					continue // a target the binary did not register, after the last it did
+				}
 				if n := r.Cover[t]; n > 0 {
 					h.Executed[i]++
 					h.Executions[i] += n
@@ -145,6 +163,10 @@ func (c *diffCoverage) count(recs [2][]seedRecord) {
 		// The side that says whether the change ran: the working tree's
 		// lines when they hold statements, else the base's (a deletion,
 		// or statements turned into declarations or comments).
+		if h.NotBuilt[1] || (h.Target[1] < 0 && h.NotBuilt[0]) {
+			c.Warnings = append(c.Warnings, fmt.Sprintf("%s is in no package fencesim links: no run executes it", h.where()))
+			continue
+		}
 		side := -1
 		for _, i := range []int{1, 0} {
 			if h.Target[i] >= 0 && c.NotCounted[i] == "" && h.Stmts[i] > 0 {
@@ -158,8 +180,11 @@ func (c *diffCoverage) count(recs [2][]seedRecord) {
 		if side == 1 {
 			c.Warnings = append(c.Warnings, fmt.Sprintf("%s never ran in %d runs: this verdict says nothing about it", h.where(), c.Runs[1]))
 		} else {
-			c.Warnings = append(c.Warnings, fmt.Sprintf("%s (the base revision's lines %s) never ran in %d runs of the base revision: this verdict says nothing about them",
-				h.where(), h.Base, c.Runs[0]))
+			at := h.where()
+			if !h.Work.Empty() {
+				at += fmt.Sprintf(" (the base revision's lines %s)", h.Base)
+			}
+			c.Warnings = append(c.Warnings, fmt.Sprintf("%s never ran in %d runs of the base revision: this verdict says nothing about it", at, c.Runs[0]))
 		}
 	}
 }
@@ -212,6 +237,8 @@ func (c *diffCoverage) writeText(w io.Writer) {
 				cells[k][i] = name + " -"
 			case c.NotCounted[i] != "":
 				cells[k][i] = name + " not counted"
+			case h.NotBuilt[i]:
+				cells[k][i] = name + " not in fencesim's build"
 			case h.Stmts[i] == 0:
 				cells[k][i] = name + " no statements"
 			default:
@@ -219,10 +246,13 @@ func (c *diffCoverage) writeText(w io.Writer) {
 				cells[k][i] = fmt.Sprintf("%s %d/%d (%s)", name, h.Executed[i], c.Runs[i], plural(int(min(h.Executions[i], 1<<62)), "execution"))
 			}
 		}
-		if !stmts && c.NotCounted == [2]string{} {
+		if !stmts && c.NotCounted == [2]string{} && h.NotBuilt == [2]bool{} {
 			cells[k] = [2]string{"no statements (declarations or comments): not counted", ""}
 		}
-		width[0], width[1] = max(width[0], len(heads[k])), max(width[1], len(cells[k][0]))
+		width[0] = max(width[0], len(heads[k]))
+		if cells[k][1] != "" { // a one-cell line spans both columns
+			width[1] = max(width[1], len(cells[k][0]))
+		}
 	}
 	for k := range c.Hunks {
 		line := fmt.Sprintf("%-*s  %-*s  %s", width[0], heads[k], width[1], cells[k][0], cells[k][1])

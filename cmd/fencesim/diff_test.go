@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/fencesim/fencesim/internal/changecov"
 	"github.com/fencesim/fencesim/internal/revision"
 	"github.com/fencesim/fencesim/internal/summary"
 	"github.com/fencesim/fencesim/internal/systems"
@@ -343,4 +344,61 @@ func TestShardsPartition(t *testing.T) {
 			assert.Equal(t, want, n, "seed %d, shard %v cut in %d", s, tc.shard, tc.k)
 		}
 	}
+}
+
+// TestCoverageText: the changed-code table's cells and WARNINGs, from
+// counted records: a hunk that ran, an insertion that never ran, a
+// comment, a deletion that never ran on the base, and a hunk in a file
+// fencesim does not link.
+func TestCoverageText(t *testing.T) {
+	hunks := []revision.Hunk{
+		{File: "model/judge/sql.go", Base: revision.Lines{From: 10, To: 10}, Work: revision.Lines{From: 10, To: 10}, BaseFunc: "f", WorkFunc: "f"},
+		{File: "model/judge/sql.go", Base: revision.Lines{From: 20, To: 19}, Work: revision.Lines{From: 20, To: 22}, WorkFunc: "g"},
+		{File: "model/judge/sql.go", Base: revision.Lines{From: 30, To: 30}, Work: revision.Lines{From: 32, To: 32}},
+		{File: "model/judge/sql.go", Base: revision.Lines{From: 40, To: 41}, Work: revision.Lines{From: 43, To: 42}, BaseFunc: "h"},
+		{File: "model/contract/contracttest/x.go", Base: revision.Lines{From: 5, To: 5}, Work: revision.Lines{From: 5, To: 5}},
+	}
+	c, asked := coverageTargets(hunks)
+	require.Len(t, asked[0], 4)
+	require.Len(t, asked[1], 4)
+	// What the binaries registered: statements, and nothing for the file
+	// fencesim does not link (the last target of each side).
+	stmts := [2][]int{{1, 0, 2}, {1, 2, 0}}
+	for i := range c.Targets {
+		c.Targets[i] = append([]changecov.Target(nil), asked[i]...)
+		for k := range stmts[i] {
+			c.Targets[i][k].Stmts = stmts[i][k]
+		}
+		c.Hunks[4].NotBuilt[i] = true
+	}
+	recs := [2][]seedRecord{
+		{{Seed: 1, Cover: []uint64{3, 0, 0}}, {Seed: 2, Cover: []uint64{0, 0, 0}}},
+		{{Seed: 1, Cover: []uint64{4, 0, 0}}, {Seed: 2, Cover: []uint64{1, 0, 0}}},
+	}
+	c.count(recs)
+	var b bytes.Buffer
+	c.writeText(&b)
+	assert.Equal(t, `
+-- changed code (runs in which each hunk executed, of 2) --
+  model/judge/sql.go:10 in f               base 1/2 (3 executions)       working 2/2 (5 executions)
+  model/judge/sql.go:20-22 in g            base -                        working 0/2 (0 executions)
+  model/judge/sql.go:32                    no statements (declarations or comments): not counted
+  model/judge/sql.go:40-41 (deleted) in h  base 0/2 (0 executions)       working -
+  model/contract/contracttest/x.go:5       base not in fencesim's build  working not in fencesim's build
+  WARNING: model/judge/sql.go:20-22 never ran in 2 runs: this verdict says nothing about it
+  WARNING: model/judge/sql.go:40-41 (deleted) never ran in 2 runs of the base revision: this verdict says nothing about it
+  WARNING: model/contract/contracttest/x.go:5 is in no package fencesim links: no run executes it
+`, b.String())
+
+	// A base revision that predates change coverage: its side is not
+	// counted, and its deletion cannot warn.
+	c, _ = coverageTargets(hunks[:1])
+	c.NotCounted[0] = "not counted: the base revision predates change coverage"
+	c.Targets[1][0].Stmts = 1
+	c.count([2][]seedRecord{{{Seed: 1}}, {{Seed: 1, Cover: []uint64{0}}}})
+	b.Reset()
+	c.writeText(&b)
+	assert.Contains(t, b.String(), "  base: not counted: the base revision predates change coverage\n")
+	assert.Contains(t, b.String(), "base not counted  working 0/1 (0 executions)")
+	assert.Len(t, c.Warnings, 1)
 }
