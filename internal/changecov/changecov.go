@@ -83,7 +83,9 @@ func Enabled() bool {
 	return len(targets) > 0
 }
 
-// Targets returns every registered target, by ID.
+// Targets returns every registered target, by ID. An ID below the
+// highest that no file registered (a target in a package the binary does
+// not link) is a Target with that ID and no File.
 func Targets() []Target {
 	mu.Lock()
 	defer mu.Unlock()
