@@ -18,8 +18,10 @@ import (
 	"sync"
 	"time"
 
+	"github.com/fencesim/fencesim/internal/changecov"
 	"github.com/fencesim/fencesim/internal/revision"
 	"github.com/fencesim/fencesim/internal/stats"
+	"github.com/fencesim/fencesim/internal/summary"
 	"github.com/fencesim/fencesim/internal/systems"
 )
 
@@ -46,6 +48,9 @@ type diffResult struct {
 	Verdict     string   `json:"verdict"`
 	Interrupted string   `json:"interrupted,omitempty"`
 	Timing      [2]int64 `json:"timing_ns"` // building, running
+	// Coverage: how many runs executed each hunk of the change under
+	// model/ (absent when the change has none there).
+	Coverage *diffCoverage `json:"coverage,omitempty"`
 }
 
 // keptRun is one seed whose two runs were written in full (trace and
@@ -87,9 +92,9 @@ func runDiff(e *env, args []string) int {
 	fs.Var(&failOn, "fail-on", "exit 1 when a metric moves past a bound from base to working tree, `METRIC[.STAT]=+X%` (repeatable), e.g. --fail-on MA2=+10%; as in compare")
 	keep := fs.Int("keep", 3, "seeds per system whose two runs are kept in full (trace and report), the most changed first: newly failing, newly passing, then the largest metric moves")
 	out := fs.String("out", "fencesim-out/diff", "`DIR` for the kept runs")
-	perSeed := fs.String("per-seed", "", "also write every run of both sides to `FILE` (JSON Lines, side base or working)")
+	perSeed := fs.String("per-seed", "", "also write every run of both sides to `FILE` (JSON Lines, side base or working); with a change under model/, each run's cover counts how often it executed each hunk, indexed by the side's targets in --json's coverage.targets")
 	asJSON := fs.Bool("json", false, "print the result as JSON")
-	strict := fs.Bool("strict", false, "exit 1 on a WARNING too: a promise metric (MA1, MA2, MA3, MA5; the outbox's deliveries and gave_up; twopc's blocked_max and still_prepared) significantly worse seed by seed (sign test, p < 0.01)")
+	strict := fs.Bool("strict", false, "exit 1 on a WARNING too: a promise metric (MA1, MA2, MA3, MA5; the outbox's deliveries and gave_up; twopc's blocked_max and still_prepared) significantly worse seed by seed (sign test, p < 0.01); a changed hunk that never ran is a WARNING line too, but not one --strict fails on (set FENCESIM_DIFF_COVERAGE=off to skip counting the change's code)")
 	pos, code, done := parse(e, fs, c, args)
 	if done {
 		return code
@@ -160,8 +165,24 @@ func runDiff(e *env, args []string) int {
 	}
 	defer os.RemoveAll(tmp)
 	start := time.Now()
+	// Change coverage: the hunks under model/, counted on both sides.
+	var cov *diffCoverage
+	var targets [2][]changecov.Target
+	if coverageEnabled() {
+		hunks, err := revision.ChangedHunks(root, rev)
+		if err != nil {
+			return e.fail(c.name, err)
+		}
+		if len(hunks) > 0 {
+			cov, targets = coverageTargets(hunks)
+		}
+	}
 	say("building %s (%s) and the working tree", *base, revision.Short(rev))
-	bins, cleanup, fromCache, err := revision.Build(e.ctx, root, rev, tmp)
+	if cov != nil {
+		say("counting the %s of the change under model/ in both builds", plural(len(cov.Hunks), "hunk"))
+	}
+	pair, cleanup, err := revision.BuildCounting(e.ctx, root, rev, tmp, targets)
+	bins, fromCache := pair.Bins, pair.Cached
 	if fromCache[0] || fromCache[1] {
 		var which []string
 		for i, w := range [2]string{"base " + revision.Short(rev), "working tree"} {
@@ -179,6 +200,9 @@ func runDiff(e *env, args []string) int {
 		}
 		return e.fail(c.name, err)
 	}
+	if cov != nil {
+		cov.counted(e.ctx, pair, targets, root)
+	}
 	res.Timing[0] = int64(time.Since(start))
 	start = time.Now()
 	names := make([]string, len(list))
@@ -192,22 +216,53 @@ func runDiff(e *env, args []string) int {
 	split := [2]int{max(*workers/2, 1), max(*workers-*workers/2, 1)}
 	slots := make(chan struct{}, min(*workers, 2))
 	common := append(sel.forward(), "--system", strings.Join(names, ","), "--faults", string(f))
-	common = append(common, p.forward()...)
 	var recs [2][]seedRecord
 	sides := [2]string{"base", "working"}
 	what := [2]string{"base revision " + revision.Short(rev), "working tree"}
 	say("running %s on the base %s and on the working tree", p.text(), revision.Short(rev))
 	var wg sync.WaitGroup
 	var errs [2]error
-	files := [2]string{filepath.Join(tmp, "base.jsonl"), filepath.Join(tmp, "working.jsonl")}
+	var files [2][]string
 	for i, bin := range bins {
+		// A side whose binary counts the change runs one seed at a time
+		// per process (the counters are the process's): as many
+		// explore --workers 1 children as it has workers, each a shard of
+		// the seeds (of the user's shard).
+		children := [][]string{append(p.forward(), "--workers", strconv.Itoa(split[i]))}
+		if pair.Counted[i] {
+			children = nil
+			for _, sh := range p.shards(split[i]) {
+				children = append(children, []string{"--seeds", fmt.Sprintf("%d-%d", p.first, p.last), "--shard", sh.String(), "--workers", "1"})
+			}
+		}
+		var args [][]string
+		for j, extra := range children {
+			file := filepath.Join(tmp, sides[i]+".jsonl")
+			if len(children) > 1 {
+				file = filepath.Join(tmp, fmt.Sprintf("%s-%d.jsonl", sides[i], j))
+			}
+			files[i] = append(files[i], file)
+			args = append(args, append(append([]string{"explore", "--artifacts", "0", "--audit", "0", "--json", "--per-seed", file}, common...), extra...))
+		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			slots <- struct{}{}
 			defer func() { <-slots }()
-			args := append([]string{"explore", "--artifacts", "0", "--audit", "0", "--json", "--per-seed", files[i], "--workers", strconv.Itoa(split[i])}, common...)
-			errs[i] = runChild(e.ctx, bin, root, args)
+			var mu sync.Mutex
+			var side sync.WaitGroup
+			for _, a := range args {
+				side.Add(1)
+				go func() {
+					defer side.Done()
+					if err := runChild(e.ctx, bin, root, a); err != nil {
+						mu.Lock()
+						errs[i] = err
+						mu.Unlock()
+					}
+				}()
+			}
+			side.Wait()
 		}()
 	}
 	wg.Wait()
@@ -221,21 +276,31 @@ func runDiff(e *env, args []string) int {
 		res.Interrupted = interruption(e.ctx)
 	}
 	for i := range bins {
-		fh, err := os.Open(files[i])
-		if err != nil {
-			if res.Interrupted != "" {
-				break
+		for _, file := range files[i] {
+			fh, err := os.Open(file)
+			if err != nil {
+				if res.Interrupted != "" {
+					continue
+				}
+				return e.fail(c.name, err)
 			}
-			return e.fail(c.name, err)
+			rs, err := readPerSeed(fh, file)
+			fh.Close()
+			if err != nil {
+				return e.fail(c.name, err)
+			}
+			recs[i] = append(recs[i], rs...)
 		}
-		recs[i], err = readPerSeed(fh, files[i])
-		fh.Close()
-		if err != nil {
-			return e.fail(c.name, err)
+		if len(files[i]) > 1 {
+			bySystemSeed(recs[i], names)
 		}
 		for j := range recs[i] {
 			recs[i][j].Side = sides[i]
 		}
+	}
+	if cov != nil {
+		cov.count(recs)
+		res.Coverage = cov
 	}
 	res.Timing[1] = int64(time.Since(start))
 	if *perSeed != "" {
@@ -282,6 +347,9 @@ func (r *diffResult) writeText(w io.Writer) {
 	for _, d := range r.Systems {
 		fmt.Fprintf(w, "\n-- %s --\n", d.System)
 		d.writeText(w, "your change")
+	}
+	if r.Coverage != nil {
+		r.Coverage.writeText(w)
 	}
 	if len(r.Kept) > 0 {
 		fmt.Fprintf(w, "\nkept (trace and report of both runs; fencesim replay FILE replays one):\n")
@@ -411,6 +479,37 @@ func (p plan) forward() []string {
 		out = append(out, "--shard", p.shard.String())
 	}
 	return out
+}
+
+// shards cuts a bounded plan's shard into k: shard i+n*j of n*k, for j
+// in 0..k-1, holds the seeds s of shard i/n with s/n mod k = j, so the k
+// shards partition shard i/n (every seed when the plan is not cut: i 0,
+// n 1).
+func (p plan) shards(k int) []summary.Shard {
+	i, n := p.shard.I, p.shard.N
+	if n <= 1 {
+		i, n = 0, 1
+	}
+	out := make([]summary.Shard, k)
+	for j := range out {
+		out[j] = summary.Shard{I: i + n*uint64(j), N: n * uint64(k)}
+	}
+	return out
+}
+
+// bySystemSeed sorts one side's records, which k children wrote, as one
+// explore writes them: by system (in the order they ran), then by seed.
+func bySystemSeed(recs []seedRecord, names []string) {
+	rank := map[string]int{}
+	for i, n := range names {
+		rank[n] = i
+	}
+	sort.SliceStable(recs, func(a, b int) bool {
+		if recs[a].System != recs[b].System {
+			return rank[recs[a].System] < rank[recs[b].System]
+		}
+		return recs[a].Seed < recs[b].Seed
+	})
 }
 
 // diffThresholds parses --fail-on for each system that has the metric.

@@ -15,6 +15,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/fencesim/fencesim/internal/changecov"
+	"github.com/fencesim/fencesim/internal/revision"
+	"github.com/fencesim/fencesim/internal/summary"
 	"github.com/fencesim/fencesim/internal/systems"
 	"github.com/fencesim/fencesim/sim"
 	"github.com/fencesim/fencesim/traces"
@@ -74,6 +77,7 @@ func TestDiff(t *testing.T) {
 	require.Equal(t, exitOK, code, "an unchanged tree: %s%s", stdout.String(), stderr.String())
 	assert.Contains(t, stdout.String(), "your change altered 0 of 12 runs")
 	assert.Contains(t, stdout.String(), "verdict: unchanged")
+	assert.NotContains(t, stdout.String(), "changed code", "nothing changed under model/: nothing to count")
 
 	sql := filepath.Join(dir, "model", "judge", "sql.go")
 	b, err := os.ReadFile(sql)
@@ -214,4 +218,187 @@ func TestDiffBadInput(t *testing.T) {
 		assert.Contains(t, stderr.String(), tc.want, "%v", tc.args)
 		assert.Equal(t, 1, strings.Count(stderr.String(), "\n"), "%v: one line: %q", tc.args, stderr.String())
 	}
+}
+
+// coverageChange changes model/judge/arbiter.go's sweepStmts twice in the
+// scratch repository dir: a harmless refactor of the line every sweep
+// runs, and a statement in the branch of the arbiter-clock knob, which the
+// default design does not set, so that no run of it can reach it. It
+// returns the line of that statement in the changed file.
+func coverageChange(t *testing.T, dir string) int {
+	t.Helper()
+	path := filepath.Join(dir, "model", "judge", "arbiter.go")
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	src := string(b)
+	for _, r := range [][2]string{
+		{"\tif a.sweepSQL != nil {\n\t\treturn a.sweepSQL\n\t}\n", "\tif s := a.sweepSQL; s != nil {\n\t\treturn s\n\t}\n"},
+		{"\tif !a.d.Has(ArbiterClock) {\n\t\ta.sweepSQL = s\n\t}\n", "\tif !a.d.Has(ArbiterClock) {\n\t\ta.sweepSQL = s\n\t} else {\n\t\t// Under the arbiter's clock the statements differ each time: name them apart.\n\t\ts = named(s, \"sweep-arbiter-clock\")\n\t}\n"},
+	} {
+		changed := strings.Replace(src, r[0], r[1], 1)
+		require.NotEqual(t, src, changed, "sweepStmts holds %q", r[0])
+		src = changed
+	}
+	require.NoError(t, os.WriteFile(path, []byte(src), 0o644))
+	before, _, _ := strings.Cut(src, "\"sweep-arbiter-clock\")")
+	return strings.Count(before, "\n") + 1
+}
+
+// TestDiffCoverage: a change under model/ is counted on both sides: the
+// hunk every run executes shows its runs on each side, the hunk of a knob's
+// branch the default design never takes is a WARNING naming its lines,
+// without changing the verdict; --json carries the coverage section and
+// --per-seed each run's cover array, indexed by the side's targets. A
+// coverage build's explore refuses --workers > 1.
+func TestDiffCoverage(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds fencesim twice per diff")
+	}
+	dir := scratchRepo(t)
+	t.Chdir(dir)
+	line := coverageChange(t, dir)
+	var stdout, stderr bytes.Buffer
+	code := Main([]string{"diff", "--system", "arbiter", "--runs", "12", "--keep", "0"}, &stdout, &stderr)
+	require.Equal(t, exitOK, code, "a harmless change: %s%s", stdout.String(), stderr.String())
+	text := stdout.String()
+	assert.Contains(t, stderr.String(), "counting the 2 hunks of the change under model/ in both builds")
+	assert.Contains(t, text, "-- changed code (runs in which each hunk executed, of 12) --")
+	never := fmt.Sprintf("model/judge/arbiter.go:%d-%d", line-2, line)
+	assert.Contains(t, text, "WARNING: "+never+" never ran in 12 runs: this verdict says nothing about it")
+	assert.Regexp(t, `model/judge/arbiter\.go:\d+-\d+ in \(\*Arbiter\)\.sweepStmts +base 12/12 \(\d+ executions\) +working 12/12 `, text, "the refactored line runs in every run")
+	assert.Contains(t, text, "verdict: unchanged", "a never-ran hunk does not change the verdict")
+
+	perSeed := filepath.Join(t.TempDir(), "runs.jsonl")
+	stdout.Reset()
+	stderr.Reset()
+	code = Main([]string{"diff", "--system", "arbiter", "--runs", "12", "--keep", "0", "--json", "--per-seed", perSeed, "--workers", "4"}, &stdout, &stderr)
+	require.Equal(t, exitOK, code, "%s%s", stdout.String(), stderr.String())
+	var res diffResult
+	require.NoError(t, json.Unmarshal(stdout.Bytes(), &res))
+	cov := res.Coverage
+	require.NotNil(t, cov, "a change under model/ has a coverage section")
+	assert.Equal(t, [2]int{12, 12}, cov.Runs)
+	assert.Equal(t, [2]string{}, cov.NotCounted)
+	require.Len(t, cov.Hunks, 2, "%+v", cov.Hunks)
+	ran, skipped := cov.Hunks[0], cov.Hunks[1]
+	assert.Equal(t, "(*Arbiter).sweepStmts", ran.WorkFunc)
+	assert.Equal(t, [2]int{12, 12}, ran.Executed)
+	assert.Positive(t, ran.Executions[0])
+	assert.Equal(t, ran.Executions[0], ran.Executions[1], "the refactor runs as often as the line it replaced")
+	assert.Equal(t, -1, skipped.Target[0], "an insertion has no lines on the base")
+	assert.Zero(t, skipped.Executed[1])
+	assert.Positive(t, skipped.Stmts[1])
+	assert.Equal(t, []string{never + " never ran in 12 runs: this verdict says nothing about it"}, cov.Warnings)
+	require.Len(t, cov.Targets[1], 2)
+	assert.Equal(t, line, cov.Targets[1][skipped.Target[1]].To)
+
+	f, err := os.Open(perSeed)
+	require.NoError(t, err)
+	recs, err := readPerSeed(f, perSeed)
+	f.Close()
+	require.NoError(t, err)
+	require.Len(t, recs, 24, "12 seeds on each side, from two children a side")
+	for i, r := range recs {
+		side := map[string]int{"base": 0, "working": 1}[r.Side]
+		require.Len(t, r.Cover, len(cov.Targets[side]), "%s seed %d", r.Side, r.Seed)
+		assert.Positive(t, r.Cover[ran.Target[side]], "%s seed %d ran the refactored line", r.Side, r.Seed)
+		if side == 1 {
+			assert.Zero(t, r.Cover[skipped.Target[1]])
+		}
+		if i > 0 {
+			assert.LessOrEqual(t, recs[i-1].Seed, r.Seed, "by seed")
+		}
+	}
+
+	// The binary itself: explore with more than one worker is refused.
+	bin := filepath.Join(t.TempDir(), "fencesim")
+	require.NoError(t, revision.BuildCovered(context.Background(), dir, bin, cov.Targets[1]))
+	out, err := exec.Command(bin, "explore", "--system", "arbiter", "--runs", "2", "--workers", "2").CombinedOutput()
+	var ee *exec.ExitError
+	require.ErrorAs(t, err, &ee, "%s", out)
+	assert.Equal(t, exitUsage, ee.ExitCode())
+	assert.Equal(t, "fencesim explore: this binary counts changed code per run (a diff's coverage build): run it with --workers 1\n", string(out))
+}
+
+// TestShardsPartition: diff's k children of a side, shard i+n*j of n*k,
+// hold every seed of the user's shard i/n exactly once, and no other.
+func TestShardsPartition(t *testing.T) {
+	for _, tc := range []struct {
+		shard summary.Shard
+		k     int
+	}{{summary.Shard{}, 1}, {summary.Shard{}, 3}, {summary.Shard{I: 1, N: 3}, 1}, {summary.Shard{I: 1, N: 3}, 2}, {summary.Shard{I: 0, N: 2}, 4}} {
+		p := plan{first: 1, last: 100, shard: tc.shard}
+		shards := p.shards(tc.k)
+		require.Len(t, shards, tc.k)
+		for s := p.first; s <= p.last; s++ {
+			n := 0
+			for _, sh := range shards {
+				if sh.Has(s) {
+					n++
+				}
+			}
+			want := 0
+			if tc.shard.Has(s) {
+				want = 1
+			}
+			assert.Equal(t, want, n, "seed %d, shard %v cut in %d", s, tc.shard, tc.k)
+		}
+	}
+}
+
+// TestCoverageText: the changed-code table's cells and WARNINGs, from
+// counted records: a hunk that ran, an insertion that never ran, a
+// comment, a deletion that never ran on the base, and a hunk in a file
+// fencesim does not link.
+func TestCoverageText(t *testing.T) {
+	hunks := []revision.Hunk{
+		{File: "model/judge/sql.go", Base: revision.Lines{From: 10, To: 10}, Work: revision.Lines{From: 10, To: 10}, BaseFunc: "f", WorkFunc: "f"},
+		{File: "model/judge/sql.go", Base: revision.Lines{From: 20, To: 19}, Work: revision.Lines{From: 20, To: 22}, WorkFunc: "g"},
+		{File: "model/judge/sql.go", Base: revision.Lines{From: 30, To: 30}, Work: revision.Lines{From: 32, To: 32}},
+		{File: "model/judge/sql.go", Base: revision.Lines{From: 40, To: 41}, Work: revision.Lines{From: 43, To: 42}, BaseFunc: "h"},
+		{File: "model/contract/contracttest/x.go", Base: revision.Lines{From: 5, To: 5}, Work: revision.Lines{From: 5, To: 5}},
+	}
+	c, asked := coverageTargets(hunks)
+	require.Len(t, asked[0], 4)
+	require.Len(t, asked[1], 4)
+	// What the binaries registered: statements, and nothing for the file
+	// fencesim does not link (the last target of each side).
+	stmts := [2][]int{{1, 0, 2}, {1, 2, 0}}
+	for i := range c.Targets {
+		c.Targets[i] = append([]changecov.Target(nil), asked[i]...)
+		for k := range stmts[i] {
+			c.Targets[i][k].Stmts = stmts[i][k]
+		}
+		c.Hunks[4].NotBuilt[i] = true
+	}
+	recs := [2][]seedRecord{
+		{{Seed: 1, Cover: []uint64{3, 0, 0}}, {Seed: 2, Cover: []uint64{0, 0, 0}}},
+		{{Seed: 1, Cover: []uint64{4, 0, 0}}, {Seed: 2, Cover: []uint64{1, 0, 0}}},
+	}
+	c.count(recs)
+	var b bytes.Buffer
+	c.writeText(&b)
+	assert.Equal(t, `
+-- changed code (runs in which each hunk executed, of 2) --
+  model/judge/sql.go:10 in f               base 1/2 (3 executions)       working 2/2 (5 executions)
+  model/judge/sql.go:20-22 in g            base -                        working 0/2 (0 executions)
+  model/judge/sql.go:32                    no statements (declarations or comments): not counted
+  model/judge/sql.go:40-41 (deleted) in h  base 0/2 (0 executions)       working -
+  model/contract/contracttest/x.go:5       base not in fencesim's build  working not in fencesim's build
+  WARNING: model/judge/sql.go:20-22 never ran in 2 runs: this verdict says nothing about it
+  WARNING: model/judge/sql.go:40-41 (deleted) never ran in 2 runs of the base revision: this verdict says nothing about it
+  WARNING: model/contract/contracttest/x.go:5 is in no package fencesim links: no run executes it
+`, b.String())
+
+	// A base revision that predates change coverage: its side is not
+	// counted, and its deletion cannot warn.
+	c, _ = coverageTargets(hunks[:1])
+	c.NotCounted[0] = "not counted: the base revision predates change coverage"
+	c.Targets[1][0].Stmts = 1
+	c.count([2][]seedRecord{{{Seed: 1}}, {{Seed: 1, Cover: []uint64{0}}}})
+	b.Reset()
+	c.writeText(&b)
+	assert.Contains(t, b.String(), "  base: not counted: the base revision predates change coverage\n")
+	assert.Contains(t, b.String(), "base not counted  working 0/1 (0 executions)")
+	assert.Len(t, c.Warnings, 1)
 }

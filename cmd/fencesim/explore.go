@@ -14,6 +14,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/fencesim/fencesim/internal/changecov"
 	"github.com/fencesim/fencesim/internal/summary"
 	"github.com/fencesim/fencesim/internal/systems"
 	"github.com/fencesim/fencesim/traces"
@@ -107,6 +108,9 @@ func runExplore(e *env, args []string) int {
 			return err
 		}
 		cfg.workers = *workers
+		if changecov.Enabled() && cfg.workers > 1 {
+			return usagef("this binary counts changed code per run (a diff's coverage build): run it with --workers 1")
+		}
 		if !(cfg.audit >= 0 && cfg.audit <= 1) {
 			return usagef("--audit %v: want a share between 0 and 1, e.g. --audit 0.05 (0 turns the audit off)", cfg.audit)
 		}
@@ -341,6 +345,8 @@ func exploreSystem(e *env, ctx context.Context, cfg *exploreConfig, sys systems.
 	}
 	prog := newProgress(e.stderr, !cfg.json, total, sys.Name())
 	in := make(chan task)
+	// A coverage build counts each run's changed code for its record.
+	covering := cfg.records != nil && changecov.Enabled()
 	var sent atomic.Int64
 	go func() {
 		defer close(in)
@@ -350,7 +356,7 @@ func exploreSystem(e *env, ctx context.Context, cfg *exploreConfig, sys systems.
 			}
 			select {
 			// --per-seed records every event, for the hash of the run.
-			case in <- task{sys: sys, d: d, seed: seed, opts: systems.Options{Hash: hash, Full: cfg.records != nil}, second: second}:
+			case in <- task{sys: sys, d: d, seed: seed, opts: systems.Options{Hash: hash, Full: cfg.records != nil}, second: second, cover: covering}:
 				sent.Add(1)
 				return true
 			case <-ctx.Done():
@@ -408,7 +414,9 @@ func exploreSystem(e *env, ctx context.Context, cfg *exploreConfig, sys systems.
 				w.add(f.r)
 			}
 			if cfg.records != nil { // a record hashes the run: only for --per-seed
-				cfg.records.add(recordOf(f.r, ""))
+				rec := recordOf(f.r, "")
+				rec.Cover = f.cover
+				cfg.records.add(rec)
 			}
 			agg.add(f.r, f.dur)
 			if len(f.r.Failed()) > 0 {

@@ -37,6 +37,11 @@ type seedRecord struct {
 	Held []string `json:"held"`
 	// Metrics are the run's samples of each metric, in the system's order.
 	Metrics []systems.Metric `json:"metrics"`
+	// Cover is, in a coverage build (diff's, when the change touches
+	// model/), how many times the run executed each changed hunk's lines,
+	// by the index of the hunk in the side's targets (diff's JSON lists
+	// them).
+	Cover []uint64 `json:"cover,omitempty"`
 }
 
 // recordOf turns a judged run into its per-seed record. The run must have

@@ -12,6 +12,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/fencesim/fencesim/checker"
+	"github.com/fencesim/fencesim/internal/changecov"
 	"github.com/fencesim/fencesim/internal/systems"
 )
 
@@ -23,6 +24,9 @@ type task struct {
 	seed   uint64
 	opts   systems.Options
 	second bool // the determinism audit's second run of the seed
+	// cover: count the changed code this run executes (explore in a
+	// coverage build, one run at a time in the process: changecov).
+	cover bool
 }
 
 // finished is a task's run.
@@ -30,6 +34,9 @@ type finished struct {
 	task
 	r   *systems.Result
 	dur time.Duration
+	// cover is, per changecov target, how often the run executed its
+	// lines (task.cover only).
+	cover []uint64
 }
 
 // runPool runs the tasks from in on n goroutines, one run per goroutine at
@@ -45,8 +52,15 @@ func runPool(n int, f systems.Faults, in <-chan task) <-chan finished {
 			defer wg.Done()
 			for t := range in {
 				start := time.Now()
+				if t.cover {
+					changecov.Reset()
+				}
 				r := play(t, f)
-				out <- finished{t, r, time.Since(start)}
+				x := finished{task: t, r: r, dur: time.Since(start)}
+				if t.cover {
+					x.cover = changecov.Take()
+				}
+				out <- x
 			}
 		}()
 	}

@@ -9,6 +9,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+
+	"github.com/fencesim/fencesim/internal/changecov"
 )
 
 // Root is the top of the git checkout the command runs in, which must
@@ -84,26 +86,61 @@ func FirstLine(out []byte, err error) string {
 // same toolchain, comes from the cache instead (cache.go); cached tells
 // which did.
 func Build(ctx context.Context, root, rev, tmp string) (bins [2]string, cleanup func(), cachedBins [2]bool, err error) {
-	bins = [2]string{filepath.Join(tmp, "fencesim-base"), filepath.Join(tmp, "fencesim-working")}
+	p, cleanup, err := BuildCounting(ctx, root, rev, tmp, [2][]changecov.Target{})
+	return p.Bins, cleanup, p.Cached, err
+}
+
+// Pair is the two binaries of a diff, base first.
+type Pair struct {
+	Bins   [2]string
+	Cached [2]bool // from the build cache
+	// Counted: the binary counts its side's targets (BuildCovered); false
+	// when the side has none, or the base revision predates change
+	// coverage (it is then built as Build builds it).
+	Counted [2]bool
+}
+
+// BuildCounting is Build with each side's binary counting that side's
+// targets (BuildCovered), the base's in the base revision's files and the
+// working tree's in its own; a side without targets is built as Build
+// builds it. Covered binaries are cached too, by what they are built from
+// and a hash of their targets.
+func BuildCounting(ctx context.Context, root, rev, tmp string, targets [2][]changecov.Target) (p Pair, cleanup func(), err error) {
+	p.Bins = [2]string{filepath.Join(tmp, "fencesim-base"), filepath.Join(tmp, "fencesim-working")}
 	wt := filepath.Join(tmp, "base")
 	cleanup = func() {}
+	for i := range targets {
+		p.Counted[i] = len(targets[i]) > 0
+	}
+	if p.Counted[0] && !hasChangecov(root, rev) {
+		p.Counted[0] = false // its fencesim would not take the counts
+	}
 	var entries [2]string
 	if dir := cacheDir(); dir != "" {
 		if tool, err := toolKey(ctx, root); err == nil {
-			entries[0] = cached(dir, "rev "+rev, tool)
+			what := [2]string{"rev " + rev, ""}
 			if tk, err := treeKey(root); err == nil {
-				entries[1] = cached(dir, "tree "+tk, tool)
+				what[1] = "tree " + tk
+			}
+			for i := range what {
+				if what[i] == "" {
+					continue
+				}
+				if p.Counted[i] {
+					what[i] += "\x00covering " + targetsKey(targets[i])
+				}
+				entries[i] = cached(dir, what[i], tool)
 			}
 		}
 	}
-	for i := range bins {
-		cachedBins[i] = entries[i] != "" && fetch(entries[i], bins[i])
+	for i := range p.Bins {
+		p.Cached[i] = entries[i] != "" && fetch(entries[i], p.Bins[i])
 	}
-	if !cachedBins[0] {
+	if !p.Cached[0] {
 		add := exec.CommandContext(ctx, "git", "worktree", "add", "--detach", "--quiet", wt, rev)
 		add.Dir = root
 		if out, err := add.CombinedOutput(); err != nil {
-			return bins, cleanup, cachedBins, fmt.Errorf("git worktree add %s: %s", Short(rev), FirstLine(out, err))
+			return p, cleanup, fmt.Errorf("git worktree add %s: %s", Short(rev), FirstLine(out, err))
 		}
 		cleanup = func() {
 			rm := exec.Command("git", "worktree", "remove", "--force", wt)
@@ -116,26 +153,43 @@ func Build(ctx context.Context, root, rev, tmp string) (bins [2]string, cleanup 
 		}
 	}
 	for i, dir := range [2]string{wt, root} {
-		if cachedBins[i] {
+		if p.Cached[i] {
 			continue
 		}
-		// -trimpath: the build does not depend on the directory, so the
-		// two sides share the build cache for every package they share.
-		b := exec.CommandContext(ctx, "go", "build", "-trimpath", "-o", bins[i], "./cmd/fencesim")
-		b.Dir = dir
-		if out, err := b.CombinedOutput(); err != nil {
+		var err error
+		if p.Counted[i] {
+			err = BuildCovered(ctx, dir, p.Bins[i], targets[i])
+			if errors.Is(err, ErrPredates) { // a working tree without the package
+				p.Counted[i] = false
+				err = goBuild(ctx, dir, p.Bins[i])
+			}
+		} else {
+			err = goBuild(ctx, dir, p.Bins[i])
+		}
+		if err != nil {
 			what := "base revision " + Short(rev)
 			if i == 1 {
 				what = "working tree"
 			}
-			if errors.Is(err, exec.ErrNotFound) {
-				return bins, cleanup, cachedBins, errors.New("diff builds fencesim with the go command: put go on PATH")
+			if errors.Is(err, errNoGo) {
+				return p, cleanup, err
 			}
-			return bins, cleanup, cachedBins, fmt.Errorf("the %s does not build: %s", what, FirstLine(out, err))
+			var be *buildError
+			if errors.As(err, &be) {
+				return p, cleanup, fmt.Errorf("the %s does not build: %s", what, be.msg)
+			}
+			return p, cleanup, fmt.Errorf("the %s: %v", what, err)
 		}
-		if entries[i] != "" {
-			store(bins[i], entries[i])
+		if entries[i] != "" && p.Counted[i] == (len(targets[i]) > 0) {
+			store(p.Bins[i], entries[i])
 		}
 	}
-	return bins, cleanup, cachedBins, nil
+	return p, cleanup, nil
+}
+
+// hasChangecov reports whether rev has internal/changecov.
+func hasChangecov(root, rev string) bool {
+	cmd := exec.Command("git", "cat-file", "-e", rev+":internal/changecov/changecov.go")
+	cmd.Dir = root
+	return cmd.Run() == nil
 }

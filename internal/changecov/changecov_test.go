@@ -1,0 +1,82 @@
+package changecov
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// forget empties the registry (the tests register their own files).
+func forget(t *testing.T) {
+	mu.Lock()
+	targets, set, files = nil, nil, nil
+	mu.Unlock()
+	t.Cleanup(func() {
+		mu.Lock()
+		targets, set, files = nil, nil, nil
+		mu.Unlock()
+	})
+}
+
+// cover is a file as go tool cover instruments it: three blocks, lines
+// 10-12 (2 statements), 14-14 (1) and 15-20 (3).
+func cover() (count []uint32, pos []uint32, numStmt []uint16) {
+	return make([]uint32, 3),
+		[]uint32{10, 12, 0x50002, 14, 14, 0x100002, 15, 20, 0x20003},
+		[]uint16{2, 1, 3}
+}
+
+// TestTake: a target sums the counts of the blocks its lines overlap; a
+// target no block overlaps stays 0 and has no statements; Take resets.
+func TestTake(t *testing.T) {
+	forget(t)
+	assert.False(t, Enabled(), "nothing registered")
+	assert.Empty(t, Take())
+	count, pos, num := cover()
+	Register("model/x/a.go", []Target{
+		{ID: 0, File: "model/x/a.go", From: 12, To: 14, Func: "f"}, // blocks 0 and 1
+		{ID: 2, File: "model/x/a.go", From: 13, To: 13},            // between blocks: a comment
+		{ID: 1, File: "model/x/a.go", From: 20, To: 25},            // block 2's last line
+	}, count, pos, num)
+	require.True(t, Enabled())
+	ts := Targets()
+	require.Len(t, ts, 3)
+	for i, tg := range ts {
+		assert.Equal(t, i, tg.ID, "by ID")
+	}
+	assert.Equal(t, []int{3, 3, 0}, []int{ts[0].Stmts, ts[1].Stmts, ts[2].Stmts}, "statements of the overlapping blocks")
+	assert.Equal(t, "f", ts[0].Func)
+
+	count[0], count[1], count[2] = 4, 7, 1 // what a run's instrumented code did
+	assert.Equal(t, []uint64{11, 1, 0}, Take(), "overlapping blocks sum; the comment stays 0")
+	assert.Equal(t, []uint64{0, 0, 0}, Take(), "Take resets")
+	assert.Equal(t, []uint32{0, 0, 0}, count, "the counters themselves are zeroed")
+
+	count[2] = 5
+	Reset()
+	assert.Equal(t, []uint64{0, 0, 0}, Take(), "Reset zeroes")
+}
+
+// TestTwoFiles: targets of two files are counted from each file's own
+// counters.
+func TestTwoFiles(t *testing.T) {
+	forget(t)
+	c1, p1, n1 := cover()
+	c2, p2, n2 := cover()
+	Register("a.go", []Target{{ID: 1, File: "a.go", From: 10, To: 10}}, c1, p1, n1)
+	Register("b.go", []Target{{ID: 0, File: "b.go", From: 10, To: 10}}, c2, p2, n2)
+	c1[0], c2[0] = 2, 9
+	assert.Equal(t, []uint64{9, 2}, Take())
+	assert.Equal(t, "b.go", Targets()[0].File)
+}
+
+// TestRegisterBroken: a target registered twice, or counters of
+// different lengths, are a broken build.
+func TestRegisterBroken(t *testing.T) {
+	forget(t)
+	c, p, n := cover()
+	assert.Panics(t, func() { Register("a.go", nil, c, p[:3], n) })
+	Register("a.go", []Target{{ID: 0, File: "a.go", From: 1, To: 1}}, c, p, n)
+	assert.Panics(t, func() { Register("b.go", []Target{{ID: 0, File: "b.go", From: 1, To: 1}}, c, p, n) })
+}
