@@ -64,6 +64,8 @@ type hunkCoverage struct {
 	Executions [2]uint64 `json:"executions"`
 	// NotBuilt: the side's fencesim does not link the hunk's file.
 	NotBuilt [2]bool `json:"not_built,omitempty"`
+	// warm is how many warm-up runs executed it (a focused diff's choice).
+	warm int
 }
 
 // coverageTargets turns the hunks into each side's targets.

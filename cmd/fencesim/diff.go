@@ -45,9 +45,11 @@ type diffResult struct {
 	Strict bool `json:"strict,omitempty"`
 	// Verdict: "unchanged", "changed" (runs differ, nothing newly fails,
 	// no threshold crossed, no WARNING under --strict) or "failed".
-	Verdict     string   `json:"verdict"`
-	Interrupted string   `json:"interrupted,omitempty"`
-	Timing      [2]int64 `json:"timing_ns"` // building, running
+	// Focus says how the seeds were chosen (--focus).
+	Focus       *diffFocus `json:"focus,omitempty"`
+	Verdict     string     `json:"verdict"`
+	Interrupted string     `json:"interrupted,omitempty"`
+	Timing      [2]int64   `json:"timing_ns"` // building, running
 	// Coverage: how many runs executed each hunk of the change under
 	// model/ (absent when the change has none there).
 	Coverage *diffCoverage `json:"coverage,omitempty"`
@@ -95,6 +97,10 @@ func runDiff(e *env, args []string) int {
 	perSeed := fs.String("per-seed", "", "also write every run of both sides to `FILE` (JSON Lines, side base or working); with a change under model/, each run's cover counts how often it executed each hunk, indexed by the side's targets in --json's coverage.targets")
 	asJSON := fs.Bool("json", false, "print the result as JSON")
 	strict := fs.Bool("strict", false, "exit 1 on a WARNING too: a promise metric (MA1, MA2, MA3, MA5; the outbox's deliveries and gave_up; twopc's blocked_max and still_prepared) significantly worse seed by seed (sign test, p < 0.01); a changed hunk that never ran is a WARNING line too, but not one --strict fails on (set FENCESIM_DIFF_COVERAGE=off to skip counting the change's code)")
+	var fo focuser
+	focus := &focusFlag{mode: "auto"}
+	fs.Var(focus, "focus", "spend the seeds where the change matters: after a warm-up of 32 seeds in order, each system's seeds are picked in rounds by a directed search favouring the worlds of runs that executed the change's rarely run hunks, altered the trace, moved a metric or flipped a property (each seed replays alone); auto (the default) focuses when a hunk of the change ran in under a quarter of the warm-up's runs; --focus=false never")
+	fs.Uint64Var(&fo.searchSeed, "search-seed", 1, "the directed search's own seed under --focus (which seeds it picks)")
 	pos, code, done := parse(e, fs, c, args)
 	if done {
 		return code
@@ -102,6 +108,7 @@ func runDiff(e *env, args []string) int {
 	if len(pos) > 0 {
 		return e.fail(c.name, usagef("unexpected argument %q (diff takes flags only; the revision is --base REV)", pos[0]))
 	}
+	fo.mode = focus.mode
 	var list []systems.System
 	var p plan
 	var f systems.Faults
@@ -121,10 +128,19 @@ func runDiff(e *env, args []string) int {
 		if err := checkWorkers(*workers); err != nil {
 			return err
 		}
+		fo.designs = map[string]systems.Design{}
 		for _, sys := range list {
-			if _, err := sel.designOf(sys); err != nil {
+			d, err := sel.designOf(sys)
+			if err != nil {
 				return err
 			}
+			fo.designs[sys.Name()] = d
+		}
+		if p.shard.N > 1 || p.list != nil {
+			if fo.mode == "on" {
+				return usagef("--focus picks its own seeds: it does not go with --shard or a --seeds list")
+			}
+			fo.mode = "off"
 		}
 		if limits, err = diffThresholds(failOn, list); err != nil {
 			return err
@@ -209,91 +225,30 @@ func runDiff(e *env, args []string) int {
 	for i, sys := range list {
 		names[i] = sys.Name()
 	}
-	// Both sides run at once, the workers split between them: the seeds of
-	// base and working tree interleave on the machine's cores, and neither
-	// side's slowest seeds leave a core idle at its end. One worker runs
-	// the sides one after the other.
-	split := [2]int{max(*workers/2, 1), max(*workers-*workers/2, 1)}
-	slots := make(chan struct{}, min(*workers, 2))
-	common := append(sel.forward(), "--system", strings.Join(names, ","), "--faults", string(f))
-	var recs [2][]seedRecord
 	sides := [2]string{"base", "working"}
-	what := [2]string{"base revision " + revision.Short(rev), "working tree"}
-	say("running %s on the base %s and on the working tree", p.text(), revision.Short(rev))
-	var wg sync.WaitGroup
-	var errs [2]error
-	var files [2][]string
-	for i, bin := range bins {
-		// A side whose binary counts the change runs one seed at a time
-		// per process (the counters are the process's): as many
-		// explore --workers 1 children as it has workers, each a shard of
-		// the seeds (of the user's shard).
-		children := [][]string{append(p.forward(), "--workers", strconv.Itoa(split[i]))}
-		if pair.Counted[i] {
-			children = nil
-			for _, sh := range p.shards(split[i]) {
-				children = append(children, []string{"--seeds", fmt.Sprintf("%d-%d", p.first, p.last), "--shard", sh.String(), "--workers", "1"})
+	sr := &sideRunner{ctx: e.ctx, bins: bins, counted: pair.Counted, root: root, tmp: tmp, workers: *workers, names: names,
+		common: append(sel.forward(), "--faults", string(f))}
+	var recs [2][]seedRecord
+	if fo.mode == "off" || len(list) == 0 {
+		say("running %s on the base %s and on the working tree", p.text(), revision.Short(rev))
+		recs, err = sr.run(p, names)
+	} else {
+		recs, err = fo.run(sr, p, list, cov, say)
+		if fo.res != nil {
+			res.Focus = fo.res
+			if fo.res.Mode == "directed" {
+				res.Seeds = fo.res.Seeds
 			}
 		}
-		var args [][]string
-		for j, extra := range children {
-			file := filepath.Join(tmp, sides[i]+".jsonl")
-			if len(children) > 1 {
-				file = filepath.Join(tmp, fmt.Sprintf("%s-%d.jsonl", sides[i], j))
-			}
-			files[i] = append(files[i], file)
-			args = append(args, append(append([]string{"explore", "--artifacts", "0", "--audit", "0", "--json", "--per-seed", file}, common...), extra...))
-		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			slots <- struct{}{}
-			defer func() { <-slots }()
-			var mu sync.Mutex
-			var side sync.WaitGroup
-			for _, a := range args {
-				side.Add(1)
-				go func() {
-					defer side.Done()
-					if err := runChild(e.ctx, bin, root, a); err != nil {
-						mu.Lock()
-						errs[i] = err
-						mu.Unlock()
-					}
-				}()
-			}
-			side.Wait()
-		}()
 	}
-	wg.Wait()
-	for i := range bins {
-		if errs[i] != nil && e.ctx.Err() == nil {
-			return e.fail(c.name, fmt.Errorf("the %s: %v", what[i], errs[i]))
-		}
+	if err != nil && e.ctx.Err() == nil {
+		return e.fail(c.name, err)
 	}
 	if e.ctx.Err() != nil {
 		// What the interrupted children finished is in their files.
 		res.Interrupted = interruption(e.ctx)
 	}
-	for i := range bins {
-		for _, file := range files[i] {
-			fh, err := os.Open(file)
-			if err != nil {
-				if res.Interrupted != "" {
-					continue
-				}
-				return e.fail(c.name, err)
-			}
-			rs, err := readPerSeed(fh, file)
-			fh.Close()
-			if err != nil {
-				return e.fail(c.name, err)
-			}
-			recs[i] = append(recs[i], rs...)
-		}
-		if len(files[i]) > 1 {
-			bySystemSeed(recs[i], names)
-		}
+	for i := range recs {
 		for j := range recs[i] {
 			recs[i][j].Side = sides[i]
 		}
@@ -344,6 +299,18 @@ func runDiff(e *env, args []string) int {
 func (r *diffResult) writeText(w io.Writer) {
 	fmt.Fprintf(w, "== diff: base %s (%s) vs working tree (%s) ==\n   design %s; faults %s; seeds %s\n",
 		r.Base, revision.Short(r.BaseRev), r.Working, r.Design, r.Faults, r.Seeds)
+	if f := r.Focus; f != nil {
+		fmt.Fprintf(w, "   focus: %s (%s)\n", f.Mode, f.Why)
+		for _, x := range f.Systems {
+			if len(x.Favoured) > 0 {
+				var fav []string
+				for _, v := range x.Favoured {
+					fav = append(fav, fmt.Sprintf("%s (%.2f over %d runs)", v.Feature, v.Rate, v.Runs))
+				}
+				fmt.Fprintf(w, "   %s favoured (mean reward %.2f): %s\n", x.System, x.Favoured[0].Mean, strings.Join(fav, ", "))
+			}
+		}
+	}
 	for _, d := range r.Systems {
 		fmt.Fprintf(w, "\n-- %s --\n", d.System)
 		d.writeText(w, "your change")
@@ -445,6 +412,104 @@ func (r *diffResult) warnings() int {
 		n += len(d.Warnings)
 	}
 	return n
+}
+
+// sideRunner runs seeds on both sides of a diff as explore children.
+type sideRunner struct {
+	ctx     context.Context
+	bins    [2]string
+	counted [2]bool // the side's binary counts the change: one seed at a time per process
+	root    string
+	tmp     string
+	workers int
+	names   []string // every system of the diff, in order
+	common  []string // the selection and faults, for every child
+	rounds  int
+}
+
+// run runs a plan's seeds of the given systems on both sides and returns
+// each side's records, by system then seed. Both sides run at once, the
+// workers split between them: the seeds of base and working tree
+// interleave on the machine's cores, and neither side's slowest seeds
+// leave a core idle at its end. One worker runs the sides one after the
+// other. On an interruption, what the children finished is returned.
+func (sr *sideRunner) run(p plan, names []string) ([2][]seedRecord, error) {
+	sr.rounds++
+	split := [2]int{max(sr.workers/2, 1), max(sr.workers-sr.workers/2, 1)}
+	slots := make(chan struct{}, min(sr.workers, 2))
+	common := append(append([]string(nil), sr.common...), "--system", strings.Join(names, ","))
+	sides := [2]string{"base", "working"}
+	var recs [2][]seedRecord
+	var wg sync.WaitGroup
+	var errs [2]error
+	var files [2][]string
+	for i, bin := range sr.bins {
+		// A side whose binary counts the change runs one seed at a time
+		// per process (the counters are the process's): as many
+		// explore --workers 1 children as it has workers, each a shard of
+		// the seeds (of the user's shard).
+		children := [][]string{append(p.forward(), "--workers", strconv.Itoa(split[i]))}
+		if sr.counted[i] {
+			children = nil
+			seeds := p.forward()[:2] // --seeds and the range or list
+			for _, sh := range p.shards(split[i]) {
+				children = append(children, append(append([]string(nil), seeds...), "--shard", sh.String(), "--workers", "1"))
+			}
+		}
+		var args [][]string
+		for j, extra := range children {
+			file := filepath.Join(sr.tmp, fmt.Sprintf("%s-%d-%d.jsonl", sides[i], sr.rounds, j))
+			files[i] = append(files[i], file)
+			args = append(args, append(append([]string{"explore", "--artifacts", "0", "--audit", "0", "--json", "--per-seed", file}, common...), extra...))
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			slots <- struct{}{}
+			defer func() { <-slots }()
+			var mu sync.Mutex
+			var side sync.WaitGroup
+			for _, a := range args {
+				side.Add(1)
+				go func() {
+					defer side.Done()
+					if err := runChild(sr.ctx, bin, sr.root, a); err != nil {
+						mu.Lock()
+						errs[i] = err
+						mu.Unlock()
+					}
+				}()
+			}
+			side.Wait()
+		}()
+	}
+	wg.Wait()
+	what := [2]string{"base revision", "working tree"}
+	for i := range sr.bins {
+		if errs[i] != nil && sr.ctx.Err() == nil {
+			return recs, fmt.Errorf("the %s: %v", what[i], errs[i])
+		}
+	}
+	for i := range sr.bins {
+		for _, file := range files[i] {
+			fh, err := os.Open(file)
+			if err != nil {
+				if sr.ctx.Err() != nil {
+					continue
+				}
+				return recs, err
+			}
+			rs, err := readPerSeed(fh, file)
+			fh.Close()
+			os.Remove(file)
+			if err != nil {
+				return recs, err
+			}
+			recs[i] = append(recs[i], rs...)
+		}
+		bySystemSeed(recs[i], sr.names)
+	}
+	return recs, nil
 }
 
 // forward renders the selection as flags for a child fencesim.

@@ -1,0 +1,294 @@
+package main
+
+import (
+	"fmt"
+	"reflect"
+	"slices"
+
+	"github.com/fencesim/fencesim/internal/directed"
+	"github.com/fencesim/fencesim/internal/summary"
+	"github.com/fencesim/fencesim/internal/systems"
+)
+
+// focusFlag is diff's --focus: auto (the default), on (--focus) or off
+// (--focus=false).
+type focusFlag struct{ mode string }
+
+func (f *focusFlag) String() string {
+	if f == nil || f.mode == "" {
+		return "auto"
+	}
+	return f.mode
+}
+
+func (f *focusFlag) Set(v string) error {
+	switch v {
+	case "true", "on":
+		f.mode = "on"
+	case "false", "off":
+		f.mode = "off"
+	case "auto":
+		f.mode = "auto"
+	default:
+		return fmt.Errorf("want --focus, --focus=false or --focus=auto")
+	}
+	return nil
+}
+
+func (f *focusFlag) IsBoolFlag() bool { return true }
+
+// focusWarmup is how many seeds a focused diff runs in order first: the
+// runs its choice (auto) and its first rewards come from.
+const focusWarmup = 32
+
+// focusRare is the share of the warm-up's runs under which a hunk counts
+// as rarely run: --focus=auto focuses then.
+const focusRare = 0.25
+
+// diffFocus is what a diff's focus did, in its result.
+type diffFocus struct {
+	// Mode is "directed" (the seeds after the warm-up were picked by the
+	// search) or "uniform".
+	Mode string `json:"mode"`
+	Why  string `json:"why"`
+	// Seeds is the seeds in words when directed.
+	Seeds   string        `json:"seeds,omitempty"`
+	Systems []focusSystem `json:"systems,omitempty"`
+}
+
+// focusSystem is one system's directed search in a diff.
+type focusSystem struct {
+	System string `json:"system"`
+	// Order is the seeds in the order they were picked (each runs on both
+	// sides; each replays with explore --seeds S on either build).
+	Order    []uint64           `json:"order"`
+	Favoured []summary.Favoured `json:"favoured,omitempty"`
+}
+
+// focuser runs a diff's seeds under --focus.
+type focuser struct {
+	mode       string // auto, on, off
+	searchSeed uint64
+	designs    map[string]systems.Design
+	res        *diffFocus
+}
+
+// run runs the plan under focus: a warm-up of the first seeds in order,
+// then (on, or auto when a hunk of the change ran in few warm-up runs)
+// rounds of seeds picked per system by a directed search rewarded by what
+// each seed's pair of runs showed: a property flipped, the trace altered,
+// a metric moved, the change's rarely run hunks executed. Otherwise the
+// rest of the seeds in order, as without focus.
+func (fo *focuser) run(sr *sideRunner, p plan, list []systems.System, cov *diffCoverage, say func(string, ...any)) ([2][]seedRecord, error) {
+	n := int(p.last - p.first + 1)
+	w := min(focusWarmup, n)
+	fo.res = &diffFocus{Mode: "uniform"}
+	warm := plan{first: p.first, last: p.first + uint64(w) - 1}
+	say("focus: a warm-up of %d seeds in order on both sides", w)
+	recs, err := sr.run(warm, sr.names)
+	if err != nil || sr.ctx.Err() != nil {
+		return recs, err
+	}
+	rare := rareHunks(cov, recs)
+	switch {
+	case fo.mode == "on":
+		fo.res.Why = "--focus"
+	case cov == nil:
+		fo.res.Why = "no change under model/ was counted: nothing to focus on"
+	case len(rare) == 0:
+		fo.res.Why = fmt.Sprintf("every hunk of the change ran in at least %.0f%% of the %d warm-up runs", 100*focusRare, w)
+	default:
+		h := cov.Hunks[rare[0]]
+		fo.res.Why = fmt.Sprintf("%s ran in %d of the %d warm-up runs", h.where(), h.warm, w)
+	}
+	if (fo.mode == "auto" && len(rare) == 0) || n == w {
+		if n > w {
+			say("focus: uniform seeds (%s)", fo.res.Why)
+			rest, err := sr.run(plan{first: warm.last + 1, last: p.last}, sr.names)
+			recs = concat(recs, rest)
+			if err != nil {
+				return recs, err
+			}
+		}
+		return recs, nil
+	}
+	fo.res.Mode = "directed"
+	say("focus: directed (%s): the other %d seeds of each system are picked in rounds", fo.res.Why, n-w)
+	var picked []uint64
+	for _, sys := range list {
+		fs, more, err := fo.system(sr, sys, p, n, w, recs, cov, rare)
+		fo.res.Systems = append(fo.res.Systems, fs)
+		recs = concat(recs, more)
+		picked = append(picked, fs.Order...)
+		if err != nil || sr.ctx.Err() != nil {
+			return recs, err
+		}
+	}
+	slices.Sort(picked)
+	picked = slices.Compact(picked)
+	fo.res.Seeds = fmt.Sprintf("%d per system picked by a directed search from %d on (search seed %d; the first %d in order)", n, p.first, fo.searchSeed, w)
+	for i := range recs {
+		bySystemSeed(recs[i], sr.names)
+	}
+	return recs, nil
+}
+
+// system runs one system's directed rounds after the warm-up.
+func (fo *focuser) system(sr *sideRunner, sys systems.System, p plan, n, w int, warm [2][]seedRecord, cov *diffCoverage, rare []int) (focusSystem, [2][]seedRecord, error) {
+	fs := focusSystem{System: sys.Name()}
+	var out [2][]seedRecord
+	d := fo.designs[sys.Name()]
+	faults := systems.Faults(sr.faults())
+	search := directed.New(directed.Config{Seed: fo.searchSeed, First: p.first, Warmup: w}, func(seed uint64) ([]string, error) {
+		x, err := sys.Draw(d, seed, faults, systems.Options{})
+		if err != nil {
+			return nil, err
+		}
+		return directed.Features(x), nil
+	})
+	rw := &pairReward{cov: cov, rare: rare}
+	// The warm-up's seeds are the search's first picks, in order.
+	first, err := search.Next(w)
+	if err != nil {
+		return fs, out, err
+	}
+	fs.Order = append(fs.Order, first...)
+	rw.observe(search, sys.Name(), warm)
+	round := max(16, 4*sr.workers)
+	for len(fs.Order) < n && sr.ctx.Err() == nil {
+		seeds, err := search.Next(min(round, n-len(fs.Order)))
+		if err != nil {
+			return fs, out, err
+		}
+		fs.Order = append(fs.Order, seeds...)
+		sorted := slices.Clone(seeds)
+		slices.Sort(sorted)
+		got, err := sr.run(plan{first: sorted[0], last: sorted[len(sorted)-1], list: sorted}, []string{sys.Name()})
+		out = concat(out, got)
+		if err != nil {
+			return fs, out, err
+		}
+		rw.observe(search, sys.Name(), got)
+	}
+	for _, f := range search.Favoured(5) {
+		fs.Favoured = append(fs.Favoured, summary.Favoured{Feature: f.Name, Runs: f.Runs, Rate: f.Rate, Mean: f.Mean})
+	}
+	return fs, out, nil
+}
+
+// faults is the fault intensity the children run under.
+func (sr *sideRunner) faults() string {
+	for i, a := range sr.common {
+		if a == "--faults" && i+1 < len(sr.common) {
+			return sr.common[i+1]
+		}
+	}
+	return string(systems.Moderate)
+}
+
+// pairReward scores a seed by its two runs. Each signal is weighted by
+// how rare it has been so far (a signal every run shows says nothing of
+// where the change matters): a property that flipped (1), the trace
+// altered, a metric moved, and the rarely run hunks' executions on the
+// working side (their count's place among earlier runs', sharp at the
+// top).
+type pairReward struct {
+	cov     *diffCoverage
+	rare    []int
+	runs    float64
+	altered float64
+	moved   float64
+	counts  directed.Counts
+}
+
+func (rw *pairReward) observe(s *directed.Search, system string, recs [2][]seedRecord) {
+	base := map[uint64]*seedRecord{}
+	for i := range recs[0] {
+		if recs[0][i].System == system {
+			base[recs[0][i].Seed] = &recs[0][i]
+		}
+	}
+	for i := range recs[1] {
+		w := &recs[1][i]
+		b := base[w.Seed]
+		if w.System != system || b == nil {
+			continue
+		}
+		s.Observe(w.Seed, rw.score(b, w))
+	}
+}
+
+func (rw *pairReward) score(b, w *seedRecord) float64 {
+	if !slices.Equal(b.Failed, w.Failed) {
+		return 1
+	}
+	altered := b.Hash != w.Hash
+	moved := !reflect.DeepEqual(b.Metrics, w.Metrics)
+	r := 0.0
+	if altered {
+		r = max(r, 0.7*(1-(rw.altered+1)/(rw.runs+2)))
+	}
+	if moved {
+		r = max(r, 0.8*(1-(rw.moved+1)/(rw.runs+2)))
+	}
+	rw.runs++
+	if altered {
+		rw.altered++
+	}
+	if moved {
+		rw.moved++
+	}
+	if rw.cov != nil && len(w.Cover) > 0 {
+		var x uint64
+		for _, h := range rw.rare {
+			if t := rw.cov.Hunks[h].Target[1]; t >= 0 && t < len(w.Cover) {
+				x += w.Cover[t]
+			}
+		}
+		r = max(r, 0.8*rw.counts.Reward(x))
+	}
+	return r
+}
+
+// rareHunks are the hunks (their indexes in cov.Hunks) with statements
+// that ran in fewer than focusRare of the warm-up's runs of their side
+// (working, or base for a hunk the change deletes), most rarely run first;
+// it sets each hunk's warm count.
+func rareHunks(cov *diffCoverage, recs [2][]seedRecord) []int {
+	if cov == nil {
+		return nil
+	}
+	var out []int
+	for i := range cov.Hunks {
+		h := &cov.Hunks[i]
+		side := 1
+		if h.Target[1] < 0 || h.Stmts[1] == 0 {
+			side = 0
+		}
+		t := h.Target[side]
+		if t < 0 || h.Stmts[side] == 0 || h.NotBuilt[side] {
+			continue
+		}
+		ran, runs := 0, 0
+		for _, r := range recs[side] {
+			if len(r.Cover) == 0 {
+				continue
+			}
+			runs++
+			if t < len(r.Cover) && r.Cover[t] > 0 {
+				ran++
+			}
+		}
+		h.warm = ran
+		if runs > 0 && float64(ran) < focusRare*float64(runs) {
+			out = append(out, i)
+		}
+	}
+	slices.SortStableFunc(out, func(a, b int) int { return cov.Hunks[a].warm - cov.Hunks[b].warm })
+	return out
+}
+
+// concat appends each side's records.
+func concat(a, b [2][]seedRecord) [2][]seedRecord {
+	return [2][]seedRecord{append(a[0], b[0]...), append(a[1], b[1]...)}
+}
