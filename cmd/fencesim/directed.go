@@ -2,14 +2,20 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/fencesim/fencesim/internal/changecov"
 	"github.com/fencesim/fencesim/internal/directed"
+	"github.com/fencesim/fencesim/internal/revision"
 	"github.com/fencesim/fencesim/internal/summary"
 	"github.com/fencesim/fencesim/internal/systems"
 )
@@ -24,6 +30,9 @@ type target struct {
 	probe   string
 	metrics []string // metric names whose high values are rewarded
 	code    []codeRange
+	// ids are the code's targets in this binary's coverage build
+	// (changecov.Targets), once resolved: nil in a plain build.
+	ids []int
 	// the rewards' memories: one per metric, one for the code
 	mc []directed.Counts
 	cc directed.Counts
@@ -43,11 +52,13 @@ func (r codeRange) String() string { return fmt.Sprintf("%s:%d-%d", r.File, r.Fr
 // design defaults to the knob as its target.
 func parseTarget(spec string, sys systems.System, knobs []string) (*target, error) {
 	names, _ := metricsOf(sys)
-	if spec == "" && len(knobs) == 1 {
-		spec = "knob:" + knobs[0]
-	}
 	t := &target{spec: spec}
 	switch {
+	case spec == "" && len(knobs) == 1:
+		// The knob's metrics, without its code: no coverage build.
+		t.spec, t.kind = "failures and "+knobs[0]+"'s caught-by metrics", "failures"
+		k, _ := knobOf(sys, knobs[0])
+		t.metrics = caughtByMetrics(sys, k, names)
 	case spec == "":
 		t.spec, t.kind = "failures", "failures"
 		t.metrics = promiseMetrics(sys, names)
@@ -64,27 +75,82 @@ func parseTarget(spec string, sys systems.System, knobs []string) (*target, erro
 		t.kind, t.code = "code", []codeRange{r}
 	default:
 		name := strings.TrimPrefix(spec, "knob:")
-		var k *systems.Knob
-		for _, x := range sys.Knobs() {
-			if x.Name == name {
-				k = &x
-			}
-		}
-		if k == nil {
+		k, ok := knobOf(sys, name)
+		if !ok {
 			return nil, usagef("--target %s: want knob:NAME (a knob of %s), probe:NAME or FILE:FROM-TO (e.g. model/judge/sql.go:219-233)", spec, sys.Name())
 		}
 		t.spec, t.kind = "knob:"+name, "knob"
-		for _, id := range k.CaughtBy {
-			if m, err := matchMetric(id, names); err == nil {
-				t.metrics = append(t.metrics, m)
-			}
+		t.metrics = caughtByMetrics(sys, k, names)
+		root, err := revision.Root()
+		if err != nil {
+			return nil, usagef("--target %s: a knob's code is found in fencesim's source: %v", spec, err)
 		}
-		if len(t.metrics) == 0 {
-			t.metrics = promiseMetrics(sys, names)
+		sites, err := directed.KnobSites(root, name)
+		if err != nil {
+			return nil, err
+		}
+		for _, x := range sites {
+			t.code = append(t.code, codeRange{File: x.File, From: x.From, To: x.To})
 		}
 	}
 	t.mc = make([]directed.Counts, len(t.metrics))
 	return t, nil
+}
+
+// knobOf finds a system's knob by name.
+func knobOf(sys systems.System, name string) (systems.Knob, bool) {
+	for _, x := range sys.Knobs() {
+		if x.Name == name {
+			return x, true
+		}
+	}
+	return systems.Knob{}, false
+}
+
+// caughtByMetrics are the metrics of the properties a knob is caught by,
+// or the system's promise metrics when none of them is a metric.
+func caughtByMetrics(sys systems.System, k systems.Knob, names []string) []string {
+	var out []string
+	for _, id := range k.CaughtBy {
+		if m, err := matchMetric(id, names); err == nil {
+			out = append(out, m)
+		}
+	}
+	if len(out) == 0 {
+		out = promiseMetrics(sys, names)
+	}
+	return out
+}
+
+// resolve finds the target's code among this binary's counted targets
+// (a coverage build's): it sets ids, or says which range is not counted.
+func (t *target) resolve() error {
+	have := changecov.Targets()
+	t.ids = nil
+	for _, c := range t.code {
+		found := false
+		for _, h := range have {
+			if h.File == c.File && h.From == c.From && h.To == c.To {
+				t.ids = append(t.ids, h.ID)
+				found = true
+			}
+		}
+		if !found {
+			return usagef("--target %s: this coverage build does not count %s", t.spec, c)
+		}
+	}
+	return nil
+}
+
+// coverOf is a run's executions of the target's code.
+func (t *target) coverOf(cover []uint64) uint64 {
+	var x uint64
+	for _, id := range t.ids {
+		if id < len(cover) {
+			x += cover[id]
+		}
+	}
+	return x
 }
 
 // promiseMetrics are the metrics diff watches for a system (its promise
@@ -179,7 +245,7 @@ func exploreDirected(e *env, ctx context.Context, cfg *exploreConfig, sys system
 		}
 		in := make(chan task, len(seeds))
 		for _, s := range seeds {
-			in <- task{sys: sys, d: d, seed: s, opts: systems.Options{Full: cfg.records != nil}}
+			in <- task{sys: sys, d: d, seed: s, opts: systems.Options{Full: cfg.records != nil}, cover: t.ids != nil}
 		}
 		close(in)
 		got := map[uint64]finished{}
@@ -192,13 +258,15 @@ func exploreDirected(e *env, ctx context.Context, cfg *exploreConfig, sys system
 			prog.add(1)
 			agg.add(f.r, f.dur)
 			if cfg.records != nil {
-				cfg.records.add(recordOf(f.r, ""))
+				rec := recordOf(f.r, "")
+				rec.Cover = f.cover
+				cfg.records.add(rec)
 			}
 			dir.Order = append(dir.Order, s)
 			if len(f.r.Failed()) > 0 && dir.FirstFailure == 0 {
 				dir.FirstFailure = len(dir.Order)
 			}
-			search.Observe(s, t.reward(f.r, 0, false))
+			search.Observe(s, t.reward(f.r, t.coverOf(f.cover), t.ids != nil))
 		}
 	}
 	prog.done()
@@ -250,10 +318,55 @@ func (cfg *exploreConfig) checkSearch(fs *flag.FlagSet, spec string) error {
 			}
 			return err
 		}
-		if t.kind == "code" {
-			return usagef("--target %s: a code target is counted by a coverage build, which this binary is not (fencesim diff builds one for the lines a change touched)", spec)
+		if len(t.code) > 0 {
+			if changecov.Enabled() {
+				if err := t.resolve(); err != nil {
+					return err
+				}
+			} else {
+				cfg.counting = append(cfg.counting, t.code...)
+			}
 		}
 		cfg.targets[sys.Name()] = t
 	}
 	return nil
+}
+
+// countedExplore is explore --search directed with a code target in a
+// plain binary: it builds fencesim from the source tree with the target's
+// lines counted (revision.BuildCovered, cached by tree and targets as
+// diff's builds are) and runs the same command in it, one run at a time
+// (the counters are the process's: --workers 1).
+func countedExplore(e *env, args []string, code []codeRange) int {
+	root, err := revision.Root()
+	if err != nil {
+		return e.fail("explore", usagef("--target: a code target is counted by a build of fencesim's source: %v", err))
+	}
+	var ts []changecov.Target
+	for i, c := range code {
+		if _, err := os.Stat(filepath.Join(root, filepath.FromSlash(c.File))); err != nil {
+			return e.fail("explore", usagef("--target %s: no such file in %s", c, root))
+		}
+		ts = append(ts, changecov.Target{ID: i, File: c.File, From: c.From, To: c.To})
+	}
+	tmp, err := os.MkdirTemp("", "fencesim-target-")
+	if err != nil {
+		return e.fail("explore", err)
+	}
+	defer os.RemoveAll(tmp)
+	bin := filepath.Join(tmp, "fencesim-counting")
+	fmt.Fprintf(e.stderr, "fencesim explore: building fencesim with %s counted (a code target)\n", plural(len(ts), "range"))
+	if err := revision.BuildCovered(e.ctx, root, bin, ts); err != nil {
+		return e.fail("explore", err)
+	}
+	cmd := exec.CommandContext(e.ctx, bin, append(append([]string{"explore"}, args...), "--workers", "1")...)
+	cmd.Stdout, cmd.Stderr = e.stdout, e.stderr
+	if err := cmd.Run(); err != nil {
+		var x *exec.ExitError
+		if errors.As(err, &x) && x.ExitCode() >= 0 {
+			return x.ExitCode()
+		}
+		return e.fail("explore", err)
+	}
+	return exitOK
 }

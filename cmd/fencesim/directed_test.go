@@ -34,7 +34,7 @@ func TestDirectedSeedsReplay(t *testing.T) {
 	code, x := directedRun(t, "--system", "arbiter", "--knob", "claim-lookup-only", "--runs", "120", "--search-seed", "3")
 	require.Equal(t, exitFail, code, "claim-lookup-only fails within 120 directed runs (search seed 3)")
 	d := x.Directed
-	require.Equal(t, "knob:claim-lookup-only", d.Target)
+	require.Equal(t, "failures and claim-lookup-only's caught-by metrics", d.Target, "one --knob: its metrics, no coverage build")
 	require.Len(t, d.Order, 120)
 	require.Greater(t, d.FirstFailure, 0)
 	seed := d.Order[d.FirstFailure-1]
@@ -111,7 +111,7 @@ func TestDirectedBadInput(t *testing.T) {
 		{[]string{"--search", "directed", "--system", "arbiter", "--target", "probe:nope"}, "has no probe"},
 		{[]string{"--search", "directed", "--system", "arbiter", "--target", "knob:nope"}, "want knob:NAME"},
 		{[]string{"--search", "directed", "--system", "arbiter", "--target", "model/judge/sql.go:9-3"}, "FROM <= TO"},
-		{[]string{"--search", "directed", "--system", "arbiter", "--target", "model/judge/sql.go:3-9"}, "coverage build"},
+		{[]string{"--search", "directed", "--system", "arbiter", "--target", "model/judge/nosuch.go:3-9"}, "no such file"},
 		{[]string{"--search", "directed", "--system", "arbiter", "--shard", "0/2"}, "--shard does not go"},
 		{[]string{"--search", "directed", "--system", "arbiter", "--time", "5s"}, "--time does not go"},
 		{[]string{"--search", "directed", "--system", "arbiter", "--seeds", "1,5"}, "list does not go"},
@@ -150,4 +150,32 @@ func TestMutantsSearchTable(t *testing.T) {
 	assert.Len(t, doc.Rows[0].Uniform, 2)
 	assert.Len(t, doc.Rows[0].Directed, 2)
 	assert.NotContains(t, doc.Rows[0].Uniform, 0, "no-grace fails within 60 uniform runs from seeds 1 and 100001")
+}
+
+// TestDirectedCodeTarget: a code target (a knob's code, or lines) makes
+// explore build fencesim with those lines counted and search in it: each
+// run's record carries how often the code ran, and the search is rewarded
+// by it.
+func TestDirectedCodeTarget(t *testing.T) {
+	dir := t.TempDir()
+	per := filepath.Join(dir, "per-seed.jsonl")
+	code, stdout, stderr := run(t, "explore", "--system", "arbiter", "--knob", "no-backoff-cap", "--search", "directed", "--target", "knob:no-backoff-cap",
+		"--runs", "40", "--json", "--artifacts", "0", "--per-seed", per)
+	require.Contains(t, []int{exitOK, exitFail}, code, stderr)
+	assert.Contains(t, stderr, "building fencesim with 1 range counted")
+	var s summary.Summary
+	require.NoError(t, json.Unmarshal([]byte(stdout), &s), stdout)
+	assert.Equal(t, "knob:no-backoff-cap", s.Systems[0].Directed.Target)
+	recs := strings.Split(strings.TrimSpace(readFile(t, per)), "\n")
+	require.Len(t, recs, 40)
+	ran := 0
+	for _, line := range recs {
+		var r seedRecord
+		require.NoError(t, json.Unmarshal([]byte(line), &r))
+		require.Len(t, r.Cover, 1, "one counted range: Design.Backoff's test of the knob")
+		if r.Cover[0] > 0 {
+			ran++
+		}
+	}
+	assert.Greater(t, ran, 0, "the knob's code ran in some of the runs")
 }

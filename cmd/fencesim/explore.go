@@ -46,6 +46,10 @@ type exploreConfig struct {
 	search     string
 	searchSeed uint64
 	targets    map[string]*target // per system
+	// counting is the code a directed search's target needs counted,
+	// when this binary does not count it: explore reruns itself in a
+	// build that does (countedExplore).
+	counting []codeRange
 }
 
 func isSet(fs *flag.FlagSet, name string) bool {
@@ -180,6 +184,9 @@ func runExplore(e *env, args []string) int {
 	}()
 	if err != nil {
 		return e.fail(c.name, err)
+	}
+	if len(cfg.counting) > 0 {
+		return countedExplore(e, args, cfg.counting)
 	}
 	if cfg.sel.warning != "" {
 		fmt.Fprintf(e.stderr, "fencesim %s: %s\n", c.name, cfg.sel.warning)

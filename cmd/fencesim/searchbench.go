@@ -6,11 +6,18 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"os"
+	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
+	"sync"
 	"text/tabwriter"
 
+	"github.com/fencesim/fencesim/internal/changecov"
 	"github.com/fencesim/fencesim/internal/directed"
+	"github.com/fencesim/fencesim/internal/revision"
+	"github.com/fencesim/fencesim/internal/summary"
 	"github.com/fencesim/fencesim/internal/systems"
 )
 
@@ -117,6 +124,39 @@ func firstFailure(ctx context.Context, sys systems.System, d systems.Design, t *
 // Search i starts its seeds at first + (i-1)*100000 in both modes, so the
 // uniform searches are disjoint stretches of seeds.
 func searchBench(e *env, knobs []knobChoice, sets []string, f systems.Faults, workers, budget, searches int, first uint64, asJSON bool) int {
+	// The directed searches target each knob's code: one build counts
+	// every knob's sites, and each search runs in a process of its own
+	// (the counters are the process's), workers of them at once.
+	targets := map[string]*target{}
+	var ranges []codeRange
+	for _, ko := range knobs {
+		t, err := parseTarget("knob:"+ko.k.Name, ko.sys, nil)
+		if err != nil {
+			return e.fail("mutants", err)
+		}
+		targets[ko.k.Name] = t
+		ranges = append(ranges, t.code...)
+	}
+	root, err := revision.Root()
+	if err != nil {
+		return e.fail("mutants", usagef("--search directed counts each knob's code in a build of fencesim's source: %v", err))
+	}
+	tmp, err := os.MkdirTemp("", "fencesim-search-")
+	if err != nil {
+		return e.fail("mutants", err)
+	}
+	defer os.RemoveAll(tmp)
+	bin := filepath.Join(tmp, "fencesim-counting")
+	var ts []changecov.Target
+	for i, c := range ranges {
+		ts = append(ts, changecov.Target{ID: i, File: c.File, From: c.From, To: c.To})
+	}
+	if !asJSON {
+		fmt.Fprintf(e.stderr, "fencesim mutants: building fencesim with the code of %s counted\n", plural(len(knobs), "knob"))
+	}
+	if err := revision.BuildCovered(e.ctx, root, bin, ts); err != nil {
+		return e.fail("mutants", err)
+	}
 	var rows []searchRow
 	prog := newProgress(e.stderr, !asJSON, int64(len(knobs)*searches*2), "search")
 	for _, ko := range knobs {
@@ -124,31 +164,50 @@ func searchBench(e *env, knobs []knobChoice, sets []string, f systems.Faults, wo
 		if err != nil {
 			return e.fail("mutants", err)
 		}
-		t, err := parseTarget("knob:"+ko.k.Name, ko.sys, nil)
-		if err != nil {
-			return e.fail("mutants", err)
-		}
-		row := searchRow{System: ko.sys.Name(), Knob: ko.k.Name, Harmful: ko.k.Harmful, Target: t.spec, Budget: budget}
+		row := searchRow{System: ko.sys.Name(), Knob: ko.k.Name, Harmful: ko.k.Harmful, Target: targets[ko.k.Name].spec, Budget: budget}
+		row.Directed = make([]int, searches)
+		row.Seeds[1] = make([]uint64, searches)
+		prog.describe(ko.k.Name + " directed")
+		var wg sync.WaitGroup
+		var mu sync.Mutex
+		var failed error
+		sem := make(chan struct{}, max(workers, 1))
 		for i := 1; i <= searches; i++ {
-			for _, steer := range []bool{false, true} {
-				prog.describe(fmt.Sprintf("%s %d/%d", ko.k.Name, i, searches))
-				tt, _ := parseTarget("knob:"+ko.k.Name, ko.sys, nil) // a fresh memory per search
-				n, seed, err := firstFailure(e.ctx, ko.sys, d, tt, f, workers, uint64(i), first+uint64(i-1)*100000, budget, steer)
-				if err != nil {
-					prog.done()
-					fmt.Fprintf(e.stderr, "fencesim mutants: interrupted (%v)\n", err)
-					return exitInterrupted
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				sem <- struct{}{}
+				defer func() { <-sem }()
+				n, seed, err := directedChild(e.ctx, bin, root, ko.sys.Name(), ko.k.Name, sets, f, uint64(i), first+uint64(i-1)*100000, budget)
+				mu.Lock()
+				defer mu.Unlock()
+				if err != nil && failed == nil {
+					failed = err
 				}
-				side := 0
-				if steer {
-					side = 1
-					row.Directed = append(row.Directed, n)
-				} else {
-					row.Uniform = append(row.Uniform, n)
-				}
-				row.Seeds[side] = append(row.Seeds[side], seed)
+				row.Directed[i-1], row.Seeds[1][i-1] = n, seed
 				prog.add(1)
+			}()
+		}
+		wg.Wait()
+		if failed != nil {
+			prog.done()
+			if e.ctx.Err() != nil {
+				fmt.Fprintf(e.stderr, "fencesim mutants: interrupted (%s)\n", interruption(e.ctx))
+				return exitInterrupted
 			}
+			return e.fail("mutants", failed)
+		}
+		prog.describe(ko.k.Name + " uniform")
+		for i := 1; i <= searches; i++ {
+			n, seed, err := firstFailure(e.ctx, ko.sys, d, nil, f, workers, uint64(i), first+uint64(i-1)*100000, budget, false)
+			if err != nil {
+				prog.done()
+				fmt.Fprintf(e.stderr, "fencesim mutants: interrupted (%s)\n", interruption(e.ctx))
+				return exitInterrupted
+			}
+			row.Uniform = append(row.Uniform, n)
+			row.Seeds[0] = append(row.Seeds[0], seed)
+			prog.add(1)
 		}
 		rows = append(rows, row)
 	}
@@ -165,6 +224,30 @@ func searchBench(e *env, knobs []knobChoice, sets []string, f systems.Faults, wo
 		}
 	}
 	return exitOK
+}
+
+// directedChild runs one directed search of a knob's design, its code the
+// target, in the counting build, until its first failure or budget runs.
+func directedChild(ctx context.Context, bin, root, sys, knob string, sets []string, f systems.Faults, searchSeed, first uint64, budget int) (int, uint64, error) {
+	args := []string{"explore", "--system", sys, "--knob", knob, "--search", "directed", "--target", "knob:" + knob,
+		"--search-seed", strconv.FormatUint(searchSeed, 10), "--first", strconv.FormatUint(first, 10), "--runs", strconv.Itoa(budget),
+		"--failfast", "--artifacts", "0", "--workers", "1", "--faults", string(f), "--json"}
+	for _, x := range sets {
+		args = append(args, "--set", x)
+	}
+	out, err := runChildOut(ctx, bin, root, args)
+	if err != nil && out == "" {
+		return 0, 0, err
+	}
+	var s summary.Summary
+	if err := json.Unmarshal([]byte(out), &s); err != nil || len(s.Systems) != 1 || s.Systems[0].Directed == nil {
+		return 0, 0, fmt.Errorf("a directed search of %s printed no summary: %v", knob, err)
+	}
+	d := s.Systems[0].Directed
+	if d.FirstFailure == 0 {
+		return 0, 0, nil
+	}
+	return d.FirstFailure, d.Order[d.FirstFailure-1], nil
 }
 
 func nonZero(x int) bool { return x != 0 }
