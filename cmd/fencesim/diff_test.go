@@ -320,6 +320,57 @@ func TestDiffCoverage(t *testing.T) {
 	assert.Equal(t, "fencesim explore: this binary counts changed code per run (a diff's coverage build): run it with --workers 1\n", string(out))
 }
 
+// TestDiffFocus: a change with a hunk no warm-up run executed is
+// focused by default: the seeds after the warm-up are picked by the
+// directed search, each once, on both sides; --focus=false keeps to the
+// seeds in order.
+func TestDiffFocus(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds fencesim twice per diff")
+	}
+	dir := scratchRepo(t)
+	t.Chdir(dir)
+	coverageChange(t, dir)
+	var stdout, stderr bytes.Buffer
+	perSeed := filepath.Join(t.TempDir(), "runs.jsonl")
+	code := Main([]string{"diff", "--system", "arbiter", "--runs", "44", "--keep", "0", "--json", "--per-seed", perSeed}, &stdout, &stderr)
+	require.Equal(t, exitOK, code, "%s%s", stdout.String(), stderr.String())
+	var res diffResult
+	require.NoError(t, json.Unmarshal(stdout.Bytes(), &res))
+	require.NotNil(t, res.Focus)
+	assert.Equal(t, "directed", res.Focus.Mode)
+	assert.Regexp(t, `^model/judge/arbiter\.go:\d+-\d+ ran in 0 of the 32 warm-up runs$`, res.Focus.Why)
+	require.Len(t, res.Focus.Systems, 1)
+	order := res.Focus.Systems[0].Order
+	require.Len(t, order, 44)
+	seen := map[uint64]bool{}
+	for i, s := range order {
+		if i < 32 {
+			assert.Equal(t, uint64(i+1), s, "the warm-up runs the first seeds in order")
+		}
+		assert.False(t, seen[s], "seed %d picked twice", s)
+		seen[s] = true
+	}
+	assert.Contains(t, res.Seeds, "44 per system picked by a directed search from 1 on")
+	assert.Equal(t, [2]int{44, 44}, res.Coverage.Runs, "both sides ran every picked seed")
+	f, err := os.Open(perSeed)
+	require.NoError(t, err)
+	recs, err := readPerSeed(f, perSeed)
+	f.Close()
+	require.NoError(t, err)
+	require.Len(t, recs, 88)
+	for _, r := range recs {
+		assert.True(t, seen[r.Seed], "seed %d was picked", r.Seed)
+	}
+
+	stdout.Reset()
+	stderr.Reset()
+	code = Main([]string{"diff", "--system", "arbiter", "--runs", "44", "--keep", "0", "--focus=false"}, &stdout, &stderr)
+	require.Equal(t, exitOK, code, "%s%s", stdout.String(), stderr.String())
+	assert.Contains(t, stdout.String(), "seeds 1-44\n")
+	assert.NotContains(t, stdout.String(), "focus:")
+}
+
 // TestShardsPartition: diff's k children of a side, shard i+n*j of n*k,
 // hold every seed of the user's shard i/n exactly once, and no other.
 func TestShardsPartition(t *testing.T) {

@@ -101,6 +101,9 @@ func (fo *focuser) run(sr *sideRunner, p plan, list []systems.System, cov *diffC
 		h := cov.Hunks[rare[0]]
 		fo.res.Why = fmt.Sprintf("%s ran in %d of the %d warm-up runs", h.where(), h.warm, w)
 	}
+	if n == w {
+		fo.res.Why = fmt.Sprintf("the %d seeds are all the warm-up's", n)
+	}
 	if (fo.mode == "auto" && len(rare) == 0) || n == w {
 		if n > w {
 			say("focus: uniform seeds (%s)", fo.res.Why)
@@ -146,7 +149,13 @@ func (fo *focuser) system(sr *sideRunner, sys systems.System, p plan, n, w int, 
 		}
 		return directed.Features(x), nil
 	})
-	rw := &pairReward{cov: cov, rare: rare}
+	// The hunks whose executions reward a run: the rarely run ones, or
+	// (--focus on a change whose hunks all run often) every counted one.
+	counted := rare
+	if len(counted) == 0 && cov != nil {
+		counted = countedHunks(cov)
+	}
+	rw := &pairReward{cov: cov, rare: counted}
 	// The warm-up's seeds are the search's first picks, in order.
 	first, err := search.Next(w)
 	if err != nil {
@@ -259,14 +268,21 @@ func rareHunks(cov *diffCoverage, recs [2][]seedRecord) []int {
 		return nil
 	}
 	var out []int
+	stmts := func(h *hunkCoverage, side int) int {
+		t := h.Target[side]
+		if t < 0 || cov.NotCounted[side] != "" || h.NotBuilt[side] || t >= len(cov.Targets[side]) {
+			return 0
+		}
+		return cov.Targets[side][t].Stmts
+	}
 	for i := range cov.Hunks {
 		h := &cov.Hunks[i]
 		side := 1
-		if h.Target[1] < 0 || h.Stmts[1] == 0 {
+		if stmts(h, 1) == 0 {
 			side = 0
 		}
 		t := h.Target[side]
-		if t < 0 || h.Stmts[side] == 0 || h.NotBuilt[side] {
+		if stmts(h, side) == 0 {
 			continue
 		}
 		ran, runs := 0, 0
@@ -285,6 +301,18 @@ func rareHunks(cov *diffCoverage, recs [2][]seedRecord) []int {
 		}
 	}
 	slices.SortStableFunc(out, func(a, b int) int { return cov.Hunks[a].warm - cov.Hunks[b].warm })
+	return out
+}
+
+// countedHunks are the hunks with statements counted on the working side.
+func countedHunks(cov *diffCoverage) []int {
+	var out []int
+	for i, h := range cov.Hunks {
+		t := h.Target[1]
+		if t >= 0 && cov.NotCounted[1] == "" && !h.NotBuilt[1] && t < len(cov.Targets[1]) && cov.Targets[1][t].Stmts > 0 {
+			out = append(out, i)
+		}
+	}
 	return out
 }
 
