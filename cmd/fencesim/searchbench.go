@@ -15,7 +15,6 @@ import (
 	"text/tabwriter"
 
 	"github.com/fencesim/fencesim/internal/changecov"
-	"github.com/fencesim/fencesim/internal/directed"
 	"github.com/fencesim/fencesim/internal/revision"
 	"github.com/fencesim/fencesim/internal/summary"
 	"github.com/fencesim/fencesim/internal/systems"
@@ -57,23 +56,12 @@ func (r searchRow) median(xs []int) float64 {
 	return (v[n/2-1] + v[n/2]) / 2
 }
 
-// firstFailure runs seeds from first (uniform: in order; directed: as the
-// search picks them, searchSeed its own seed) until a run fails or budget
-// runs are done, and returns the runs it took (0: none failed) and the
-// failing seed. Rounds run on workers goroutines; the count is the
-// failing run's place in the order, as one core going in order would
-// count it.
-func firstFailure(ctx context.Context, sys systems.System, d systems.Design, t *target, f systems.Faults, workers int, searchSeed, first uint64, budget int, steer bool) (int, uint64, error) {
-	var search *directed.Search
-	if steer {
-		search = directed.New(directed.Config{Seed: searchSeed, First: first}, func(seed uint64) ([]string, error) {
-			w, err := sys.Draw(d, seed, f, systems.Options{})
-			if err != nil {
-				return nil, err
-			}
-			return directed.Features(w), nil
-		})
-	}
+// firstFailure runs uniform seeds from first, in order, until a run
+// fails or budget runs are done, and returns the runs it took (0: none
+// failed) and the failing seed. Rounds run on workers goroutines; the
+// count is the failing seed's place in the order, as one core going in
+// order would count it.
+func firstFailure(ctx context.Context, sys systems.System, d systems.Design, f systems.Faults, workers int, first uint64, budget int) (int, uint64, error) {
 	next := first
 	done := 0
 	round := max(8, 2*workers)
@@ -81,18 +69,10 @@ func firstFailure(ctx context.Context, sys systems.System, d systems.Design, t *
 		if err := ctx.Err(); err != nil {
 			return 0, 0, err
 		}
-		k := min(round, budget-done)
 		var seeds []uint64
-		if steer {
-			var err error
-			if seeds, err = search.Next(k); err != nil {
-				return 0, 0, err
-			}
-		} else {
-			for range k {
-				seeds = append(seeds, next)
-				next++
-			}
+		for range min(round, budget-done) {
+			seeds = append(seeds, next)
+			next++
 		}
 		in := make(chan task, len(seeds))
 		for _, s := range seeds {
@@ -109,9 +89,6 @@ func firstFailure(ctx context.Context, sys systems.System, d systems.Design, t *
 			done++
 			if len(r.Failed()) > 0 {
 				return done, s, nil
-			}
-			if steer {
-				search.Observe(s, t.reward(r, 0, false))
 			}
 		}
 	}
@@ -199,7 +176,7 @@ func searchBench(e *env, knobs []knobChoice, sets []string, f systems.Faults, wo
 		}
 		prog.describe(ko.k.Name + " uniform")
 		for i := 1; i <= searches; i++ {
-			n, seed, err := firstFailure(e.ctx, ko.sys, d, nil, f, workers, uint64(i), first+uint64(i-1)*100000, budget, false)
+			n, seed, err := firstFailure(e.ctx, ko.sys, d, f, workers, first+uint64(i-1)*100000, budget)
 			if err != nil {
 				prog.done()
 				fmt.Fprintf(e.stderr, "fencesim mutants: interrupted (%s)\n", interruption(e.ctx))
