@@ -24,7 +24,10 @@ type Config struct {
 	// the cost of the search is a world's draw (no play) per candidate.
 	Refill int
 	// Explore is the share of picks that take the oldest candidate, as
-	// uniform seeds would (default 0.1).
+	// uniform seeds would (default 0.25): a floor under a signal that
+	// misleads the search (the target code runs most in worlds where the
+	// failure is not). The other picks are drawn worlds too, so a
+	// misleading signal slows the search by far less than 1/Explore.
 	Explore float64
 }
 
@@ -39,7 +42,7 @@ func (c Config) withDefaults() Config {
 		c.Refill = 8
 	}
 	if c.Explore <= 0 {
-		c.Explore = 0.1
+		c.Explore = 0.25
 	}
 	return c
 }
