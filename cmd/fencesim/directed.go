@@ -35,7 +35,8 @@ type target struct {
 	ids []int
 	// the rewards' memories: one per metric, one for the code
 	mc []directed.Counts
-	cc directed.Counts
+	// runs and ran: the runs so far and those that executed the code
+	runs, ran float64
 }
 
 // codeRange is lines of one file, repository-relative.
@@ -58,7 +59,7 @@ func parseTarget(spec string, sys systems.System, knobs []string) (*target, erro
 		// The knob's metrics, without its code: no coverage build.
 		t.spec, t.kind = "failures and "+knobs[0]+"'s caught-by metrics", "failures"
 		k, _ := knobOf(sys, knobs[0])
-		t.metrics = caughtByMetrics(sys, k, names)
+		t.metrics = caughtByMetrics(k, names)
 	case spec == "":
 		t.spec, t.kind = "failures", "failures"
 		t.metrics = promiseMetrics(sys, names)
@@ -80,7 +81,7 @@ func parseTarget(spec string, sys systems.System, knobs []string) (*target, erro
 			return nil, usagef("--target %s: want knob:NAME (a knob of %s), probe:NAME or FILE:FROM-TO (e.g. model/judge/sql.go:219-233)", spec, sys.Name())
 		}
 		t.spec, t.kind = "knob:"+name, "knob"
-		t.metrics = caughtByMetrics(sys, k, names)
+		t.metrics = caughtByMetrics(k, names)
 		root, err := revision.Root()
 		if err != nil {
 			return nil, usagef("--target %s: a knob's code is found in fencesim's source: %v", spec, err)
@@ -107,17 +108,16 @@ func knobOf(sys systems.System, name string) (systems.Knob, bool) {
 	return systems.Knob{}, false
 }
 
-// caughtByMetrics are the metrics of the properties a knob is caught by,
-// or the system's promise metrics when none of them is a metric.
-func caughtByMetrics(sys systems.System, k systems.Knob, names []string) []string {
+// caughtByMetrics are the metrics of the properties a knob is caught by
+// (none when they are all invariants: another metric's high values would
+// steer the search toward worlds that say nothing of the knob; twopc's
+// commit-before-log took twice uniform's runs steered by blocked_max).
+func caughtByMetrics(k systems.Knob, names []string) []string {
 	var out []string
 	for _, id := range k.CaughtBy {
 		if m, err := matchMetric(id, names); err == nil {
 			out = append(out, m)
 		}
-	}
-	if len(out) == 0 {
-		out = promiseMetrics(sys, names)
 	}
 	return out
 }
@@ -195,8 +195,9 @@ func parseRange(s string) (codeRange, error) {
 }
 
 // reward scores a judged run for the search, in [0, 1]: 1 for a failure;
-// else the best of the target's signals, each at most 0.8 (closer than
-// most runs came, or a count no run reached before).
+// else the best of the target's signals, each at most 0.8: a metric's
+// value high among earlier runs' (sharp at the top), a probe hit, the
+// target's code executed when most runs do not execute it.
 func (t *target) reward(r *systems.Result, cover uint64, counted bool) float64 {
 	if len(r.Failed()) > 0 {
 		return 1
@@ -211,7 +212,17 @@ func (t *target) reward(r *systems.Result, cover uint64, counted bool) float64 {
 		}
 	}
 	if counted {
-		best = max(best, 0.8*t.cc.Reward(cover))
+		// Code that runs in most runs says nothing of where the damage is
+		// (how often it runs tracks the world's size): only a run that
+		// executes code most runs do not is rewarded, the more the rarer.
+		share := (t.ran + 1) / (t.runs + 2)
+		if cover > 0 && share < 0.5 {
+			best = max(best, 0.8*(1-share))
+		}
+		t.runs++
+		if cover > 0 {
+			t.ran++
+		}
 	}
 	return best
 }
