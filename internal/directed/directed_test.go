@@ -74,8 +74,11 @@ func TestSearchLearns(t *testing.T) {
 	for i, x := range order[:16] {
 		assert.Equal(t, uint64(i+1), x, "warm-up in order")
 	}
-	blind, _ := share(false, 1)
-	assert.Less(t, blind, 0.25, "without rewards the picks keep near the seeds' mix (10%%)")
+	blind, border := share(false, 1)
+	assert.InDelta(t, 0.1, blind, 0.01, "without rewards the picks are the seeds' own mix")
+	for i, x := range border {
+		require.Equal(t, uint64(i+1), x, "without rewards the picks are uniform's seeds, in order")
+	}
 	_, again := share(true, 1)
 	assert.Equal(t, order, again, "deterministic")
 	_, other := share(true, 2)

@@ -117,8 +117,10 @@ func (s *Search) draw() error {
 func (s *Search) Next(k int) ([]uint64, error) {
 	out := make([]uint64, 0, k)
 	for range k {
+		// One candidate a pick until there is something to steer by: the
+		// picks are then exactly the seeds uniform would run, in order.
 		refill := s.cfg.Refill
-		if s.picked < s.cfg.Warmup {
+		if s.picked < s.cfg.Warmup || s.total == 0 {
 			refill = 1
 		}
 		for range refill {
