@@ -229,6 +229,9 @@ func runDiff(e *env, args []string) int {
 	sr := &sideRunner{ctx: e.ctx, bins: bins, counted: pair.Counted, root: root, tmp: tmp, workers: *workers, names: names,
 		common: append(sel.forward(), "--faults", string(f))}
 	var recs [2][]seedRecord
+	if fo.mode == "auto" && cov == nil {
+		fo.mode = "off" // nothing counted, nothing to focus on: the seeds in order, as always
+	}
 	if fo.mode == "off" || len(list) == 0 {
 		say("running %s on the base %s and on the working tree", p.text(), revision.Short(rev))
 		recs, err = sr.run(p, names)
