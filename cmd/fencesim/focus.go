@@ -117,18 +117,14 @@ func (fo *focuser) run(sr *sideRunner, p plan, list []systems.System, cov *diffC
 	}
 	fo.res.Mode = "directed"
 	say("focus: directed (%s): the other %d seeds of each system are picked in rounds", fo.res.Why, n-w)
-	var picked []uint64
 	for _, sys := range list {
 		fs, more, err := fo.system(sr, sys, p, n, w, recs, cov, rare)
 		fo.res.Systems = append(fo.res.Systems, fs)
 		recs = concat(recs, more)
-		picked = append(picked, fs.Order...)
 		if err != nil || sr.ctx.Err() != nil {
 			return recs, err
 		}
 	}
-	slices.Sort(picked)
-	picked = slices.Compact(picked)
 	fo.res.Seeds = fmt.Sprintf("%d per system picked by a directed search from %d on (search seed %d; the first %d in order)", n, p.first, fo.searchSeed, w)
 	for i := range recs {
 		bySystemSeed(recs[i], sr.names)
