@@ -137,6 +137,10 @@ func (r *RefRecorder) Record(e *traces.Event) {
 	r.ref.End = max(r.ref.End, t)
 }
 
+// HeadersOnly implements HeaderRecorder: a send counts by its ends alone,
+// so its body is never rendered.
+func (r *RefRecorder) HeadersOnly() {}
+
 // Reference returns the reference once the world has run: each watched
 // node's calls (those without any left out), the links sorted by (from,
 // to), and standby, the nodes a placed Restart may start.

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/fencesim/fencesim/clock"
 	"github.com/fencesim/fencesim/network"
 	"github.com/fencesim/fencesim/traces"
 )
@@ -18,6 +19,15 @@ import (
 // Value): read it with Desc and DataJSON, or Fill a copy.
 type Recorder interface {
 	Record(e *traces.Event)
+}
+
+// HeaderRecorder is a Recorder that reads only a message's header (its id,
+// ends and connection), never its body or text: the kernel then records a
+// send or deliver without rendering the body (RefRecorder). Its events'
+// Msg has no Body.
+type HeaderRecorder interface {
+	Recorder
+	HeadersOnly()
 }
 
 // kind is one of the kernel's own trace kinds, a bit of a kindSet.
@@ -126,6 +136,7 @@ func (w *World) wants(k kind) bool {
 	}
 	if w.rec != nil {
 		w.recSeq++
+		w.recAt = w.now
 	}
 	return false
 }
@@ -135,6 +146,7 @@ func (w *World) wants(k kind) bool {
 func (w *World) skipNote() {
 	if w.rec != nil {
 		w.recSeq++
+		w.recAt = w.now
 	}
 }
 
@@ -148,6 +160,11 @@ func (w *World) emit(node string, k kind, text string) {
 // (traces.Event.Msg); otherwise now, as the body is now.
 func (w *World) emitMsg(node string, k kind, m *network.Message) {
 	tm := traces.Msg{ID: m.ID, From: string(m.From), To: string(m.To), Conn: uint64(m.Conn), Body: m.Body}
+	if w.headers {
+		tm.Body = nil
+		w.record(traces.Event{Node: node, Kind: kernelKinds[k], Msg: &tm})
+		return
+	}
 	if !w.frozen(m.Body) {
 		w.record(traces.Event{Node: node, Kind: kernelKinds[k], Text: tm.Text()})
 		return
@@ -234,11 +251,18 @@ func (w *World) note(node, kind, text string, data any) {
 // keep the pointer).
 func (w *World) record(ev traces.Event) {
 	w.recSeq++
+	w.recAt = w.now
 	ev.Seq, ev.T = w.recSeq, int64(w.now)
 	w.ev = ev
 	w.rec.Record(&w.ev)
 	w.ev = traces.Event{}
 }
+
+// Recorded returns how many events the run has numbered so far and the
+// time of the last: the length and end of the full record, whether or not
+// a Filter refused some of them (a run recorded through a Filter knows
+// what its full record would hold). Zero without a Recorder.
+func (w *World) Recorded() (uint64, clock.Time) { return w.recSeq, w.recAt }
 
 // Note records a trace event that belongs to no node (a harness's verdict).
 func (w *World) Note(kind, text string, data any) { w.note("", kind, text, data) }

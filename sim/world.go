@@ -36,12 +36,14 @@ type World struct {
 	netRand   Rand
 	ent       Entropy
 	rec       Recorder
+	headers   bool // rec is a HeaderRecorder: messages recorded without their bodies
 	filter    func(kind string) bool
 	want      kindSet         // the kernel's kinds that are recorded (none without a recorder)
 	notes     map[string]bool // the filter's answers for note kinds, asked once per kind
 	text      []byte          // a buffer for rendering texts
 	ev        traces.Event    // the event being recorded
 	recSeq    uint64          // the last event's number: refused events (Filter) take theirs too
+	recAt     clock.Time      // the time of event recSeq
 	side      []payload       // the side table of queued events
 	freeSide  []uint32
 	held      int          // inputs held for paused nodes
@@ -76,6 +78,7 @@ func New(cfg Config) *World {
 		sched:   cfg.Schedule.Sorted(),
 		netRand: cfg.Entropy.Stream("network"),
 	}
+	_, w.headers = cfg.Recorder.(HeaderRecorder)
 	if w.rec != nil {
 		for k, name := range kernelKinds {
 			if name != "" && (w.filter == nil || w.filter(name)) {

@@ -146,6 +146,20 @@ type History struct {
 	End       int64 // time of the last event
 }
 
+// Reads reports whether Decode reads events of a kind: a run recorded with
+// only these (its other events numbered, as sim's Filter does) decodes as
+// its full record does, but for End, the time of its last event, which
+// the recorder of a filtered run must give (History.End; sim's Recorded).
+// Decode's switch and this one agree (TestReadsIsDecode).
+func Reads(kind string) bool {
+	switch kind {
+	case hist.KindCall, hist.KindReturn, KindDelivery, KindEvent, KindSender, hist.KindCommit,
+		KindPublish, KindHandle, KindRelay, KindPush, KindApply, "crash":
+		return true
+	}
+	return false
+}
+
 // Decode reads a run's trace into a History. It fails on a note whose data
 // does not decode: the model and the checker disagree on the contract.
 func Decode(events []traces.Event) (*History, error) {

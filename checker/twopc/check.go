@@ -80,6 +80,18 @@ type History struct {
 	last         map[[2]string]*Life
 }
 
+// Reads reports whether the checker reads events of a kind: a run
+// recorded with only these (and the rest numbered, as sim's Filter does)
+// is judged as its full record is. Decode's switch and this one agree
+// (TestReadsIsDecode).
+func Reads(kind string) bool {
+	switch kind {
+	case hist.KindTxn, "prepared", hist.KindDB, hist.KindCommit:
+		return true
+	}
+	return false
+}
+
 // Decode reads the 2PC notes and the databases' prepared-transaction events
 // of a trace.
 func Decode(evs []traces.Event) (*History, error) {
@@ -311,7 +323,7 @@ func NoUnilateralDecision(h *History) checker.Verdict {
 			case hist.TxnRefuse:
 				refuse(n.Participant, n.GID)
 			}
-		case "commit":
+		case hist.KindCommit:
 			c, err := checker.Decode[hist.CommitRecord](e)
 			if err != nil {
 				return checker.Fail(PC3, []uint64{e.Seq}, "%v", err)

@@ -60,3 +60,45 @@ func JudgeFromFileIsJudgeInMemory(t *testing.T, s contract.System, designs [][]s
 	assert.Positive(t, failed, "some runs fail: the failing verdicts are compared too")
 	t.Logf("%d runs, %d failing", uint64(len(designs))*seeds, failed)
 }
+
+// FastIsFull holds that a run played without Options.Full (what explore
+// plays: a system may record only the kinds its checkers read, numbering
+// the others) is judged as the same run recorded in full: the same
+// verdicts (the events they name are the full record's numbers), probes
+// and metrics; and that each event it recorded is the full record's event
+// of that number. filtered says the system's fast path records less (it
+// must then keep fewer events in every run). The seeds are 1..seeds and
+// the extra ones (a seed whose run shows what the first ones do not).
+func FastIsFull(t *testing.T, s contract.System, designs [][]string, seeds uint64, f contract.Faults, filtered bool, extra ...uint64) {
+	t.Helper()
+	failed := 0
+	for _, knobs := range designs {
+		d, err := s.NewDesign(knobs, nil, nil)
+		require.NoError(t, err)
+		list := extra
+		for seed := uint64(1); seed <= seeds; seed++ {
+			list = append(list, seed)
+		}
+		for _, seed := range list {
+			fast := contract.Run(s, d, seed, f, contract.Options{})
+			full := contract.Run(s, d, seed, f, contract.Options{Full: true})
+			assert.Equal(t, full.Verdicts, fast.Verdicts, "%v seed %d: verdicts", knobs, seed)
+			assert.Equal(t, full.Probes, fast.Probes, "%v seed %d: probes", knobs, seed)
+			assert.Equal(t, full.Metrics, fast.Metrics, "%v seed %d: metrics", knobs, seed)
+			if filtered {
+				assert.Less(t, len(fast.Events), len(full.Events), "%v seed %d: the fast path records fewer events", knobs, seed)
+			}
+			for _, e := range fast.Events {
+				require.LessOrEqual(t, e.Seq, uint64(len(full.Events)), "%v seed %d: event #%d", knobs, seed, e.Seq)
+				e.Fill()
+				g := full.Events[e.Seq-1]
+				require.Equal(t, g.String(), e.String(), "%v seed %d: event #%d of the fast record is not #%d of the full one", knobs, seed, e.Seq, e.Seq)
+			}
+			if len(full.Failed()) > 0 {
+				failed++
+			}
+		}
+	}
+	assert.Positive(t, failed, "some runs fail: the failing verdicts are compared too")
+	t.Logf("%d runs, %d failing", uint64(len(designs))*(seeds+uint64(len(extra))), failed)
+}

@@ -13,3 +13,19 @@ import (
 func TestJudgeFromFileIsJudgeInMemory(t *testing.T) {
 	contracttest.JudgeFromFileIsJudgeInMemory(t, System{}, [][]string{nil, {"fence-by-worker-id"}}, 30, contract.Moderate)
 }
+
+// TestFastIsFull: explore's fast path (no Options.Full) judges every
+// design, the default and each knob's, as the same run recorded in full.
+func TestFastIsFull(t *testing.T) {
+	seeds := uint64(12)
+	if testing.Short() {
+		seeds = 4
+	}
+	designs := [][]string{nil}
+	for _, k := range (System{}).Knobs() {
+		designs = append(designs, []string{k.Name})
+	}
+	for _, f := range []contract.Faults{contract.Moderate, contract.Heavy} {
+		contracttest.FastIsFull(t, System{}, designs, seeds, f, true)
+	}
+}

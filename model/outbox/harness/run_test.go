@@ -8,6 +8,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/fencesim/fencesim/model/outbox"
+	"github.com/fencesim/fencesim/model/outbox/scenario"
+	"github.com/fencesim/fencesim/sim"
 )
 
 // TestRunSeedIsDeterministic: one seed, one trace, bit for bit.
@@ -33,4 +35,23 @@ func TestRunsLeaveNoCoroutines(t *testing.T) {
 	}
 	runtime.GC()
 	assert.LessOrEqual(t, runtime.NumGoroutine(), before+2, "every process of a finished run is unwound")
+}
+
+// TestPlayCheckedKnowsTheFullRecord: a run recorded through the checker's
+// filter knows its full record's length and end (Metrics.TraceEvents,
+// Played.End), which the probes read (History.End), and measures it the
+// same.
+func TestPlayCheckedKnowsTheFullRecord(t *testing.T) {
+	for seed := uint64(1); seed <= 10; seed++ {
+		x, err := DrawSeed(outbox.Default(), seed, Moderate)
+		require.NoError(t, err)
+		full := Play(x.Design, x.Workload, x.Workload.Plan, x.Schedule, sim.NewPCG(seed))
+		fast := scenario.PlayChecked(x.Design, x.Workload, x.Workload.Plan, x.Schedule, sim.NewPCG(seed))
+		require.NoError(t, full.Err)
+		require.Less(t, len(fast.Trace), len(full.Trace), "seed %d", seed)
+		assert.Equal(t, full.Metrics, fast.Metrics, "seed %d", seed)
+		assert.Equal(t, len(full.Trace), full.Metrics.TraceEvents, "seed %d", seed)
+		assert.Equal(t, full.Trace[len(full.Trace)-1].T, int64(fast.End), "seed %d", seed)
+		assert.Equal(t, full.End, fast.End, "seed %d", seed)
+	}
 }

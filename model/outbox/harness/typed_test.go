@@ -17,3 +17,19 @@ func TestJudgeFromFileIsJudgeInMemory(t *testing.T) {
 	}
 	contracttest.JudgeFromFileIsJudgeInMemory(t, System{}, [][]string{nil, {"check-then-insert"}}, seeds, contract.Heavy)
 }
+
+// TestFastIsFull: explore's fast path (no Options.Full) judges every
+// design, the default and each knob's, as the same run recorded in full.
+func TestFastIsFull(t *testing.T) {
+	seeds := uint64(40)
+	if testing.Short() {
+		seeds = 10
+	}
+	designs := [][]string{nil}
+	for _, k := range (System{}).Knobs() {
+		designs = append(designs, []string{k.Name})
+	}
+	for _, f := range []contract.Faults{contract.Moderate, contract.Heavy} {
+		contracttest.FastIsFull(t, System{}, designs, seeds, f, true)
+	}
+}

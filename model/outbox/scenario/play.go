@@ -41,6 +41,7 @@ type Played struct {
 	Events   []outbox.Event
 	Metrics  Metrics
 	Trace    []traces.Event
+	End      clock.Time    // the time of the run's last event, recorded or not (a filtered Trace may end earlier)
 	World    *outbox.World // the world at the end, closed: its nodes' state can be read, it cannot run again
 	Err      error         // the run itself failed (budget, an invalid schedule)
 }
@@ -69,17 +70,29 @@ func Draw(r sim.Rand, d outbox.Design, wl outbox.Workload) ([]outbox.Event, sim.
 // then until it settles (or outbox.MaxTime). It records every event, measures the
 // run, and closes the world.
 func Play(d outbox.Design, wl outbox.Workload, events []outbox.Event, schedule sim.Schedule, ent sim.Entropy) *Played {
-	return play(d, wl, events, schedule, ent, 0)
+	return play(d, wl, events, schedule, ent, 0, nil)
 }
+
+// PlayChecked is Play recording only what the checker and the metrics read
+// (CheckerFilter): the same run, judged the same (Played.End is the full
+// record's end), its other events numbered but never made. It is what
+// explore plays; a failure's report replays the run in full.
+func PlayChecked(d outbox.Design, wl outbox.Workload, events []outbox.Event, schedule sim.Schedule, ent sim.Entropy) *Played {
+	return play(d, wl, events, schedule, ent, 0, CheckerFilter)
+}
+
+// CheckerFilter records the kinds checker/outbox reads (Metrics.count's
+// are among them).
+func CheckerFilter(kind string) bool { return check.Reads(kind) }
 
 // PlayUntil runs a world as Play does but stops at time stop: a
 // failing run replayed only up to its violation (what it records is what
 // Play records up to then).
 func PlayUntil(d outbox.Design, wl outbox.Workload, events []outbox.Event, schedule sim.Schedule, ent sim.Entropy, stop clock.Time) *Played {
-	return play(d, wl, events, schedule, ent, stop)
+	return play(d, wl, events, schedule, ent, stop, nil)
 }
 
-func play(d outbox.Design, wl outbox.Workload, events []outbox.Event, schedule sim.Schedule, ent sim.Entropy, stop clock.Time) *Played {
+func play(d outbox.Design, wl outbox.Workload, events []outbox.Event, schedule sim.Schedule, ent sim.Entropy, stop clock.Time, filter func(string) bool) *Played {
 	o := &Played{Design: d, Workload: wl, Schedule: schedule, Events: events}
 	mem := &traces.Memory{}
 	g := outbox.FaultSpec(d)
@@ -87,7 +100,7 @@ func play(d outbox.Design, wl outbox.Workload, events []outbox.Event, schedule s
 	wlp.Plan = events
 	end := outbox.MaxTime(d, wlp, g)
 	w, err := outbox.BuildWith(d, wl, events, sim.Config{
-		Entropy: ent, Network: outbox.Network(), Schedule: schedule, Recorder: mem,
+		Entropy: ent, Network: outbox.Network(), Schedule: schedule, Recorder: mem, Filter: filter,
 		Limits: sim.Limits{MaxTime: end, MaxEvents: 2_000_000, MaxPending: sim.DefaultMaxPending},
 	})
 	if err != nil {
@@ -132,7 +145,8 @@ func play(d outbox.Design, wl outbox.Workload, events []outbox.Event, schedule s
 	o.Trace, o.World = mem.Events, w
 	o.Metrics.SimTime = time.Duration(w.Now())
 	o.Metrics.KernelSteps = w.Events()
-	o.Metrics.TraceEvents = len(mem.Events)
+	n, last := w.Recorded()
+	o.Metrics.TraceEvents, o.End = int(n), last
 	if err := o.Metrics.count(mem.Events); err != nil && o.Err == nil {
 		o.Err = err
 	}
@@ -197,6 +211,9 @@ func Judge(o *Played) *Outcome {
 		return j
 	}
 	h, err := check.Decode(o.Trace)
+	if err == nil {
+		h.End = max(h.End, int64(o.End))
+	}
 	if err != nil {
 		o.Err = err
 		return j

@@ -117,12 +117,28 @@ func (h Harness) Limits() sim.Limits {
 }
 
 // Simulate runs a design under a fault schedule with the given entropy,
-// unchecked (Run checks).
+// unchecked (Run checks), recording every event.
 func (h Harness) Simulate(d twopc.Design, faults sim.Schedule, ent sim.Entropy) *Outcome {
+	return h.simulate(d, faults, ent, nil)
+}
+
+// SimulateChecked is Simulate recording only what the checker reads
+// (CheckerFilter): the same run, judged the same, its other events
+// numbered but never made (what explore plays; a failure's report replays
+// it in full).
+func (h Harness) SimulateChecked(d twopc.Design, faults sim.Schedule, ent sim.Entropy) *Outcome {
+	return h.simulate(d, faults, ent, CheckerFilter)
+}
+
+// CheckerFilter records the kinds checker/twopc reads and the crashes the
+// harness restarts.
+func CheckerFilter(kind string) bool { return kind == "crash" || ct.Reads(kind) }
+
+func (h Harness) simulate(d twopc.Design, faults sim.Schedule, ent sim.Entropy, filter func(string) bool) *Outcome {
 	rec := &recorder{restart: h.Restart}
 	sched := append(append(sim.Schedule(nil), faults...), sim.Action{At: clock.Time(h.HealAt), Kind: sim.HealAll})
 	w, err := twopc.Build(d, sim.Config{
-		Entropy: ent, Network: h.Network, Schedule: sched, Recorder: rec,
+		Entropy: ent, Network: h.Network, Schedule: sched, Recorder: rec, Filter: filter,
 		Limits: h.Limits(),
 	})
 	if err != nil {

@@ -94,12 +94,17 @@ func (System) Draw(dd contract.Design, seed uint64, f contract.Faults, o contrac
 	return w, err
 }
 
-// Play implements contract.System: the default harness's run (the model
-// records every event), unchecked.
-func (System) Play(w *contract.World, _ contract.Options) *contract.Outcome {
+// Play implements contract.System: the default harness's run, unchecked;
+// it records what the checker reads (CheckerFilter), everything under
+// Options.Full or Hash.
+func (System) Play(w *contract.World, o contract.Options) *contract.Outcome {
 	x := w.V.(Seeded)
 	h := DefaultHarness()
-	return outcome(w, h, x.Design, w.Seed, h.Simulate(x.Design, x.Schedule, sim.NewPCG(w.Seed)))
+	play := h.SimulateChecked
+	if o.Full || o.Hash {
+		play = h.Simulate
+	}
+	return outcome(w, h, x.Design, w.Seed, play(x.Design, x.Schedule, sim.NewPCG(w.Seed)))
 }
 
 func outcome(w *contract.World, h Harness, d twopc.Design, seed uint64, out *Outcome) *contract.Outcome {

@@ -3,6 +3,8 @@ package harness
 import (
 	"testing"
 
+	"github.com/stretchr/testify/require"
+
 	"github.com/fencesim/fencesim/model/contract"
 	"github.com/fencesim/fencesim/model/contract/contracttest"
 )
@@ -17,4 +19,26 @@ func TestJudgeFromFileIsJudgeInMemory(t *testing.T) {
 		seeds = 20
 	}
 	contracttest.JudgeFromFileIsJudgeInMemory(t, System{}, [][]string{nil, {"commit-before-log"}, {"timeout-abort"}}, seeds, contract.Moderate)
+}
+
+// TestFastIsFull: explore's fast path (no Options.Full) judges every
+// design, the default and each knob's, as the same run recorded in full.
+// Seed 96 of the default design times out a lock (lock_timeouts, read from
+// the databases' statements).
+func TestFastIsFull(t *testing.T) {
+	seeds := uint64(40)
+	if testing.Short() {
+		seeds = 10
+	}
+	designs := [][]string{nil}
+	for _, k := range (System{}).Knobs() {
+		designs = append(designs, []string{k.Name})
+	}
+	d := (System{}).Default()
+	r := contract.Run(System{}, d, 96, contract.Moderate, contract.Options{Full: true})
+	require.Equal(t, "lock_timeouts", r.Metrics[3].Name)
+	require.Positive(t, r.Metrics[3].Values[0], "seed 96 times out a lock")
+	for _, f := range []contract.Faults{contract.Moderate, contract.Heavy} {
+		contracttest.FastIsFull(t, System{}, designs, seeds, f, true, 96)
+	}
 }
