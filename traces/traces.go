@@ -87,9 +87,17 @@ func (m *Msg) AppendText(b []byte) []byte {
 	return AppendValue(b, m.Body)
 }
 
+// StringAppender is a Stringer that appends its String to a buffer, as
+// AppendValue would render it, without the intermediate string.
+type StringAppender interface {
+	fmt.Stringer
+	AppendString(b []byte) []byte
+}
+
 // AppendValue appends fmt's %v of v to b, without fmt for the common cases
 // that fmt renders the same way (nil, a string, a Stringer that is neither
-// an error nor a Formatter nor a nil pointer).
+// an error nor a Formatter nor a nil pointer; a StringAppender's own
+// appending).
 func AppendValue(b []byte, v any) []byte {
 	switch x := v.(type) {
 	case nil:
@@ -97,6 +105,10 @@ func AppendValue(b []byte, v any) []byte {
 	case string:
 		return append(b, x...)
 	case error, fmt.Formatter:
+	case StringAppender:
+		if r := reflect.ValueOf(v); r.Kind() != reflect.Pointer || !r.IsNil() {
+			return x.AppendString(b)
+		}
 	case fmt.Stringer:
 		if r := reflect.ValueOf(v); r.Kind() != reflect.Pointer || !r.IsNil() {
 			return append(b, x.String()...)

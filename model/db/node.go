@@ -6,8 +6,10 @@ package db
 
 import (
 	"fmt"
+	"github.com/fencesim/fencesim/traces/canon"
 	"github.com/fencesim/fencesim/traces/hist"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -32,6 +34,7 @@ var Points = []string{PointCommit, PointPrepare}
 // driven by the kernel.
 type Node struct {
 	name     string
+	text     []byte // noteStmt's buffer
 	cfg      Config
 	tables   []*table
 	byName   map[string]*table
@@ -571,16 +574,64 @@ type stmtNote struct {
 	Rows     []Row  `json:"rows,omitempty"`
 }
 
+// AppendJSON appends the note's JSON, json.Marshal's bytes (canon.Appender:
+// a trace's line and hash are made of them; TestStmtNoteJSON compares).
+func (d stmtNote) AppendJSON(b []byte) []byte {
+	b = append(b, `{"conn":`...)
+	b = canon.Uint(b, d.Conn)
+	if d.Tx != 0 {
+		b = append(b, `,"tx":`...)
+		b = canon.Uint(b, d.Tx)
+	}
+	b = append(b, `,"sql":`...)
+	b = canon.String(b, d.SQL)
+	if d.Wait != 0 {
+		b = append(b, `,"wait":`...)
+		b = canon.Uint(b, d.Wait)
+	}
+	for _, f := range [...]struct{ name, v string }{{`,"tag":`, d.Tag}, {`,"err":`, d.Err}, {`,"msg":`, d.Msg}, {`,"notice":`, d.Notice}} {
+		if f.v != "" {
+			b = append(b, f.name...)
+			b = canon.String(b, f.v)
+		}
+	}
+	if d.Affected != 0 {
+		b = append(b, `,"affected":`...)
+		b = canon.Int(b, int64(d.Affected))
+	}
+	if len(d.Rows) > 0 {
+		b = append(b, `,"rows":[`...)
+		for i, r := range d.Rows {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = canon.Map(b, r)
+		}
+		b = append(b, ']')
+	}
+	return append(b, '}')
+}
+
 func (n *Node) noteStmt(s *session, st *Stmt, res *Result) {
 	if !n.env.Records("db") {
 		n.env.Skip("db")
 		return
 	}
-	d := stmtNote{Conn: uint64(s.conn), Tx: s.stmtXid, SQL: st.SQL(), Tag: res.Tag, Notice: res.Notice, Affected: res.Affected, Rows: res.Rows}
+	// "c<conn> <sql> => <result>", built in one buffer
+	b := append(n.text[:0], 'c')
+	b = strconv.AppendUint(b, uint64(s.conn), 10)
+	b = append(b, ' ')
+	at := len(b)
+	b = st.AppendSQL(b)
+	sql := string(b[at:])
+	b = append(b, " => "...)
+	b = res.appendString(b)
+	n.text = b
+	d := stmtNote{Conn: uint64(s.conn), Tx: s.stmtXid, SQL: sql, Tag: res.Tag, Notice: res.Notice, Affected: res.Affected, Rows: res.Rows}
 	if res.Err != nil {
 		d.Err, d.Msg = res.Err.Code, res.Err.Msg
 	}
-	n.env.Note("db", fmt.Sprintf("c%d %s => %s", s.conn, d.SQL, res.String()), d)
+	n.env.Note("db", string(b), d)
 }
 
 // ---- inspection, for tests and checkers ----

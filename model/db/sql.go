@@ -23,215 +23,301 @@ var Epoch = time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
 // of an INSERT appear in name order. Timestamps are rendered relative to
 // Epoch; pg_prepared_xacts' age is rendered as bigint nanoseconds, the
 // model's representation.
-func (s Stmt) SQL() string {
-	var b strings.Builder
+func (s Stmt) SQL() string { return string(s.AppendSQL(make([]byte, 0, 96))) }
+
+// AppendSQL appends the statement's SQL to b: SQL, without the
+// intermediate strings (a trace renders every statement it sends).
+func (s Stmt) AppendSQL(b []byte) []byte {
 	switch s.Kind {
 	case SBegin:
-		return "BEGIN"
+		return append(b, "BEGIN"...)
 	case SCommit:
-		return "COMMIT"
+		return append(b, "COMMIT"...)
 	case SRollback:
-		return "ROLLBACK"
+		return append(b, "ROLLBACK"...)
 	case SInsert:
-		fmt.Fprintf(&b, "INSERT INTO %s", ident(s.Table))
+		b = append(b, "INSERT INTO "...)
+		b = appendIdent(b, s.Table)
 		if len(s.Values) == 0 {
-			b.WriteString(" DEFAULT VALUES")
+			b = append(b, " DEFAULT VALUES"...)
 		} else {
-			cols := make([]string, 0, len(s.Values))
+			var buf [8]string
+			cols := buf[:0]
 			for c := range s.Values {
 				cols = append(cols, c)
 			}
 			sort.Strings(cols)
-			vals := make([]string, len(cols))
+			b = append(b, " ("...)
 			for i, c := range cols {
-				vals[i] = literal(s.Values[c])
-				cols[i] = ident(c)
+				if i > 0 {
+					b = append(b, ", "...)
+				}
+				b = appendIdent(b, c)
 			}
-			fmt.Fprintf(&b, " (%s) VALUES (%s)", strings.Join(cols, ", "), strings.Join(vals, ", "))
+			b = append(b, ") VALUES ("...)
+			for i, c := range cols {
+				if i > 0 {
+					b = append(b, ", "...)
+				}
+				b = appendLiteral(b, s.Values[c])
+			}
+			b = append(b, ')')
 		}
 		if s.OnConflictDoNothing {
-			b.WriteString(" ON CONFLICT DO NOTHING")
+			b = append(b, " ON CONFLICT DO NOTHING"...)
 		}
 		if s.Returning {
-			b.WriteString(" RETURNING *")
+			b = append(b, " RETURNING *"...)
 		}
 	case SUpdate:
-		fmt.Fprintf(&b, "UPDATE %s SET ", ident(s.Table))
+		b = append(b, "UPDATE "...)
+		b = appendIdent(b, s.Table)
+		b = append(b, " SET "...)
 		for i, a := range s.Assigns {
 			if i > 0 {
-				b.WriteString(", ")
+				b = append(b, ", "...)
 			}
-			fmt.Fprintf(&b, "%s = %s", ident(a.Col), a.Expr.SQL())
+			b = appendIdent(b, a.Col)
+			b = append(b, " = "...)
+			b = a.Expr.AppendSQL(b)
 		}
-		b.WriteString(s.Where.SQL())
+		b = s.Where.AppendSQL(b)
 		if s.Returning {
-			b.WriteString(" RETURNING *")
+			b = append(b, " RETURNING *"...)
 		}
 	case SDelete:
-		fmt.Fprintf(&b, "DELETE FROM %s%s", ident(s.Table), s.Where.SQL())
+		b = append(b, "DELETE FROM "...)
+		b = appendIdent(b, s.Table)
+		b = s.Where.AppendSQL(b)
 		if s.Returning {
-			b.WriteString(" RETURNING *")
+			b = append(b, " RETURNING *"...)
 		}
 	case SSelect:
-		fmt.Fprintf(&b, "SELECT * FROM %s%s", ident(s.Table), s.Where.SQL())
-		if len(s.OrderBy) > 0 {
-			parts := make([]string, len(s.OrderBy))
-			for i, o := range s.OrderBy {
-				parts[i] = ident(o.Col)
-				if o.Desc {
-					parts[i] += " DESC"
-				}
+		b = append(b, "SELECT * FROM "...)
+		b = appendIdent(b, s.Table)
+		b = s.Where.AppendSQL(b)
+		for i, o := range s.OrderBy {
+			if i == 0 {
+				b = append(b, " ORDER BY "...)
+			} else {
+				b = append(b, ", "...)
 			}
-			fmt.Fprintf(&b, " ORDER BY %s", strings.Join(parts, ", "))
+			b = appendIdent(b, o.Col)
+			if o.Desc {
+				b = append(b, " DESC"...)
+			}
 		}
 		if s.Limit > 0 {
-			fmt.Fprintf(&b, " LIMIT %d", s.Limit)
+			b = append(b, " LIMIT "...)
+			b = strconv.AppendInt(b, int64(s.Limit), 10)
 		}
 		switch s.Lock {
 		case ForUpdate:
-			b.WriteString(" FOR UPDATE")
+			b = append(b, " FOR UPDATE"...)
 		case ForUpdateSkipLocked:
-			b.WriteString(" FOR UPDATE SKIP LOCKED")
+			b = append(b, " FOR UPDATE SKIP LOCKED"...)
 		case ForUpdateNoWait:
-			b.WriteString(" FOR UPDATE NOWAIT")
+			b = append(b, " FOR UPDATE NOWAIT"...)
 		}
 	case SSetLockTimeout:
 		switch {
 		case s.Dur == 0:
-			return "SET lock_timeout = 0"
+			return append(b, "SET lock_timeout = 0"...)
 		case s.Dur%time.Millisecond == 0:
-			return fmt.Sprintf("SET lock_timeout = '%dms'", s.Dur/time.Millisecond)
+			return fmt.Appendf(b, "SET lock_timeout = '%dms'", s.Dur/time.Millisecond)
 		default:
-			return fmt.Sprintf("SET lock_timeout = '%dus'", s.Dur/time.Microsecond)
+			return fmt.Appendf(b, "SET lock_timeout = '%dus'", s.Dur/time.Microsecond)
 		}
 	case STryAdvisoryLock:
-		return fmt.Sprintf("SELECT pg_try_advisory_lock(%d)", s.Key)
+		return fmt.Appendf(b, "SELECT pg_try_advisory_lock(%d)", s.Key)
 	case SAdvisoryUnlock:
-		return fmt.Sprintf("SELECT pg_advisory_unlock(%d)", s.Key)
+		return fmt.Appendf(b, "SELECT pg_advisory_unlock(%d)", s.Key)
 	case SPrepare:
-		return "PREPARE TRANSACTION " + quoteLit(s.GID)
+		return appendQuoted(append(b, "PREPARE TRANSACTION "...), s.GID)
 	case SCommitPrepared:
-		return "COMMIT PREPARED " + quoteLit(s.GID)
+		return appendQuoted(append(b, "COMMIT PREPARED "...), s.GID)
 	case SRollbackPrepared:
-		return "ROLLBACK PREPARED " + quoteLit(s.GID)
+		return appendQuoted(append(b, "ROLLBACK PREPARED "...), s.GID)
 	case SPreparedXacts:
-		return "SELECT transaction::text::bigint AS transaction, gid, prepared, " +
-			"(extract(epoch FROM now() - prepared) * 1000000000)::bigint AS age FROM pg_prepared_xacts ORDER BY prepared, gid"
+		return append(b, "SELECT transaction::text::bigint AS transaction, gid, prepared, "+
+			"(extract(epoch FROM now() - prepared) * 1000000000)::bigint AS age FROM pg_prepared_xacts ORDER BY prepared, gid"...)
 	case SSelectNow:
-		return "SELECT now() AS now"
+		return append(b, "SELECT now() AS now"...)
 	case SVacuum:
 		if s.Table == "" {
-			return "VACUUM (VERBOSE)"
+			return append(b, "VACUUM (VERBOSE)"...)
 		}
-		return "VACUUM (VERBOSE) " + ident(s.Table)
+		return appendIdent(append(b, "VACUUM (VERBOSE) "...), s.Table)
 	default:
-		return fmt.Sprintf("/* unknown statement kind %d */", s.Kind)
+		return fmt.Appendf(b, "/* unknown statement kind %d */", s.Kind)
 	}
-	return b.String()
+	return b
 }
 
 // String renders the statement as SQL.
 func (s Stmt) String() string { return s.SQL() }
 
 // SQL renders the WHERE clause (with a leading space), or "" when empty.
-func (w Where) SQL() string {
-	if len(w) == 0 {
-		return ""
-	}
-	parts := make([]string, len(w))
+func (w Where) SQL() string { return string(w.AppendSQL(nil)) }
+
+// AppendSQL appends the WHERE clause to b (SQL).
+func (w Where) AppendSQL(b []byte) []byte {
 	for i, c := range w {
-		parts[i] = c.SQL()
+		if i == 0 {
+			b = append(b, " WHERE "...)
+		} else {
+			b = append(b, " AND "...)
+		}
+		b = c.AppendSQL(b)
 	}
-	return " WHERE " + strings.Join(parts, " AND ")
+	return b
 }
 
 // SQL renders one condition.
-func (c Cond) SQL() string {
+func (c Cond) SQL() string { return string(c.AppendSQL(nil)) }
+
+// AppendSQL appends the condition to b (SQL).
+func (c Cond) AppendSQL(b []byte) []byte {
 	switch c.Op {
 	case IsNull, IsNotNull:
-		return ident(c.Col) + " " + string(c.Op)
+		b = appendIdent(b, c.Col)
+		b = append(b, ' ')
+		return append(b, c.Op...)
 	case In:
 		if len(c.Set) == 0 {
-			return "FALSE"
+			return append(b, "FALSE"...)
 		}
-		vals := make([]string, len(c.Set))
+		b = appendIdent(b, c.Col)
+		b = append(b, " IN ("...)
 		for i, v := range c.Set {
-			vals[i] = literal(v)
+			if i > 0 {
+				b = append(b, ", "...)
+			}
+			b = appendLiteral(b, v)
 		}
-		return fmt.Sprintf("%s IN (%s)", ident(c.Col), strings.Join(vals, ", "))
+		return append(b, ')')
 	}
-	return fmt.Sprintf("%s %s %s", ident(c.Col), c.Op, c.Right.SQL())
+	b = appendIdent(b, c.Col)
+	b = append(b, ' ')
+	b = append(b, c.Op...)
+	b = append(b, ' ')
+	return c.Right.AppendSQL(b)
 }
 
 // SQL renders an expression.
-func (e Expr) SQL() string {
+func (e Expr) SQL() string { return string(e.AppendSQL(nil)) }
+
+// AppendSQL appends the expression to b (SQL).
+func (e Expr) AppendSQL(b []byte) []byte {
 	switch e.Kind {
 	case EConst:
-		return literal(e.Val)
+		return appendLiteral(b, e.Val)
 	case ECol:
-		return ident(e.Col)
+		return appendIdent(b, e.Col)
 	case ENow:
-		return "now()"
+		return append(b, "now()"...)
 	case EStmtNow:
-		return "statement_timestamp()"
+		return append(b, "statement_timestamp()"...)
 	case EInterval:
-		return intervalLit(e.Dur)
+		return appendInterval(b, e.Dur)
 	case EAdd:
 		if len(e.Args) == 2 {
-			return fmt.Sprintf("(%s + %s)", e.Args[0].SQL(), e.Args[1].SQL())
+			b = append(b, '(')
+			b = e.Args[0].AppendSQL(b)
+			b = append(b, " + "...)
+			b = e.Args[1].AppendSQL(b)
+			return append(b, ')')
 		}
 	case EGreatest:
-		parts := make([]string, len(e.Args))
+		b = append(b, "greatest("...)
 		for i, a := range e.Args {
-			parts[i] = a.SQL()
+			if i > 0 {
+				b = append(b, ", "...)
+			}
+			b = a.AppendSQL(b)
 		}
-		return "greatest(" + strings.Join(parts, ", ") + ")"
+		return append(b, ')')
 	case ECase:
 		if len(e.Args) == 3 {
-			return "CASE WHEN " + e.Args[0].SQL() + " THEN " + e.Args[1].SQL() + " ELSE " + e.Args[2].SQL() + " END"
+			b = append(b, "CASE WHEN "...)
+			b = e.Args[0].AppendSQL(b)
+			b = append(b, " THEN "...)
+			b = e.Args[1].AppendSQL(b)
+			b = append(b, " ELSE "...)
+			b = e.Args[2].AppendSQL(b)
+			return append(b, " END"...)
 		}
 	}
-	return fmt.Sprintf("/* bad expression kind %d */ NULL", e.Kind)
+	return fmt.Appendf(b, "/* bad expression kind %d */ NULL", e.Kind)
 }
 
 // literal renders a value as an SQL literal.
-func literal(v Value) string {
+func literal(v Value) string { return string(appendLiteral(nil, v)) }
+
+// appendLiteral appends a value as an SQL literal to b.
+func appendLiteral(b []byte, v Value) []byte {
 	switch x := v.(type) {
 	case nil:
-		return "NULL"
+		return append(b, "NULL"...)
 	case string:
-		return quoteLit(x)
+		return appendQuoted(b, x)
 	case bool:
 		if x {
-			return "true"
+			return append(b, "true"...)
 		}
-		return "false"
+		return append(b, "false"...)
 	case clock.Time:
-		return "timestamptz '" + Epoch.Add(time.Duration(x)).Format("2006-01-02 15:04:05.999999") + "+00'"
+		b = append(b, "timestamptz '"...)
+		b = Epoch.Add(time.Duration(x)).AppendFormat(b, "2006-01-02 15:04:05.999999")
+		return append(b, "+00'"...)
 	case time.Duration:
-		return intervalLit(x)
+		return appendInterval(b, x)
 	case Expr:
-		return x.SQL()
+		return x.AppendSQL(b)
+	case int64:
+		return strconv.AppendInt(b, x, 10)
 	}
 	if n, _, ok := normalize(v); ok {
-		return strconv.FormatInt(n.(int64), 10)
+		return strconv.AppendInt(b, n.(int64), 10)
 	}
-	return fmt.Sprintf("/* unsupported %T */ NULL", v)
+	return fmt.Appendf(b, "/* unsupported %T */ NULL", v)
 }
 
-func intervalLit(d time.Duration) string {
+func appendInterval(b []byte, d time.Duration) []byte {
 	switch {
 	case d%time.Second == 0:
-		return fmt.Sprintf("interval '%d seconds'", d/time.Second)
+		b = append(b, "interval '"...)
+		b = strconv.AppendInt(b, int64(d/time.Second), 10)
+		return append(b, " seconds'"...)
 	case d%time.Millisecond == 0:
-		return fmt.Sprintf("interval '%d milliseconds'", d/time.Millisecond)
+		b = append(b, "interval '"...)
+		b = strconv.AppendInt(b, int64(d/time.Millisecond), 10)
+		return append(b, " milliseconds'"...)
 	default:
-		return fmt.Sprintf("interval '%d microseconds'", d/time.Microsecond)
+		b = append(b, "interval '"...)
+		b = strconv.AppendInt(b, int64(d/time.Microsecond), 10)
+		return append(b, " microseconds'"...)
 	}
 }
 
 // quoteLit quotes a string literal, doubling single quotes.
-func quoteLit(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
+func quoteLit(s string) string { return string(appendQuoted(nil, s)) }
+
+// appendQuoted appends s as a string literal, its single quotes doubled.
+func appendQuoted(b []byte, s string) []byte {
+	b = append(b, '\'')
+	for {
+		i := strings.IndexByte(s, '\'')
+		if i < 0 {
+			break
+		}
+		b = append(b, s[:i+1]...)
+		b = append(b, '\'')
+		s = s[i+1:]
+	}
+	b = append(b, s...)
+	return append(b, '\'')
+}
 
 var reserved = map[string]bool{}
 
@@ -248,79 +334,121 @@ func init() {
 
 // ident renders an identifier, quoted when it is not a plain lower-case name
 // or is a reserved word.
-func ident(s string) string {
-	plain := s != "" && !reserved[s]
-	for i, r := range s {
+func ident(s string) string { return string(appendIdent(nil, s)) }
+
+// appendIdent appends an identifier to b (ident).
+func appendIdent(b []byte, s string) []byte {
+	plain := s != ""
+	for i := 0; i < len(s); i++ {
+		r := s[i]
 		if !(r == '_' || (r >= 'a' && r <= 'z') || (i > 0 && r >= '0' && r <= '9')) {
 			plain = false
 			break
 		}
 	}
-	if plain {
-		return s
+	if plain && !reserved[s] {
+		return append(b, s...)
 	}
-	return `"` + strings.ReplaceAll(s, `"`, `""`) + `"`
+	b = append(b, '"')
+	for {
+		i := strings.IndexByte(s, '"')
+		if i < 0 {
+			break
+		}
+		b = append(b, s[:i+1]...)
+		b = append(b, '"')
+		s = s[i+1:]
+	}
+	b = append(b, s...)
+	return append(b, '"')
 }
 
 // String renders a row with its columns in name order: {id=1 status='pending'}.
-func (r Row) String() string {
-	keys := make([]string, 0, len(r))
+func (r Row) String() string { return string(r.appendString(nil)) }
+
+func (r Row) appendString(b []byte) []byte {
+	var buf [8]string
+	keys := buf[:0]
 	for k := range r {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
-	parts := make([]string, len(keys))
+	b = append(b, '{')
 	for i, k := range keys {
-		parts[i] = k + "=" + literal(r[k])
+		if i > 0 {
+			b = append(b, ' ')
+		}
+		b = append(b, k...)
+		b = append(b, '=')
+		b = appendLiteral(b, r[k])
 	}
-	return "{" + strings.Join(parts, " ") + "}"
+	return append(b, '}')
 }
 
 // String renders a request for traces: "req 3 atomic: BEGIN; ...".
-func (r Request) String() string {
-	parts := make([]string, len(r.Stmts))
-	for i, s := range r.Stmts {
-		parts[i] = s.SQL()
-	}
-	kind := ""
+func (r Request) String() string { return string(r.AppendString(nil)) }
+
+// AppendString appends the request's String to b: a trace renders every
+// request sent (traces.AppendValue), without the intermediate strings.
+func (r Request) AppendString(b []byte) []byte {
+	b = append(b, "req "...)
+	b = strconv.AppendUint(b, r.ID, 10)
 	if r.Atomic {
-		kind = " atomic"
+		b = append(b, " atomic"...)
 	}
-	return fmt.Sprintf("req %d%s: %s", r.ID, kind, strings.Join(parts, "; "))
+	b = append(b, ": "...)
+	for i := range r.Stmts {
+		if i > 0 {
+			b = append(b, "; "...)
+		}
+		b = r.Stmts[i].AppendSQL(b)
+	}
+	return b
 }
 
 // String renders a result: its tag or error, with small row sets inline.
-func (r Result) String() string {
+func (r Result) String() string { return string(r.appendString(nil)) }
+
+func (r Result) appendString(b []byte) []byte {
 	if r.Err != nil {
-		return r.Err.Error()
+		return append(b, r.Err.Error()...)
 	}
-	s := r.Tag
+	b = append(b, r.Tag...)
 	switch {
-	case strings.HasPrefix(s, "VACUUM"):
-		s += fmt.Sprintf(" removed=%d remain=%d dead_not_removable=%d", r.Vacuum.Removed, r.Vacuum.Remain, r.Vacuum.DeadNotRemovable)
+	case strings.HasPrefix(r.Tag, "VACUUM"):
+		b = fmt.Appendf(b, " removed=%d remain=%d dead_not_removable=%d", r.Vacuum.Removed, r.Vacuum.Remain, r.Vacuum.DeadNotRemovable)
 	case r.Locked:
-		s += " true"
+		b = append(b, " true"...)
 	}
 	if len(r.Rows) > 0 && len(r.Rows) <= 3 {
-		parts := make([]string, len(r.Rows))
-		for i, row := range r.Rows {
-			parts[i] = row.String()
+		for _, row := range r.Rows {
+			b = append(b, ' ')
+			b = row.appendString(b)
 		}
-		s += " " + strings.Join(parts, " ")
 	}
 	if r.Notice != "" {
-		s += " (" + r.Notice + ")"
+		b = append(b, " ("...)
+		b = append(b, r.Notice...)
+		b = append(b, ')')
 	}
-	return s
+	return b
 }
 
 // String renders a response for traces: "resp 3: BEGIN; UPDATE 1; COMMIT".
-func (r Response) String() string {
-	parts := make([]string, len(r.Results))
-	for i, res := range r.Results {
-		parts[i] = res.String()
+func (r Response) String() string { return string(r.AppendString(nil)) }
+
+// AppendString appends the response's String to b (as Request's).
+func (r Response) AppendString(b []byte) []byte {
+	b = append(b, "resp "...)
+	b = strconv.AppendUint(b, r.ID, 10)
+	b = append(b, ": "...)
+	for i := range r.Results {
+		if i > 0 {
+			b = append(b, "; "...)
+		}
+		b = r.Results[i].appendString(b)
 	}
-	return fmt.Sprintf("resp %d: %s", r.ID, strings.Join(parts, "; "))
+	return b
 }
 
 // SQL renders the table's definition as PostgreSQL DDL: serial columns are
