@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 
 	"github.com/fencesim/fencesim/internal/changecov"
 )
@@ -152,19 +153,31 @@ func BuildCounting(ctx context.Context, root, rev, tmp string, targets [2][]chan
 			}
 		}
 	}
+	// The two builds run at once (a link is mostly one core's work).
+	var errs [2]error
+	var wg sync.WaitGroup
 	for i, dir := range [2]string{wt, root} {
 		if p.Cached[i] {
 			continue
 		}
-		var err error
-		if p.Counted[i] {
-			err = BuildCovered(ctx, dir, p.Bins[i], targets[i])
-			if errors.Is(err, ErrPredates) { // a working tree without the package
-				p.Counted[i] = false
-				err = goBuild(ctx, dir, p.Bins[i])
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if p.Counted[i] {
+				errs[i] = BuildCovered(ctx, dir, p.Bins[i], targets[i])
+				if errors.Is(errs[i], ErrPredates) { // a working tree without the package
+					p.Counted[i] = false
+					errs[i] = goBuild(ctx, dir, p.Bins[i])
+				}
+				return
 			}
-		} else {
-			err = goBuild(ctx, dir, p.Bins[i])
+			errs[i] = goBuild(ctx, dir, p.Bins[i])
+		}()
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if p.Cached[i] {
+			continue
 		}
 		if err != nil {
 			what := "base revision " + Short(rev)
