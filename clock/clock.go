@@ -2,6 +2,8 @@ package clock
 
 import (
 	"fmt"
+	"math"
+	"strconv"
 	"time"
 )
 
@@ -20,14 +22,30 @@ func (t Time) Before(u Time) bool { return t < u }
 
 // String renders t as seconds with millisecond precision ("12.345s"), the
 // format used in traces and reports.
-func (t Time) String() string {
-	sign := ""
+func (t Time) String() string { return string(t.Append(make([]byte, 0, 16))) }
+
+// Append appends the time's String to b: seconds with milliseconds,
+// "-1.500s".
+func (t Time) Append(b []byte) []byte {
 	v := int64(t)
+	if v == math.MinInt64 { // -v overflows: fmt's rendering of it
+		return fmt.Appendf(b, "-%d.%03ds", v/int64(time.Second), (v%int64(time.Second))/int64(time.Millisecond))
+	}
 	if v < 0 {
-		sign = "-"
+		b = append(b, '-')
 		v = -v
 	}
-	return fmt.Sprintf("%s%d.%03ds", sign, v/int64(time.Second), (v%int64(time.Second))/int64(time.Millisecond))
+	b = strconv.AppendInt(b, v/int64(time.Second), 10)
+	b = append(b, '.')
+	ms := (v % int64(time.Second)) / int64(time.Millisecond)
+	if ms < 100 {
+		b = append(b, '0')
+	}
+	if ms < 10 {
+		b = append(b, '0')
+	}
+	b = strconv.AppendInt(b, ms, 10)
+	return append(b, 's')
 }
 
 // Never is a time after every time a run can reach.

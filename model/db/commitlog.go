@@ -8,7 +8,7 @@ package db
 
 import (
 	"fmt"
-	"strings"
+	"strconv"
 
 	"github.com/fencesim/fencesim/clock"
 	"github.com/fencesim/fencesim/traces/hist"
@@ -37,31 +37,50 @@ const (
 )
 
 // String renders a record for a trace line.
-func (r CommitRecord) String() string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "commit #%d tx %d", r.Seq, r.Tx)
+func (r CommitRecord) String() string { return string(r.AppendString(make([]byte, 0, 128))) }
+
+// AppendString appends the record's String to b (a trace renders every
+// commit; traces.StringAppender).
+func (r CommitRecord) AppendString(b []byte) []byte {
+	b = append(b, "commit #"...)
+	b = strconv.AppendUint(b, r.Seq, 10)
+	b = append(b, " tx "...)
+	b = strconv.AppendUint(b, r.Tx, 10)
 	if r.GID != "" {
-		fmt.Fprintf(&b, " gid %s", quoteLit(r.GID))
+		b = append(b, " gid "...)
+		b = appendQuoted(b, r.GID)
 	}
-	fmt.Fprintf(&b, " at %s:", r.At)
+	b = append(b, " at "...)
+	b = r.At.Append(b)
+	b = append(b, ':')
 	for i, c := range r.Changes {
 		if i > 0 {
-			b.WriteString(",")
+			b = append(b, ',')
 		}
-		fmt.Fprintf(&b, " %s %s%s", c.Op, c.Table, renderKey(c.Key))
+		b = append(b, ' ')
+		b = append(b, c.Op...)
+		b = append(b, ' ')
+		b = append(b, c.Table...)
+		b = appendKeyText(b, c.Key)
 	}
 	if len(r.Changes) == 0 {
-		b.WriteString(" (no changes)")
+		b = append(b, " (no changes)"...)
 	}
-	return b.String()
+	return b
 }
 
-func renderKey(k []Value) string {
-	parts := make([]string, len(k))
+func renderKey(k []Value) string { return string(appendKeyText(nil, k)) }
+
+// appendKeyText appends a primary key's values for a trace: "(1,'a')".
+func appendKeyText(b []byte, k []Value) []byte {
+	b = append(b, '(')
 	for i, v := range k {
-		parts[i] = literal(v)
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendLiteral(b, v)
 	}
-	return "(" + strings.Join(parts, ",") + ")"
+	return append(b, ')')
 }
 
 // preparedRecord is a prepared transaction on disk.

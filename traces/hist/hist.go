@@ -2,7 +2,7 @@ package hist
 
 import (
 	"fmt"
-	"strings"
+	"strconv"
 )
 
 // Event kinds written by models.
@@ -50,24 +50,54 @@ func (Call) Kind() string { return KindCall }
 // the HTTP request (model/judge's Request), its web reads and operator
 // rejudges as the operation and the submission; any other call is a
 // system B delivery: id, operation, event key and handler.
-func (c Call) String() string {
+func (c Call) String() string { return string(c.AppendString(make([]byte, 0, 96))) }
+
+// AppendString appends the call's String to b.
+func (c Call) AppendString(b []byte) []byte {
 	switch c.Op {
 	case "claim", "heartbeat", "submit":
-		worker := c.Client
+		b = append(b, "POST /"...)
+		b = append(b, c.Op...)
+		b = append(b, " no="...)
+		b = strconv.AppendUint(b, c.No, 10)
+		b = append(b, " worker="...)
 		if c.WorkerID != "" {
-			worker = c.WorkerID + " proc=" + c.Client
+			b = append(b, c.WorkerID...)
+			b = append(b, " proc="...)
 		}
+		b = append(b, c.Client...)
 		switch c.Op {
 		case "claim":
-			return fmt.Sprintf("POST /claim no=%d worker=%s request_id=%s", c.No, worker, c.RequestID)
+			b = append(b, " request_id="...)
+			return append(b, c.RequestID...)
 		case "heartbeat":
-			return fmt.Sprintf("POST /heartbeat no=%d worker=%s sub=%d token=%s", c.No, worker, c.Sub, c.Token)
+			return appendSubToken(b, c.Sub, c.Token)
 		}
-		return fmt.Sprintf("POST /submit no=%d worker=%s sub=%d token=%s gen=%d verdict=%s", c.No, worker, c.Sub, c.Token, c.Gen, c.Verdict)
+		b = appendSubToken(b, c.Sub, c.Token)
+		b = append(b, " gen="...)
+		b = strconv.AppendInt(b, c.Gen, 10)
+		b = append(b, " verdict="...)
+		return append(b, c.Verdict...)
 	case "read", "rejudge":
-		return fmt.Sprintf("%s %d", c.Op, c.Sub)
+		b = append(b, c.Op...)
+		b = append(b, ' ')
+		return strconv.AppendInt(b, c.Sub, 10)
 	}
-	return fmt.Sprintf("%s %s %s -> %s", c.ID, c.Op, orNone(c.Key), c.To)
+	b = append(b, c.ID...)
+	b = append(b, ' ')
+	b = append(b, c.Op...)
+	b = append(b, ' ')
+	b = append(b, orNone(c.Key)...)
+	b = append(b, " -> "...)
+	return append(b, c.To...)
+}
+
+// appendSubToken appends " sub=<sub> token=<token>".
+func appendSubToken(b []byte, sub int64, token string) []byte {
+	b = append(b, " sub="...)
+	b = strconv.AppendInt(b, sub, 10)
+	b = append(b, " token="...)
+	return append(b, token...)
 }
 
 // Return is the reply of a Call.
@@ -103,36 +133,64 @@ func (Return) Kind() string { return KindReturn }
 // the HTTP reply (model/judge's Reply), for its reads and rejudges the
 // operation and its answer, for any other call (system B's deliveries) the
 // call's id, the code and the stored answer.
-func (r Return) String() string {
+func (r Return) String() string { return string(r.AppendString(make([]byte, 0, 96))) }
+
+// AppendString appends the reply's String to b.
+func (r Return) AppendString(b []byte) []byte {
 	switch r.Op {
 	case "claim", "heartbeat", "submit":
-		var b strings.Builder
-		fmt.Fprintf(&b, "%d %s no=%d", r.Code, r.Op, r.No)
+		b = strconv.AppendInt(b, int64(r.Code), 10)
+		b = append(b, ' ')
+		b = append(b, r.Op...)
+		b = append(b, " no="...)
+		b = strconv.AppendUint(b, r.No, 10)
 		switch {
 		case r.Op == "claim" && r.Code == 200:
-			b.WriteString(" request_id=" + r.RequestID)
+			b = append(b, " request_id="...)
+			b = append(b, r.RequestID...)
 			if len(r.Leases) > 1 {
 				for _, l := range r.Leases {
-					fmt.Fprintf(&b, " sub=%d token=%s gen=%d", l.Sub, l.Token, l.Gen)
+					b = appendSubToken(b, l.Sub, l.Token)
+					b = append(b, " gen="...)
+					b = strconv.AppendInt(b, l.Gen, 10)
 				}
 			} else {
-				fmt.Fprintf(&b, " sub=%d token=%s gen=%d", r.Sub, r.Token, r.Gen)
+				b = appendSubToken(b, r.Sub, r.Token)
+				b = append(b, " gen="...)
+				b = strconv.AppendInt(b, r.Gen, 10)
 			}
 		case r.Op == "claim":
-			b.WriteString(" request_id=" + r.RequestID)
+			b = append(b, " request_id="...)
+			b = append(b, r.RequestID...)
 		default:
-			fmt.Fprintf(&b, " sub=%d token=%s", r.Sub, r.Token)
+			b = appendSubToken(b, r.Sub, r.Token)
 		}
 		if r.Why != "" {
-			b.WriteString(" (" + r.Why + ")")
+			b = append(b, " ("...)
+			b = append(b, r.Why...)
+			b = append(b, ')')
 		}
-		return b.String()
+		return b
 	case "read":
-		return fmt.Sprintf("read %d -> %d %s gen %d", r.Sub, r.Code, r.Status, r.Gen)
+		b = append(b, "read "...)
+		b = strconv.AppendInt(b, r.Sub, 10)
+		b = append(b, " -> "...)
+		b = strconv.AppendInt(b, int64(r.Code), 10)
+		b = append(b, ' ')
+		b = append(b, r.Status...)
+		b = append(b, " gen "...)
+		return strconv.AppendInt(b, r.Gen, 10)
 	case "rejudge":
-		return fmt.Sprintf("rejudge %d -> %d", r.Sub, r.Code)
+		b = append(b, "rejudge "...)
+		b = strconv.AppendInt(b, r.Sub, 10)
+		b = append(b, " -> "...)
+		return strconv.AppendInt(b, int64(r.Code), 10)
 	}
-	return fmt.Sprintf("%s %d %s", r.ID, r.Code, r.Value)
+	b = append(b, r.ID...)
+	b = append(b, ' ')
+	b = strconv.AppendInt(b, int64(r.Code), 10)
+	b = append(b, ' ')
+	return append(b, r.Value...)
 }
 
 // Lease is one lease of a claim's answer.
