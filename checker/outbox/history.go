@@ -150,7 +150,8 @@ type History struct {
 // only these (its other events numbered, as sim's Filter does) decodes as
 // its full record does, but for End, the time of its last event, which
 // the recorder of a filtered run must give (History.End; sim's Recorded).
-// Decode's switch and this one agree (TestReadsIsDecode).
+// Decode's switch and this one must agree: the harness's TestFastIsFull
+// (contracttest.FastIsFull) fails when this one misses a kind Decode reads.
 func Reads(kind string) bool {
 	switch kind {
 	case hist.KindCall, hist.KindReturn, KindDelivery, KindEvent, KindSender, hist.KindCommit,

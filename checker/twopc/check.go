@@ -82,8 +82,9 @@ type History struct {
 
 // Reads reports whether the checker reads events of a kind: a run
 // recorded with only these (and the rest numbered, as sim's Filter does)
-// is judged as its full record is. Decode's switch and this one agree
-// (TestReadsIsDecode).
+// is judged as its full record is. Decode's and Check's switches and this
+// one must agree: the harness's TestFastIsFull (contracttest.FastIsFull)
+// fails when this one misses a kind they read.
 func Reads(kind string) bool {
 	switch kind {
 	case hist.KindTxn, "prepared", hist.KindDB, hist.KindCommit:
