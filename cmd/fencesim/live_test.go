@@ -310,10 +310,7 @@ func TestLiveRun(t *testing.T) {
 		return code, o.String()
 	}
 
-	// The two live runs are real time (20 s and 30 s), each with its own
-	// database and ports: they run at once.
 	t.Run("default schedule", func(t *testing.T) {
-		t.Parallel()
 		out := filepath.Join(tmp, "default")
 		code, o := live(t, out, "--duration", "20s")
 		require.Equal(t, exitOK, code, "every property holds:\n%s", o)
@@ -330,7 +327,6 @@ func TestLiveRun(t *testing.T) {
 	})
 
 	t.Run("PA1 demo", func(t *testing.T) {
-		t.Parallel()
 		out := filepath.Join(tmp, "stale")
 		// --ports: the flag's path (the default run takes the free ports
 		// fencesim live picks below the kernel's ephemeral range).

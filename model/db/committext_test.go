@@ -18,7 +18,7 @@ func TestCommitTextAsFmt(t *testing.T) {
 		var b strings.Builder
 		fmt.Fprintf(&b, "commit #%d tx %d", r.Seq, r.Tx)
 		if r.GID != "" {
-			fmt.Fprintf(&b, " gid %s", quoteLit(r.GID))
+			fmt.Fprintf(&b, " gid %s", fmtQuote(r.GID))
 		}
 		fmt.Fprintf(&b, " at %s:", r.At)
 		for i, c := range r.Changes {
@@ -27,7 +27,7 @@ func TestCommitTextAsFmt(t *testing.T) {
 			}
 			parts := make([]string, len(c.Key))
 			for i, v := range c.Key {
-				parts[i] = literal(v)
+				parts[i] = fmtLiteral(v)
 			}
 			fmt.Fprintf(&b, " %s %s%s", c.Op, c.Table, "("+strings.Join(parts, ",")+")")
 		}
