@@ -123,7 +123,6 @@ func fmtStmt(s Stmt) string {
 	return b.String()
 }
 
-
 // SQL renders the WHERE clause (with a leading space), or "" when empty.
 func fmtWhere(w Where) string {
 	if len(w) == 0 {
@@ -300,7 +299,6 @@ func fmtResponse(r Response) string {
 	}
 	return fmt.Sprintf("resp %d: %s", r.ID, strings.Join(parts, "; "))
 }
-
 
 func sqlName(r *rand.Rand) string {
 	names := []string{"id", "status", "lease_token", "order", "user", "Mixed", "a\"b", "x1", "1x", "", "select", "_p", "ok_2", "é"}
