@@ -66,10 +66,23 @@ func JudgeFromFileIsJudgeInMemory(t *testing.T, s contract.System, designs [][]s
 // the others) is judged as the same run recorded in full: the same
 // verdicts (the events they name are the full record's numbers), probes
 // and metrics; and that each event it recorded is the full record's event
-// of that number. filtered says the system's fast path records less (it
-// must then keep fewer events in every run). The seeds are 1..seeds and
-// the extra ones (a seed whose run shows what the first ones do not).
-func FastIsFull(t *testing.T, s contract.System, designs [][]string, seeds uint64, f contract.Faults, filtered bool, extra ...uint64) {
+// of that number. It plays the default design and each knob's, at
+// moderate and heavy faults. filtered says the system's fast path records
+// less (it must then keep fewer events in every run). The seeds are
+// 1..seeds and the extra ones (a seed whose run shows what the first ones
+// do not).
+func FastIsFull(t *testing.T, s contract.System, seeds uint64, filtered bool, extra ...uint64) {
+	t.Helper()
+	designs := [][]string{nil}
+	for _, k := range s.Knobs() {
+		designs = append(designs, []string{k.Name})
+	}
+	for _, f := range []contract.Faults{contract.Moderate, contract.Heavy} {
+		fastIsFull(t, s, designs, seeds, f, filtered, extra)
+	}
+}
+
+func fastIsFull(t *testing.T, s contract.System, designs [][]string, seeds uint64, f contract.Faults, filtered bool, extra []uint64) {
 	t.Helper()
 	failed := 0
 	for _, knobs := range designs {
@@ -100,5 +113,5 @@ func FastIsFull(t *testing.T, s contract.System, designs [][]string, seeds uint6
 		}
 	}
 	assert.Positive(t, failed, "some runs fail: the failing verdicts are compared too")
-	t.Logf("%d runs, %d failing", uint64(len(designs))*(seeds+uint64(len(extra))), failed)
+	t.Logf("%s faults: %d runs, %d failing", f, uint64(len(designs))*(seeds+uint64(len(extra))), failed)
 }

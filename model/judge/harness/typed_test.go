@@ -21,11 +21,5 @@ func TestFastIsFull(t *testing.T) {
 	if testing.Short() {
 		seeds = 4
 	}
-	designs := [][]string{nil}
-	for _, k := range (System{}).Knobs() {
-		designs = append(designs, []string{k.Name})
-	}
-	for _, f := range []contract.Faults{contract.Moderate, contract.Heavy} {
-		contracttest.FastIsFull(t, System{}, designs, seeds, f, true)
-	}
+	contracttest.FastIsFull(t, System{}, seeds, true)
 }

@@ -30,15 +30,9 @@ func TestFastIsFull(t *testing.T) {
 	if testing.Short() {
 		seeds = 10
 	}
-	designs := [][]string{nil}
-	for _, k := range (System{}).Knobs() {
-		designs = append(designs, []string{k.Name})
-	}
 	d := (System{}).Default()
 	r := contract.Run(System{}, d, 96, contract.Moderate, contract.Options{Full: true})
 	require.Equal(t, "lock_timeouts", r.Metrics[3].Name)
 	require.Positive(t, r.Metrics[3].Values[0], "seed 96 times out a lock")
-	for _, f := range []contract.Faults{contract.Moderate, contract.Heavy} {
-		contracttest.FastIsFull(t, System{}, designs, seeds, f, true, 96)
-	}
+	contracttest.FastIsFull(t, System{}, seeds, true, 96)
 }
