@@ -80,6 +80,9 @@ func Unknown(err error) bool { return Code(err) == CodeConnectionFailure }
 
 // Code returns the SQLSTATE of a database error, "" for nil or another error.
 func Code(err error) string {
+	if e, ok := err.(*Error); ok { // the common case, without errors.As's allocation
+		return e.Code
+	}
 	var e *Error
 	if errors.As(err, &e) {
 		return e.Code
