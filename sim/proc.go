@@ -282,6 +282,11 @@ func (p *Proc) OnCommand(h CommandHandler) { p.h.command = h }
 // needs no such guard (Proc.Note has it).
 func Recording(p *Proc) bool { return p.h.env.Recording() }
 
+// RecordsTimers reports whether the run records its timers, whose texts
+// name what a process waits for (its label): callers that build a wait's
+// label from data can skip it when neither this nor Armed holds.
+func RecordsTimers(p *Proc) bool { return p.h.env.Records("timer") }
+
 // Armed reports whether a crash-at or crash-yield fault is armed on a
 // process's node: callers that build crash-point labels from data (the
 // database client's statement names) can skip them when nothing listens.

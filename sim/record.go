@@ -161,8 +161,11 @@ func (w *World) emit(node string, k kind, text string) {
 func (w *World) emitMsg(node string, k kind, m *network.Message) {
 	tm := traces.Msg{ID: m.ID, From: string(m.From), To: string(m.To), Conn: uint64(m.Conn), Body: m.Body}
 	if w.headers {
+		// The recorder reads the header at once and keeps nothing: one
+		// Msg of the world's serves every send.
 		tm.Body = nil
-		w.record(traces.Event{Node: node, Kind: kernelKinds[k], Msg: &tm})
+		w.hdr = tm
+		w.record(traces.Event{Node: node, Kind: kernelKinds[k], Msg: &w.hdr})
 		return
 	}
 	if !w.frozen(m.Body) {

@@ -36,7 +36,8 @@ type World struct {
 	netRand   Rand
 	ent       Entropy
 	rec       Recorder
-	headers   bool // rec is a HeaderRecorder: messages recorded without their bodies
+	headers   bool       // rec is a HeaderRecorder: messages recorded without their bodies
+	hdr       traces.Msg // the message header a HeaderRecorder is handed
 	filter    func(kind string) bool
 	want      kindSet         // the kernel's kinds that are recorded (none without a recorder)
 	notes     map[string]bool // the filter's answers for note kinds, asked once per kind

@@ -296,7 +296,7 @@ func (c *Conn) roundTrip(p *sim.Proc, stmts []Stmt, atomic bool) ([]Result, erro
 	id := c.next
 	conn := c.conn
 	label := "db"
-	if sim.Armed(p) || (c.Timeout > 0 && sim.Recording(p)) {
+	if sim.Armed(p) || (c.Timeout > 0 && sim.RecordsTimers(p)) {
 		label = Label(stmts) // only built when a fault or the trace can show it
 	}
 	m, err := p.Call(conn, Request{ID: id, Stmts: stmts, Atomic: atomic}, c.Timeout, label, id)

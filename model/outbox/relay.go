@@ -37,12 +37,14 @@ type Relay struct {
 	publishing string
 	acks       sim.Queue[PubAck]
 	ticks      sim.Queue[struct{}] // the ticker's ticks, taken by the loop
+	unsent     db.Stmt             // UnsentMessages of the design's batch, built once
 }
 
 // NewRelay returns the relay's factory.
 func NewRelay(cfg RelayConfig) sim.Factory {
 	return func(string, *sim.Disk) sim.Node {
-		r := &Relay{cfg: cfg, db: &db.Conn{DB: cfg.DB, Timeout: cfg.Design.DBTimeout}}
+		r := &Relay{cfg: cfg, db: &db.Conn{DB: cfg.DB, Timeout: cfg.Design.DBTimeout},
+			unsent: UnsentMessages(cfg.Design.Batch).Named("unsent")}
 		return sim.Program(r.main)
 	}
 }
@@ -72,7 +74,7 @@ func (r *Relay) tick(p *sim.Proc) {
 // error ends the batch: the rows not marked are read again at the next
 // poll.
 func (r *Relay) poll(p *sim.Proc) {
-	res, err := r.db.Exec(p, UnsentMessages(r.cfg.Design.Batch).Named("unsent"))
+	res, err := r.db.Exec(p, r.unsent)
 	if err != nil {
 		return
 	}
