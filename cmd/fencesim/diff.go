@@ -122,6 +122,9 @@ func runDiff(e *env, args []string) int {
 		if p, err = sf.plan(fs); err != nil {
 			return err
 		}
+		if err := p.checkSteered(list); err != nil {
+			return err
+		}
 		if f, err = parseFaults(*faults); err != nil {
 			return err
 		}

@@ -236,7 +236,7 @@ func exploreDirected(e *env, ctx context.Context, cfg *exploreConfig, sys system
 	p := cfg.plan
 	start := time.Now()
 	budget := int(p.last - p.first + 1)
-	search := directed.New(directed.Config{Seed: cfg.searchSeed, First: p.first}, func(seed uint64) ([]string, error) {
+	search := directed.New(directed.Config{Seed: cfg.searchSeed, First: p.first, Levers: leverNames(sys)}, func(seed uint64) ([]string, error) {
 		w, err := sys.Draw(d, seed, cfg.faults, systems.Options{})
 		if err != nil {
 			return nil, err
@@ -380,4 +380,14 @@ func countedExplore(e *env, args []string, code []codeRange) int {
 		return e.fail("explore", err)
 	}
 	return exitOK
+}
+
+// leverNames are the names of a system's levers, in its seed format's
+// order: the features a directed search can steer a seed to.
+func leverNames(sys systems.System) []string {
+	var out []string
+	for _, l := range sys.Supports().Levers {
+		out = append(out, l.Name)
+	}
+	return out
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/fencesim/fencesim/internal/summary"
+	"github.com/fencesim/fencesim/sim"
 )
 
 // directedRun runs explore --search directed and returns its one system.
@@ -37,7 +38,16 @@ func TestDirectedSeedsReplay(t *testing.T) {
 	require.Equal(t, "failures and claim-lookup-only's caught-by metrics", d.Target, "one --knob: its metrics, no coverage build")
 	require.Len(t, d.Order, 120)
 	require.Greater(t, d.FirstFailure, 0)
-	seed := d.Order[d.FirstFailure-1]
+	// After the first failure the search steers seeds to the failing
+	// worlds' features (sim.Steer): one of them fails too, and is the
+	// seed replayed below.
+	var seed uint64
+	for _, f := range x.Failures {
+		if mask, _ := sim.Steering(f.Seed); mask != 0 {
+			seed = f.Seed
+		}
+	}
+	require.NotZero(t, seed, "a steered seed failed: %v", x.Failures)
 	var props []string
 	for _, f := range x.Failures {
 		if f.Seed == seed {
@@ -178,4 +188,23 @@ func TestDirectedCodeTarget(t *testing.T) {
 		}
 	}
 	assert.Greater(t, ran, 0, "the knob's code ran in some of the runs")
+}
+
+// TestSteeredSeedRefused: a steered seed of a system without levers, or
+// naming a lever its system does not have, is refused in one line (exit
+// 2) by every command that takes seeds.
+func TestSteeredSeedRefused(t *testing.T) {
+	steered := fmt.Sprint(sim.SteerSeed(5, 1))
+	for _, args := range [][]string{
+		{"run", "--system", "outbox", "--seed", steered},
+		{"explore", "--system", "twopc", "--seeds", "3," + steered},
+		{"explore", "--system", "all", "--seeds", steered},
+		{"run", "--system", "arbiter", "--seed", fmt.Sprint(sim.SteerSeed(5, 1<<30))},
+	} {
+		code, stdout, stderr := run(t, args...)
+		assert.Equal(t, exitUsage, code, "%v", args)
+		assert.Empty(t, stdout)
+		assert.Equal(t, 1, strings.Count(stderr, "\n"), "%v: one line: %s", args, stderr)
+		assert.Contains(t, stderr, "steered seed", "%v", args)
+	}
 }

@@ -105,6 +105,9 @@ func runExplore(e *env, args []string) int {
 		if cfg.plan, err = sf.plan(fs); err != nil {
 			return err
 		}
+		if err := cfg.plan.checkSteered(cfg.systems); err != nil {
+			return err
+		}
 		if cfg.faults, err = parseFaults(*faults); err != nil {
 			return err
 		}
@@ -377,25 +380,27 @@ func exploreSystem(e *env, ctx context.Context, cfg *exploreConfig, sys systems.
 			at   int64
 		}
 		var queue []waiting
-		for seed := p.first; ; seed++ {
-			if p.has(seed) {
-				a := audited(seed, cfg.audit)
-				if !send(seed, a, false) {
-					return
-				}
-				if a {
-					queue = append(queue, waiting{seed, sent.Load()})
-				}
-				for len(queue) > 0 && sent.Load()-queue[0].at >= auditLag {
-					if !send(queue[0].seed, true, true) {
-						return
-					}
-					queue = queue[1:]
-				}
+		stopped := false
+		p.each(func(seed uint64) bool {
+			a := audited(seed, cfg.audit)
+			if !send(seed, a, false) {
+				stopped = true
+				return false
 			}
-			if seed == p.last {
-				break
+			if a {
+				queue = append(queue, waiting{seed, sent.Load()})
 			}
+			for len(queue) > 0 && sent.Load()-queue[0].at >= auditLag {
+				if !send(queue[0].seed, true, true) {
+					stopped = true
+					return false
+				}
+				queue = queue[1:]
+			}
+			return true
+		})
+		if stopped {
+			return
 		}
 		for _, w := range queue {
 			if !send(w.seed, true, true) {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/fencesim/fencesim/internal/summary"
 	"github.com/fencesim/fencesim/internal/systems"
+	"github.com/fencesim/fencesim/sim"
 )
 
 // multi is a repeatable string flag.
@@ -301,11 +302,7 @@ func parseSeedList(v string) ([]uint64, error) {
 		}
 	}
 	slices.Sort(out)
-	out = slices.Compact(out)
-	if out[len(out)-1]-out[0] > maxListSpan {
-		return nil, usagef("--seeds %q: a list spans at most %d seeds, from its smallest to its largest", v, maxListSpan)
-	}
-	return out, nil
+	return slices.Compact(out), nil
 }
 
 // seedList renders sorted seeds as a --seeds list, runs as ranges.
@@ -395,34 +392,94 @@ func (p plan) text() string {
 	return fmt.Sprintf("%d-%d", p.first, p.last)
 }
 
+// checkSteered refuses a plan's steered seeds that a system cannot play
+// (sim.CheckSteer): a steered seed of a system without levers, or one
+// naming levers it does not have. A range is checked at its ends (the
+// lever sets of the seeds between lie between theirs).
+func (p plan) checkSteered(list []systems.System) error {
+	ends := []uint64{p.first, p.last}
+	if p.list != nil {
+		ends = p.list
+	}
+	if p.budget > 0 {
+		ends = ends[:1]
+	}
+	for _, sys := range list {
+		for _, s := range ends {
+			if err := sim.CheckSteer(s, sys.Name(), sys.Supports().Levers); err != nil {
+				return usagef("%v", err)
+			}
+		}
+	}
+	return nil
+}
+
+// each calls f with the plan's seeds in this shard, in order, until f
+// returns false (a list's seeds only: steered seeds lie far apart).
+func (p plan) each(f func(uint64) bool) {
+	if p.list != nil {
+		for _, s := range p.list {
+			if p.shard.Has(s) && !f(s) {
+				return
+			}
+		}
+		return
+	}
+	for s := p.first; ; s++ {
+		if p.shard.Has(s) && !f(s) {
+			return
+		}
+		if s == p.last {
+			return
+		}
+	}
+}
+
+// after is the plan's next seed in this shard after s.
+func (p plan) after(s uint64) (uint64, bool) {
+	if p.list != nil {
+		i, found := slices.BinarySearch(p.list, s)
+		if found {
+			i++
+		}
+		for ; i < len(p.list); i++ {
+			if p.shard.Has(p.list[i]) {
+				return p.list[i], true
+			}
+		}
+		return 0, false
+	}
+	for s != p.last {
+		s++
+		if p.has(s) {
+			return s, true
+		}
+	}
+	return 0, false
+}
+
 // count is how many runs a bounded plan makes in this shard, the audit's
 // second runs included, without listing the seeds.
 func (p plan) count(audit float64) int64 {
 	var n int64
-	for s := p.first; ; s++ {
-		if p.has(s) {
+	p.each(func(s uint64) bool {
+		n++
+		if audited(s, audit) {
 			n++
-			if audited(s, audit) {
-				n++
-			}
 		}
-		if s == p.last {
-			return n
-		}
-	}
+		return true
+	})
+	return n
 }
 
 // seeds lists the seeds of a bounded plan in this shard.
 func (p plan) seeds() []uint64 {
 	var out []uint64
-	for s := p.first; ; s++ {
-		if p.has(s) {
-			out = append(out, s)
-		}
-		if s == p.last {
-			return out
-		}
-	}
+	p.each(func(s uint64) bool {
+		out = append(out, s)
+		return true
+	})
+	return out
 }
 
 // workersFlag registers --workers.

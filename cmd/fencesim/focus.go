@@ -138,7 +138,7 @@ func (fo *focuser) system(sr *sideRunner, sys systems.System, p plan, n, w int, 
 	var out [2][]seedRecord
 	d := fo.designs[sys.Name()]
 	faults := systems.Faults(sr.faults())
-	search := directed.New(directed.Config{Seed: fo.searchSeed, First: p.first, Warmup: w}, func(seed uint64) ([]string, error) {
+	search := directed.New(directed.Config{Seed: fo.searchSeed, First: p.first, Warmup: w, Levers: leverNames(sys)}, func(seed uint64) ([]string, error) {
 		x, err := sys.Draw(d, seed, faults, systems.Options{})
 		if err != nil {
 			return nil, err

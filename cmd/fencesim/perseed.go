@@ -118,15 +118,7 @@ func (w *perSeedWriter) begin(p plan) {
 		return
 	}
 	w.flush()
-	w.next = func(s uint64) (uint64, bool) {
-		for s != p.last {
-			s++
-			if p.has(s) {
-				return s, true
-			}
-		}
-		return 0, false
-	}
+	w.next = p.after
 	w.expect, w.more = p.first, true
 	if !p.has(p.first) {
 		w.expect, w.more = w.next(p.first)

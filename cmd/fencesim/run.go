@@ -55,6 +55,9 @@ func runRun(e *env, args []string) int {
 			return usagef("run plays one system: pick it with --system (one of %s)", strings.Join(systems.Names(), ", "))
 		}
 		sys = all[0]
+		if err := (plan{first: *seed, last: *seed}).checkSteered(all); err != nil {
+			return err
+		}
 		if f, err = parseFaults(*faults); err != nil {
 			return err
 		}

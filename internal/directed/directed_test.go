@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -139,5 +140,68 @@ func TestEveryKnobHasSites(t *testing.T) {
 				assert.NotEmpty(t, sites, k.Name)
 			}
 		}
+	}
+}
+
+// TestSearchSteers: a search with levers picks uniform's seeds while no
+// run is rewarded; once runs with feature "rare" (one world in ten) are,
+// it steers seeds to it (its lever pulled) and most later picks have it,
+// while a share of the picks stays plain; no seed is picked twice; the same search
+// seed gives the same picks; a steered seed's features are its world's.
+func TestSearchSteers(t *testing.T) {
+	levers := []string{"rare", "other"}
+	feats := func(s uint64) ([]string, error) {
+		mask, n := sim.Steering(s)
+		var out []string
+		if n%10 == 0 || mask&1 != 0 {
+			out = append(out, "rare")
+		}
+		if n%3 == 0 || mask&2 != 0 {
+			out = append(out, "other")
+		}
+		return out, nil
+	}
+	picks := func(reward bool) []uint64 {
+		s := New(Config{Seed: 4, First: 1, Levers: levers}, feats)
+		var order []uint64
+		for range 60 {
+			seeds, err := s.Next(8)
+			require.NoError(t, err)
+			for _, x := range seeds {
+				r := 0.0
+				if f, _ := feats(x); reward && slices.Contains(f, "rare") {
+					r = 1
+				}
+				s.Observe(x, r)
+			}
+			order = append(order, seeds...)
+		}
+		return order
+	}
+	for i, s := range picks(false) {
+		require.Equal(t, uint64(i+1), s, "without a reward: uniform's seeds")
+	}
+	order := picks(true)
+	assert.Equal(t, order, picks(true), "the same search seed and rewards: the same picks")
+	steered, rare := 0, 0
+	var plain []uint64
+	for _, s := range order[160:] {
+		mask, _ := sim.Steering(s)
+		if mask != 0 {
+			steered++
+		} else {
+			plain = append(plain, s)
+		}
+		if f, _ := feats(s); slices.Contains(f, "rare") {
+			rare++
+		}
+	}
+	assert.Greater(t, steered, 100, "seeds steered to the rewarded feature")
+	assert.Greater(t, float64(rare)/float64(len(order)-160), 0.6, "most picks have the rewarded feature (one world in ten has it)")
+	assert.NotEmpty(t, plain, "a share of the picks stays plain")
+	seen := map[uint64]bool{}
+	for _, s := range order {
+		assert.False(t, seen[s], "seed %d picked twice", s)
+		seen[s] = true
 	}
 }

@@ -29,6 +29,10 @@ type Config struct {
 	// failure is not). The other picks are drawn worlds too, so a
 	// misleading signal slows the search by far less than 1/Explore.
 	Explore float64
+	// Levers are the names of the system's levers, in the order of its
+	// seed format (contract.Support.Levers), each the name of the world
+	// feature it forces; none: the search picks plain seeds only.
+	Levers []string
 }
 
 func (c Config) withDefaults() Config {
@@ -69,6 +73,7 @@ type Search struct {
 	total    float64   // every reward
 	pending  map[uint64][]int
 	picked   int
+	steer    uint64 // the next steered seed's number
 }
 
 type cand struct {
@@ -81,16 +86,42 @@ type cand struct {
 func New(cfg Config, features func(seed uint64) ([]string, error)) *Search {
 	cfg = cfg.withDefaults()
 	return &Search{cfg: cfg, rng: sim.NewPCG(cfg.Seed).Stream("directed"), features: features,
-		next: cfg.First, ids: map[string]int{}, pending: map[uint64][]int{}}
+		next: cfg.First, steer: cfg.First, ids: map[string]int{}, pending: map[uint64][]int{}}
 }
 
-// draw adds the next candidate seed to the pool.
+// draw adds the next plain candidate seed to the pool.
 func (s *Search) draw() error {
 	seed := s.next
 	if seed == math.MaxUint64 {
 		return fmt.Errorf("directed search: out of seeds")
 	}
 	s.next++
+	return s.add(seed)
+}
+
+// drawSteered adds a steered candidate to the pool: the next steered
+// number, with the levers whose features theta favours (a sampled reward
+// rate above the mean) pulled; none when no lever's feature is favoured.
+func (s *Search) drawSteered(theta []float64) error {
+	if len(s.cfg.Levers) == 0 || len(s.cfg.Levers) > sim.MaxLevers || s.steer >= sim.SteerBaseLimit {
+		return nil
+	}
+	var mask uint64
+	for i, name := range s.cfg.Levers {
+		if f, ok := s.ids[name]; ok && f < len(theta) && theta[f] > 0 {
+			mask |= 1 << uint(i)
+		}
+	}
+	if mask == 0 {
+		return nil
+	}
+	seed := sim.SteerSeed(s.steer, mask)
+	s.steer++
+	return s.add(seed)
+}
+
+// add draws a candidate's world and adds it to the pool.
+func (s *Search) add(seed uint64) error {
 	names, err := s.features(seed)
 	if err != nil {
 		return fmt.Errorf("seed %d: %w", seed, err)
@@ -133,9 +164,20 @@ func (s *Search) Next(k int) ([]uint64, error) {
 		// some run was rewarded (without a signal, sampling the posteriors
 		// would only favour the worlds seen least: no better than
 		// uniform, and worse where the failures lie in common worlds).
-		i := 0
+		i := s.oldestPlain()
 		if s.picked >= s.cfg.Warmup && s.total > 0 && s.uniform() >= s.cfg.Explore {
-			i = s.best()
+			// The others are the best candidate by the sampled posteriors,
+			// among the drawn seeds and, for a system with levers, seeds
+			// steered to the favoured features: the search makes the
+			// worlds the rewarded runs had instead of waiting for the
+			// draws to offer them.
+			theta := s.sample()
+			for range refill {
+				if err := s.drawSteered(theta); err != nil {
+					return out, err
+				}
+			}
+			i = s.best(theta)
 		}
 		c := s.pool[i]
 		s.pool = append(s.pool[:i], s.pool[i+1:]...)
@@ -146,8 +188,9 @@ func (s *Search) Next(k int) ([]uint64, error) {
 	return out, nil
 }
 
-// best is the index of the candidate with the highest sampled score.
-func (s *Search) best() int {
+// sample draws each feature's reward rate from its posterior, as its log
+// ratio to the mean reward (Thompson sampling).
+func (s *Search) sample() []float64 {
 	mean := (s.total + 1) / (s.runs + 2)
 	const strength = 2 // the prior's weight, in runs, at the mean
 	theta := make([]float64, len(s.names))
@@ -156,11 +199,29 @@ func (s *Search) best() int {
 		b := (1-mean)*strength + s.n[f] - s.sum[f]
 		theta[f] = math.Log(s.beta(a, b)/mean + 1e-12)
 	}
+	return theta
+}
+
+// oldestPlain is the index of the oldest plain candidate (a steered one
+// waits only for best).
+func (s *Search) oldestPlain() int {
+	for i, c := range s.pool {
+		if mask, _ := sim.Steering(c.seed); mask == 0 {
+			return i
+		}
+	}
+	return 0
+}
+
+// best is the index of the candidate with the highest score by theta.
+func (s *Search) best(theta []float64) int {
 	bi, bs := 0, math.Inf(-1)
 	for i, c := range s.pool {
 		score := 0.0
 		for _, f := range c.feats {
-			score += theta[f]
+			if f < len(theta) { // a feature first seen since theta was drawn: at the mean
+				score += theta[f]
+			}
 		}
 		if score > bs {
 			bi, bs = i, score

@@ -98,6 +98,10 @@ type Support struct {
 	Promises []string
 	// Budget is how many seeds mutants gives a knob by default.
 	Budget int
+	// Levers are the draws a steered seed may force (sim.Steer), in the
+	// order of the seed format: appended to, never reordered (nil: the
+	// system's seeds are plain, and Draw refuses a steered one).
+	Levers []sim.Lever
 	// Variants are the designs besides the default ("name=value"
 	// settings) that the baseline matrix covers, in the drawn world.
 	Variants [][]string

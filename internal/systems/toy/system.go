@@ -73,6 +73,9 @@ type drawn struct {
 // Draw implements contract.System: the design from the seed's "world"
 // stream, the faults from its "faults" stream (or the ones given).
 func (System) Draw(dd contract.Design, seed uint64, f contract.Faults, o contract.Options) (*contract.World, error) {
+	if err := sim.CheckSteer(seed, Name, nil); err != nil {
+		return nil, err
+	}
 	ent := sim.NewPCG(seed)
 	d := DrawWorld(ent.Stream("world"), dd.Value().(Design))
 	s, prof := faults(ent.Stream("faults"), maxFaults(f))

@@ -203,7 +203,7 @@ func SeedOptions(d judge.Design, wl judge.Workload, f Faults, seed uint64) (judg
 	}
 	ent := sim.NewPCG(seed)
 	arr := wl.Plan(ent.Stream("workload"))
-	s, prof := Schedule(ent.Stream("faults"), d, arr, f)
+	s, prof := Schedule(sim.Steer(ent.Stream("faults"), seed, Levers), d, arr, f)
 	return judge.Options{Design: d, Workload: wl, Schedule: s, Seed: seed, Entropy: ent, Until: Until(d, len(arr), f),
 		Settle: judge.SettleOf(d), Filter: CheckerFilter}, prof
 }
@@ -219,8 +219,8 @@ func SeedOptionsIn(d judge.Design, mode WorldMode, f Faults, seed uint64) (judge
 		return SeedOptions(d, judge.DefaultWorkload(), f, seed)
 	}
 	ent := sim.NewPCG(seed)
-	wd := DrawWorld(ent.Stream("world"), d, mode, f)
-	s, prof := worldSchedule(ent.Stream("faults"), wd, f)
+	wd := DrawWorld(sim.Steer(ent.Stream("world"), seed, Levers), d, mode, f)
+	s, prof := worldSchedule(sim.Steer(ent.Stream("faults"), seed, Levers), wd, f)
 	return judge.Options{Design: wd.Design, Workload: wd.Workload, Schedule: s, Seed: seed, Entropy: ent, Until: wd.Until(f),
 		Settle: judge.SettleOf(wd.Design), Filter: CheckerFilter}, prof
 }

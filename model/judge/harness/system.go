@@ -54,6 +54,7 @@ func (System) Supports() contract.Support {
 		// Batch claims meet the freezes and outages with several leases
 		// per claim.
 		Variants: [][]string{{"claim_batch=2"}, {"claim_batch=4"}},
+		Levers:   Levers,
 	}
 }
 
@@ -88,6 +89,9 @@ func (System) Draw(dd contract.Design, seed uint64, f contract.Faults, o contrac
 	d := dd.Value().(judge.Design)
 	hf, err := Intensity(string(f))
 	if err != nil {
+		return nil, err
+	}
+	if err := sim.CheckSteer(seed, judge.System, Levers); err != nil {
 		return nil, err
 	}
 	mode, err := ParseWorld(dd.World)
@@ -283,8 +287,9 @@ type HeaderInputs = traces.Header
 func Play(o judge.Options) (*Outcome, error) { return scenario.Play(o) }
 
 // Features names the world's drawn choices for the directed search
-// (internal/directed): the fleet, the workload's size, its poison and
-// the world mode's choices a fault profile cannot show.
+// (internal/directed): the fleet, the workload's size, its poison, two
+// rejudges or more, the stalled old leader: the world mode's choices a
+// fault profile cannot show. Levers are named as these (Levers).
 func (x drawn) Features() []string {
 	d, wl := x.opts.Design, x.opts.Workload
 	out := []string{
@@ -296,6 +301,21 @@ func (x drawn) Features() []string {
 		fmt.Sprintf("zombies=%d", d.Zombies),
 		fmt.Sprintf("local_request_ids=%t", d.LocalRequestIDs),
 		fmt.Sprintf("poison=%t", len(wl.Poison) > 0),
+	}
+	rejudges, oldLeader := 0, false
+	for _, a := range x.opts.Schedule {
+		switch {
+		case a.Kind == sim.Do && a.Point == "rejudge":
+			rejudges++
+		case a.Kind == sim.PauseAt && a.Point == judge.PointBeforeCommit && d.Arbiters >= 2 && a.Node == judge.NamesOf(d).Arbiters[0]:
+			oldLeader = true
+		}
+	}
+	if rejudges >= 2 {
+		out = append(out, "rejudges>=2")
+	}
+	if oldLeader {
+		out = append(out, "old-leader")
 	}
 	switch {
 	case wl.Submissions <= 3:

@@ -406,3 +406,24 @@ func replayUntil(o *Outcome, until time.Duration, prop string) *Outcome {
 	}
 	return nil
 }
+
+// Levers are system A's steered seeds' levers (sim.Steer): the drawn
+// world's rarer choices (two arbiters, the stalled old leader, a zombie,
+// a production machine, a large workload, a poison submission, two
+// rejudges, three home machines), the most faults the intensity allows,
+// and each fault kind on. Each is named as the feature it forces
+// (drawn.Features, internal/directed.Features), so a directed search
+// steers to a feature its rewarded runs had. The list is the seed format:
+// a lever is appended, never moved or removed.
+var Levers = append([]sim.Lever{
+	{Name: "arbiters=2", Label: "world/arbiters", Value: 2},
+	{Name: "old-leader", Label: "world/old-leader", Value: 1},
+	{Name: "zombies=1", Label: "world/zombie", Value: 1},
+	{Name: "prod_workers=1", Label: "world/prod", Value: 1},
+	{Name: "submissions>12", Label: "world/large", Value: 7},
+	{Name: "poison=true", Label: "world/poison", Value: 3},
+	{Name: "rejudges>=2", Label: "world/rejudges", Value: 2},
+	{Name: "home_workers=3", Label: "world/home", Value: 2},
+	{Name: "faults>=8", Label: "faults", Value: sim.LeverMax},
+}, sim.KindLevers([]sim.Kind{sim.Crash, sim.Pause, sim.Partition, sim.Cut, sim.Loss, sim.Dup, sim.Delay, sim.Stall, sim.Break, sim.Jump, sim.Drift,
+	sim.CrashYield, sim.PauseYield, sim.Message, sim.CrashAt, sim.PauseAt, sim.Do})...)

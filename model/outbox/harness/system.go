@@ -82,6 +82,9 @@ func intensity(f contract.Faults) sim.Intensity {
 func (System) Draw(dd contract.Design, seed uint64, f contract.Faults, o contract.Options) (*contract.World, error) {
 	d := dd.Value().(outbox.Design)
 	var x Seeded
+	if err := sim.CheckSteer(seed, Name, nil); err != nil {
+		return nil, err
+	}
 	var err error
 	if o.Given {
 		x.Design, x.Workload = DrawWorld(sim.NewPCG(seed).Stream("world"), d)

@@ -81,6 +81,9 @@ func intensity(f contract.Faults) sim.Intensity {
 func (System) Draw(dd contract.Design, seed uint64, f contract.Faults, o contract.Options) (*contract.World, error) {
 	d := dd.Value().(twopc.Design)
 	var x Seeded
+	if err := sim.CheckSteer(seed, twopc.System, nil); err != nil {
+		return nil, err
+	}
 	var err error
 	if o.Given {
 		x.Design, x.Schedule = DrawWorld(sim.NewPCG(seed).Stream("world"), d), o.Schedule
