@@ -68,6 +68,9 @@ func runCompare(e *env, args []string) int {
 		if p, err = sf.plan(fs); err != nil {
 			return err
 		}
+		if p, err = sf.steered(fs, p, []systems.System{sys}); err != nil {
+			return err
+		}
 		if err := p.checkSteered([]systems.System{sys}); err != nil {
 			return err
 		}

@@ -122,6 +122,9 @@ func runDiff(e *env, args []string) int {
 		if p, err = sf.plan(fs); err != nil {
 			return err
 		}
+		if p, err = sf.steered(fs, p, list); err != nil {
+			return err
+		}
 		if err := p.checkSteered(list); err != nil {
 			return err
 		}
@@ -162,8 +165,14 @@ func runDiff(e *env, args []string) int {
 		if root, err = revision.Root(); err != nil {
 			return err
 		}
-		rev, err = revision.Resolve(root, *base)
-		return err
+		if rev, err = revision.Resolve(root, *base); err != nil {
+			return err
+		}
+		fo.steer = revision.HasSteering(root, rev)
+		if !fo.steer && (p.steer != "" || p.hasSteered()) {
+			return usagef("--base %s predates steered seeds (sim/steer.go): it would play them as other, plain seeds; diff plain seeds, or a base from after them", *base)
+		}
+		return nil
 	}()
 	if err != nil {
 		return e.fail(c.name, err)

@@ -105,6 +105,12 @@ func runExplore(e *env, args []string) int {
 		if cfg.plan, err = sf.plan(fs); err != nil {
 			return err
 		}
+		if cfg.plan, err = sf.steered(fs, cfg.plan, cfg.systems); err != nil {
+			return err
+		}
+		if cfg.plan.steer != "" && cfg.search == "directed" {
+			return usagef("--search directed steers the seeds it picks itself: drop --steer")
+		}
 		if err := cfg.plan.checkSteered(cfg.systems); err != nil {
 			return err
 		}

@@ -229,13 +229,14 @@ func parseShard(v string) (summary.Shard, error) {
 	return sh, nil
 }
 
-// seedFlags are --seeds, --runs, --first, --time and --shard.
+// seedFlags are --seeds, --runs, --first, --time, --shard and --steer.
 type seedFlags struct {
 	seeds  string
 	runs   int
 	first  uint64
 	budget time.Duration
 	shard  string
+	steer  string
 }
 
 func (s *seedFlags) register(fs *flag.FlagSet, defRuns int, timed bool) {
@@ -246,6 +247,51 @@ func (s *seedFlags) register(fs *flag.FlagSet, defRuns int, timed bool) {
 		fs.DurationVar(&s.budget, "time", 0, "a time budget for the whole command instead of a seed count (e.g. 60s): runs, minimization and artifacts end within it plus a 2s grace; split evenly over the systems; seeds from --first on")
 	}
 	fs.StringVar(&s.shard, "shard", "", "run only shard `i/n` of the seeds (seed s belongs to shard s mod n; i from 0)")
+	fs.StringVar(&s.steer, "steer", "", "steer every seed's world with these `LEVERS` of the system (e.g. arbiters=2,old-leader,on:crash-at; --steer help lists them): the seeds of --first and --runs become steered seeds (docs/directed.md), each one that replays alone")
+}
+
+// steered turns a plan's seeds into steered seeds pulling the --steer
+// levers of its one system (sim.SteerSeed): the worlds a user wants
+// their change tried in, each run a seed that replays alone.
+func (s *seedFlags) steered(fs *flag.FlagSet, p plan, list []systems.System) (plan, error) {
+	if !isSet(fs, "steer") {
+		return p, nil
+	}
+	var levers []sim.Lever
+	if len(list) == 1 {
+		levers = list[0].Supports().Levers
+	}
+	if len(levers) == 0 {
+		return p, usagef("--steer %q: pick one system that has levers (--system arbiter)", s.steer)
+	}
+	var names []string
+	for _, l := range levers {
+		names = append(names, l.Name)
+	}
+	if s.steer == "help" || s.steer == "" {
+		return p, usagef("--steer: a comma-separated list of %s's levers: %s", list[0].Name(), strings.Join(names, ", "))
+	}
+	if isSet(fs, "seeds") || p.budget > 0 {
+		return p, usagef("--steer steers the seeds of --first and --runs: do not combine it with --seeds or --time")
+	}
+	var mask uint64
+	for _, name := range strings.Split(s.steer, ",") {
+		i := slices.Index(names, strings.TrimSpace(name))
+		if i < 0 {
+			return p, usagef("--steer: %q is not a lever of %s (one of %s)", strings.TrimSpace(name), list[0].Name(), strings.Join(names, ", "))
+		}
+		mask |= 1 << uint(i)
+	}
+	if p.last >= sim.SteerBaseLimit {
+		return p, usagef("--steer: a steered seed's number is below %d: lower --first or --runs", sim.SteerBaseLimit)
+	}
+	var seeds []uint64
+	for n := p.first; n <= p.last; n++ {
+		seeds = append(seeds, sim.SteerSeed(n, mask))
+	}
+	p.list, p.first, p.last = seeds, seeds[0], seeds[len(seeds)-1]
+	p.steer = sim.SteerNames(seeds[0], levers)
+	return p, nil
 }
 
 // plan is the seeds a command runs.
@@ -256,6 +302,8 @@ type plan struct {
 	// list, when --seeds is a list, holds its seeds (sorted, unique,
 	// first and last among them): the plan is those only.
 	list []uint64
+	// steer names the levers a --steer plan's seeds pull.
+	steer string
 }
 
 // maxListSpan bounds the seeds a --seeds list spans, from its smallest to
@@ -383,6 +431,11 @@ func (p plan) text() string {
 	if p.budget > 0 {
 		return fmt.Sprintf("%d- for %v", p.first, p.budget)
 	}
+	if p.steer != "" {
+		_, a := sim.Steering(p.first)
+		_, b := sim.Steering(p.last)
+		return fmt.Sprintf("%s (numbers %d-%d steered: %s)", seedListText(p.list), a, b, p.steer)
+	}
 	if p.list != nil {
 		return seedListText(p.list)
 	}
@@ -390,6 +443,14 @@ func (p plan) text() string {
 		return strconv.FormatUint(p.first, 10)
 	}
 	return fmt.Sprintf("%d-%d", p.first, p.last)
+}
+
+// hasSteered reports whether the plan holds a steered seed.
+func (p plan) hasSteered() bool {
+	if mask, _ := sim.Steering(p.last); mask != 0 {
+		return true
+	}
+	return false
 }
 
 // checkSteered refuses a plan's steered seeds that a system cannot play

@@ -69,8 +69,20 @@ type focusSystem struct {
 type focuser struct {
 	mode       string // auto, on, off
 	searchSeed uint64
-	designs    map[string]systems.Design
-	res        *diffFocus
+	// steer: the base revision plays steered seeds too (an older one
+	// plays them as other, plain seeds), so the search may pick them.
+	steer   bool
+	designs map[string]systems.Design
+	res     *diffFocus
+}
+
+// levers are the levers the search may pull: the system's, when both
+// sides play steered seeds.
+func (fo *focuser) levers(sys systems.System) []string {
+	if !fo.steer {
+		return nil
+	}
+	return leverNames(sys)
 }
 
 // run runs the plan under focus: a warm-up of the first seeds in order,
@@ -138,7 +150,7 @@ func (fo *focuser) system(sr *sideRunner, sys systems.System, p plan, n, w int, 
 	var out [2][]seedRecord
 	d := fo.designs[sys.Name()]
 	faults := systems.Faults(sr.faults())
-	search := directed.New(directed.Config{Seed: fo.searchSeed, First: p.first, Warmup: w, Levers: leverNames(sys)}, func(seed uint64) ([]string, error) {
+	search := directed.New(directed.Config{Seed: fo.searchSeed, First: p.first, Warmup: w, Levers: fo.levers(sys)}, func(seed uint64) ([]string, error) {
 		x, err := sys.Draw(d, seed, faults, systems.Options{})
 		if err != nil {
 			return nil, err
