@@ -57,8 +57,8 @@ type job struct {
 
 // pending is a result not yet answered by the arbiter.
 type pending struct {
-	res     hist.Result
-	attempt int
+	key string // its key on disk
+	res hist.Result
 }
 
 // Worker is one judge worker (A.3).
@@ -82,7 +82,11 @@ type Worker struct {
 
 	held    []*job // the leases of the claim being judged (one, or up to claim_batch)
 	results map[string]*pending
-	memory  map[string]hist.Result // results kept in memory only (worker-no-disk)
+	// The background uploader's queue, oldest first, and whether its loop
+	// runs: one loop submits the results one at a time on one backoff.
+	queue     []*pending
+	uploading bool
+	memory    map[string]hist.Result // results kept in memory only (worker-no-disk)
 
 	direct bool                // claiming directly from the database (the old scheme)
 	wake   sim.Queue[struct{}] // a mode switch ends the claim loop's wait
@@ -126,7 +130,7 @@ func (w *Worker) main(p *sim.Proc) {
 	p.OnCommand(w.command)
 	for _, k := range p.Disk().Keys("result/") {
 		v, _ := p.Disk().Get(k)
-		w.results[k] = &pending{res: v.(hist.Result)}
+		w.results[k] = &pending{key: k, res: v.(hist.Result)}
 		w.upload(p, k)
 	}
 	for {
@@ -420,32 +424,48 @@ func (w *Worker) finish(p *sim.Proc, j *job) {
 		p.Sync("result")
 	}
 	p.Note(w.noted(res))
-	w.results[key] = &pending{res: res}
+	w.results[key] = &pending{key: key, res: res}
 	w.upload(p, key)
 }
 
 // ---- uploading results ----
 
-// upload submits a saved result in a process of its own until the arbiter
-// answers 200 (recorded) or 410 (stale: someone else's lease now), retrying
-// with backoff. The first attempt goes out before the caller goes on (A.3:
-// submit, then claim).
+// upload hands a saved result to the background uploader (A.3: "a
+// background uploader submits it with backoff"): one loop that submits the
+// waiting results one at a time, oldest first, each until the arbiter
+// answers 200 (recorded) or 410 (stale: someone else's lease now), on one
+// backoff that starts again at its base after an answer. One loop, not one
+// per result: results that pile up while the arbiter is away (a worker
+// goes on claiming while its uploads fail) would each retry on a backoff
+// of their own, and an outage's load would grow with the backlog (found by
+// steered seeds: a worker sent 14 requests in a minute of an outage, over
+// MA5's bound; docs/findings.md). When the loop is idle, the result's first
+// attempt goes out before the caller goes on (A.3: submit, then claim).
 func (w *Worker) upload(p *sim.Proc, key string) {
+	w.queue = append(w.queue, w.results[key])
+	if w.uploading {
+		return
+	}
+	w.uploading = true
 	defer p.Yield("upload started")
 	p.Go("upload", func(p *sim.Proc) {
-		pd := w.results[key]
-		for {
+		attempt := 0
+		for len(w.queue) > 0 {
+			pd := w.queue[0]
 			code, done := w.submit(p, pd.res)
 			if done {
-				w.answered(p, key, pd, code)
-				return
+				w.queue = w.queue[1:]
+				attempt = 0
+				w.answered(p, pd.key, pd, code)
+				continue
 			}
 			r := pd.res
 			r.Phase, r.Code = hist.ResultRetry, code
 			p.Note(w.noted(r))
-			p.Sleep(w.cfg.Design.Backoff(pd.attempt), "submit backoff")
-			pd.attempt++
+			p.Sleep(w.cfg.Design.Backoff(attempt), "submit backoff")
+			attempt++
 		}
+		w.uploading = false
 	})
 }
 
