@@ -165,14 +165,8 @@ func runDiff(e *env, args []string) int {
 		if root, err = revision.Root(); err != nil {
 			return err
 		}
-		if rev, err = revision.Resolve(root, *base); err != nil {
-			return err
-		}
-		fo.steer = revision.HasSteering(root, rev)
-		if !fo.steer && (p.steer != "" || p.hasSteered()) {
-			return usagef("--base %s predates steered seeds (sim/steer.go): it would play them as other, plain seeds; diff plain seeds, or a base from after them", *base)
-		}
-		return nil
+		rev, err = revision.Resolve(root, *base)
+		return err
 	}()
 	if err != nil {
 		return e.fail(c.name, err)
@@ -240,6 +234,17 @@ func runDiff(e *env, args []string) int {
 	sides := [2]string{"base", "working"}
 	sr := &sideRunner{ctx: e.ctx, bins: bins, counted: pair.Counted, root: root, tmp: tmp, workers: *workers, names: names,
 		common: append(sel.forward(), "--faults", string(f))}
+	// Steered seeds need the base to pull the same levers: its lever
+	// lists (fencesim levers), as far as they agree with the working
+	// tree's (a base from before a lever was added plays fewer, one from
+	// before steered seeds none: it would play a steered seed as another,
+	// plain seed).
+	fo.shared = sharedLevers(e.ctx, bins[0], root, list)
+	if p.steer != "" || p.hasSteered() {
+		if err := p.steerable(list, fo.shared); err != nil {
+			return e.fail(c.name, usagef("--base %s: %v", *base, err))
+		}
+	}
 	var recs [2][]seedRecord
 	if fo.mode == "auto" && cov == nil {
 		fo.mode = "off" // nothing counted, nothing to focus on: the seeds in order, as always
@@ -547,6 +552,41 @@ func (s *selection) forward() []string {
 		out = append(out, "--unsafe")
 	}
 	return append(out, "--world", s.world)
+}
+
+// sharedLevers is, per system, how many of its levers the base binary
+// pulls as the working tree does: the length of the prefix their lever
+// lists share (fencesim levers --json; none from a binary without it).
+func sharedLevers(ctx context.Context, base, root string, list []systems.System) map[string]int {
+	out := map[string]int{}
+	var names []string
+	for _, sys := range list {
+		names = append(names, sys.Name())
+	}
+	got, err := runChildOut(ctx, base, root, []string{"levers", "--json", "--system", strings.Join(names, ",")})
+	if err != nil {
+		return out
+	}
+	var ls []listed
+	if json.Unmarshal([]byte(got), &ls) != nil {
+		return out
+	}
+	for _, sys := range list {
+		for _, b := range ls {
+			if b.System != sys.Name() {
+				continue
+			}
+			n := 0
+			for i, l := range sys.Supports().Levers {
+				if i >= len(b.Levers) || b.Levers[i] != (leverInfo{Name: l.Name, Label: l.Label, Value: leverValue(l)}) {
+					break
+				}
+				n++
+			}
+			out[sys.Name()] = n
+		}
+	}
+	return out
 }
 
 // forward renders a bounded plan as flags for a child fencesim.

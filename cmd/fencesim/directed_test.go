@@ -190,16 +190,18 @@ func TestDirectedCodeTarget(t *testing.T) {
 	assert.Greater(t, ran, 0, "the knob's code ran in some of the runs")
 }
 
-// TestSteeredSeedRefused: a steered seed of a system without levers, or
-// naming a lever its system does not have, is refused in one line (exit
-// 2) by every command that takes seeds.
+// TestSteeredSeedRefused: a steered seed of a system without levers (the
+// demonstration system), or naming a lever its system does not have, is
+// refused in one line (exit 2) by every command that takes seeds.
 func TestSteeredSeedRefused(t *testing.T) {
 	steered := fmt.Sprint(sim.SteerSeed(5, 1))
+	past := fmt.Sprint(sim.SteerSeed(5, 1<<30))
 	for _, args := range [][]string{
-		{"run", "--system", "outbox", "--seed", steered},
-		{"explore", "--system", "twopc", "--seeds", "3," + steered},
-		{"explore", "--system", "all", "--seeds", steered},
-		{"run", "--system", "arbiter", "--seed", fmt.Sprint(sim.SteerSeed(5, 1<<30))},
+		{"run", "--system", "toy", "--seed", steered},
+		{"explore", "--system", "toy", "--seeds", "3," + steered},
+		{"run", "--system", "outbox", "--seed", past},
+		{"explore", "--system", "all", "--seeds", past},
+		{"run", "--system", "arbiter", "--seed", past},
 	} {
 		code, stdout, stderr := run(t, args...)
 		assert.Equal(t, exitUsage, code, "%v", args)
@@ -245,7 +247,8 @@ func TestSteerFlag(t *testing.T) {
 	}{
 		{[]string{"explore", "--system", "arbiter", "--steer", "arbiters=3"}, `"arbiters=3" is not a lever of arbiter`},
 		{[]string{"explore", "--system", "arbiter", "--steer", "help"}, "a comma-separated list of arbiter's levers: arbiters=2, old-leader"},
-		{[]string{"explore", "--system", "outbox", "--steer", "on:crash"}, "pick one system that has levers"},
+		{[]string{"explore", "--system", "all", "--steer", "on:crash"}, "pick one system that has levers"},
+		{[]string{"explore", "--system", "toy", "--steer", "on:crash"}, "pick one system that has levers"},
 		{[]string{"explore", "--system", "arbiter", "--steer", "on:crash", "--seeds", "1-5"}, "do not combine it with --seeds or --time"},
 		{[]string{"explore", "--system", "arbiter", "--steer", "on:crash", "--search", "directed"}, "drop --steer"},
 		{[]string{"explore", "--system", "arbiter", "--steer", "on:crash", "--first", "4294967290", "--runs", "10"}, "lower --first or --runs"},
@@ -256,4 +259,18 @@ func TestSteerFlag(t *testing.T) {
 		assert.Equal(t, 1, strings.Count(stderr, "\n"), "%v: %s", tc.args, stderr)
 		assert.Contains(t, stderr, tc.want, "%v", tc.args)
 	}
+}
+
+// TestSteerableByBase: a diff's base plays a plan's steered seeds only
+// when it pulls every lever they name as the working tree does.
+func TestSteerableByBase(t *testing.T) {
+	list, err := (&selection{system: "arbiter"}).systems(true)
+	require.NoError(t, err)
+	p := plan{list: []uint64{3, sim.SteerSeed(4, 0b101)}}
+	p.first, p.last = p.list[0], p.list[1]
+	assert.NoError(t, p.steerable(list, map[string]int{"arbiter": 3}))
+	assert.ErrorContains(t, p.steerable(list, map[string]int{"arbiter": 2}), "pulls only the first 2 of arbiter's levers")
+	assert.ErrorContains(t, p.steerable(list, map[string]int{}), "plays no steered seed of arbiter")
+	plain := plan{first: 1, last: 300}
+	assert.NoError(t, plain.steerable(list, map[string]int{}))
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/fencesim/fencesim/internal/systems"
 	"github.com/fencesim/fencesim/model/design"
+	"github.com/fencesim/fencesim/sim"
 )
 
 // The listings of what --knob and --set take, from the systems' own
@@ -20,6 +21,14 @@ type listed struct {
 	System string         `json:"system"`
 	Knobs  []systems.Knob `json:"knobs,omitempty"`
 	Params []design.Info  `json:"params,omitempty"`
+	Levers []leverInfo    `json:"levers,omitempty"`
+}
+
+// leverInfo is a lever as levers --json lists it.
+type leverInfo struct {
+	Name  string `json:"name"`
+	Label string `json:"draw"`
+	Value string `json:"value"`
 }
 
 // listFlags parses the flags of knobs and params: --system and --json.
@@ -41,6 +50,37 @@ func listFlags(e *env, name string, args []string) (_ []systems.System, asJSON b
 		return nil, false, e.fail(c.name, err), true
 	}
 	return sys, *j, 0, false
+}
+
+// runLevers lists each system's levers (--steer; docs/directed.md), in
+// the order of its steered seeds' format: a diff reads its base's.
+func runLevers(e *env, args []string) int {
+	return runList(e, "levers", args, func(sys systems.System) listed {
+		out := listed{System: sys.Name(), Levers: []leverInfo{}}
+		for _, l := range sys.Supports().Levers {
+			out.Levers = append(out.Levers, leverInfo{Name: l.Name, Label: l.Label, Value: leverValue(l)})
+		}
+		return out
+	}, writeLevers)
+}
+
+func leverValue(l sim.Lever) string {
+	if l.Value == sim.LeverMax {
+		return "highest"
+	}
+	return fmt.Sprint(l.Value)
+}
+
+// writeLevers renders a system's levers as a table.
+func writeLevers(w io.Writer, sys systems.System) {
+	ls := sys.Supports().Levers
+	fmt.Fprintf(w, "== %s (%s): %d levers, --steer NAME,NAME ==\n", sys.Name(), sys.Title(), len(ls))
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "bit\tlever\tthe draw it forces\tto\n")
+	for i, l := range ls {
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\n", 32+i, l.Name, l.Label, leverValue(l))
+	}
+	tw.Flush()
 }
 
 func runKnobs(e *env, args []string) int {

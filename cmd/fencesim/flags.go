@@ -453,6 +453,27 @@ func (p plan) hasSteered() bool {
 	return false
 }
 
+// steerable says why a plan's steered seeds cannot be played by a binary
+// that shares only shared[system] levers with this one.
+func (p plan) steerable(list []systems.System, shared map[string]int) error {
+	for _, sys := range list {
+		n := shared[sys.Name()]
+		var bad bool
+		p.each(func(s uint64) bool {
+			mask, _ := sim.Steering(s)
+			bad = mask>>uint(n) != 0
+			return !bad
+		})
+		if bad {
+			if n == 0 {
+				return fmt.Errorf("it plays no steered seed of %s (a revision before them plays one as another, plain seed): diff plain seeds, or against a later base", sys.Name())
+			}
+			return fmt.Errorf("it pulls only the first %d of %s's levers: steer by those", n, sys.Name())
+		}
+	}
+	return nil
+}
+
 // checkSteered refuses a plan's steered seeds that a system cannot play
 // (sim.CheckSteer): a steered seed of a system without levers, or one
 // naming levers it does not have. A range is checked at its ends (the

@@ -69,20 +69,18 @@ type focusSystem struct {
 type focuser struct {
 	mode       string // auto, on, off
 	searchSeed uint64
-	// steer: the base revision plays steered seeds too (an older one
-	// plays them as other, plain seeds), so the search may pick them.
-	steer   bool
+	// shared is, per system, how many of its levers the base pulls as
+	// the working tree does (sharedLevers): the levers the search may
+	// pull (a base that plays none plays a steered seed as another, plain
+	// seed).
+	shared  map[string]int
 	designs map[string]systems.Design
 	res     *diffFocus
 }
 
-// levers are the levers the search may pull: the system's, when both
-// sides play steered seeds.
+// levers are the levers the search may pull: those both sides pull alike.
 func (fo *focuser) levers(sys systems.System) []string {
-	if !fo.steer {
-		return nil
-	}
-	return leverNames(sys)
+	return leverNames(sys)[:fo.shared[sys.Name()]]
 }
 
 // run runs the plan under focus: a warm-up of the first seeds in order,

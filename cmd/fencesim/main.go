@@ -52,6 +52,7 @@ func commands() []command {
 		{"node", "--config FILE", "run one node of a live world (fencesim live starts these)", runNode, false},
 		{"merge", "[flags] FILE...", "combine shard summaries (--summary-out) into one summary", runMerge, false},
 		{"knobs", "[flags]", "list the design knobs (--knob): what each removes, harmful or not, the property expected to catch it", runKnobs, false},
+		{"levers", "[flags]", "list each system's levers (--steer): the world's choice each forces, in the order of its steered seeds' bits", runLevers, false},
 		{"params", "[flags]", "list the design parameters (--set): meaning, default, valid range, rules between them", runParams, false},
 		{"version", "", "print the module version and the VCS revision the binary was built from (also --version)", runVersion, false},
 	}

@@ -200,15 +200,6 @@ func BuildCounting(ctx context.Context, root, rev, tmp string, targets [2][]chan
 	return p, cleanup, nil
 }
 
-// HasSteering reports whether rev plays steered seeds (sim/steer.go): an
-// older revision plays a seed with its top bit set as a plain seed, so a
-// diff against it must not pick steered seeds.
-func HasSteering(root, rev string) bool {
-	cmd := exec.Command("git", "cat-file", "-e", rev+":sim/steer.go")
-	cmd.Dir = root
-	return cmd.Run() == nil
-}
-
 // hasChangecov reports whether rev has internal/changecov.
 func hasChangecov(root, rev string) bool {
 	cmd := exec.Command("git", "cat-file", "-e", rev+":internal/changecov/changecov.go")

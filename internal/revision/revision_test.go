@@ -45,16 +45,6 @@ func TestResolveAndWorking(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(root, "a"), []byte("b"), 0o644))
 	assert.Equal(t, "HEAD "+rev[:12]+" with uncommitted changes", revision.Working(root))
 
-	// A revision without sim/steer.go plays a steered seed as a plain
-	// one: a diff against it must not pick steered seeds.
-	assert.False(t, revision.HasSteering(root, rev))
-	require.NoError(t, os.MkdirAll(filepath.Join(root, "sim"), 0o755))
-	require.NoError(t, os.WriteFile(filepath.Join(root, "sim", "steer.go"), []byte("package sim"), 0o644))
-	git("add", "sim/steer.go")
-	git("commit", "--quiet", "-m", "steer")
-	assert.True(t, revision.HasSteering(root, "HEAD"))
-	assert.False(t, revision.HasSteering(root, rev), "the older commit still has none")
-
 	_, err = revision.Resolve(root, "no-such-branch")
 	assert.ErrorContains(t, err, "--base no-such-branch: not a commit of")
 	_, err = revision.Resolve(root, "--all")

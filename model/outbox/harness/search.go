@@ -124,12 +124,37 @@ type Seeded struct {
 // stream (SearchFaults). Simulate it with sim.NewPCG(seed).
 func DrawSeed(base outbox.Design, seed uint64, in sim.Intensity) (Seeded, error) {
 	ent := sim.NewPCG(seed)
-	d, wl := DrawWorld(ent.Stream("world"), base)
+	d, wl := DrawWorld(sim.Steer(ent.Stream("world"), seed, Levers), base)
 	x := Seeded{Design: d, Workload: wl}
 	ref, err := NewReference(d, wl, wl.Plan, ent)
 	if err != nil {
 		return x, err
 	}
-	x.Schedule, x.Profile = SearchFaults(ent.Stream("faults"), nil, d, ref, in.Timed, in.Placed)
+	x.Schedule, x.Profile = SearchFaults(sim.Steer(ent.Stream("faults"), seed, Levers), nil, d, ref, in.Timed, in.Placed)
 	return x, nil
+}
+
+// Levers are system B's steered seeds' levers (sim.Steer): the drawn
+// world's largest choices (four handlers, three senders, two relays, ten
+// events), its shortest window (500 ms), the most timed faults the
+// intensity allows, and each fault kind on, timed and placed. Each is
+// named as the feature it forces (Seeded.Features,
+// internal/directed.Features). The list is the seed format: a lever is
+// appended, never moved or removed.
+var Levers = append([]sim.Lever{
+	{Name: "handlers=4", Label: "extra-handlers", Value: sim.LeverMax},
+	{Name: "senders=3", Label: "extra-senders", Value: sim.LeverMax},
+	{Name: "relays=2", Label: "extra-relays", Value: sim.LeverMax},
+	{Name: "events=10", Label: "extra-events", Value: sim.LeverMax},
+	{Name: "window=500ms", Label: "window", Value: 3},
+	{Name: "faults>=8", Label: "faults", Value: sim.LeverMax},
+}, sim.KindLevers([]sim.Kind{sim.Crash, sim.Pause, sim.Partition, sim.Loss, sim.Dup, sim.Delay, sim.Stall, sim.Break, sim.CrashYield, sim.Message})...)
+
+// Features names the drawn world's choices for the directed search
+// (internal/directed): the handlers, senders, relays, events and the
+// window. Levers are named as these.
+func (x Seeded) Features() []string {
+	d, wl := x.Design, x.Workload
+	return []string{fmt.Sprintf("handlers=%d", d.Handlers), fmt.Sprintf("senders=%d", d.Senders), fmt.Sprintf("relays=%d", d.Relays),
+		fmt.Sprintf("events=%d", wl.Events), "window=" + wl.Window.String()}
 }

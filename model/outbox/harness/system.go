@@ -50,6 +50,7 @@ func (System) Supports() contract.Support {
 	return contract.Support{
 		Promises: []string{"deliveries (retry load)", "gave_up"},
 		Budget:   300,
+		Levers:   Levers,
 	}
 }
 
@@ -82,12 +83,12 @@ func intensity(f contract.Faults) sim.Intensity {
 func (System) Draw(dd contract.Design, seed uint64, f contract.Faults, o contract.Options) (*contract.World, error) {
 	d := dd.Value().(outbox.Design)
 	var x Seeded
-	if err := sim.CheckSteer(seed, Name, nil); err != nil {
+	if err := sim.CheckSteer(seed, Name, Levers); err != nil {
 		return nil, err
 	}
 	var err error
 	if o.Given {
-		x.Design, x.Workload = DrawWorld(sim.NewPCG(seed).Stream("world"), d)
+		x.Design, x.Workload = DrawWorld(sim.Steer(sim.NewPCG(seed).Stream("world"), seed, Levers), d)
 		x.Schedule = o.Schedule
 	} else {
 		x, err = DrawSeed(d, seed, intensity(f))

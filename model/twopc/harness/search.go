@@ -133,12 +133,40 @@ type Seeded struct {
 // "faults" stream (SearchFaults). Run it with sim.NewPCG(seed).
 func (h Harness) DrawSeed(base twopc.Design, seed uint64, in sim.Intensity) (Seeded, error) {
 	ent := sim.NewPCG(seed)
-	d := DrawWorld(ent.Stream("world"), base)
+	d := DrawWorld(sim.Steer(ent.Stream("world"), seed, Levers), base)
 	x := Seeded{Design: d}
 	ref, err := h.NewReference(d, ent)
 	if err != nil {
 		return x, err
 	}
-	x.Schedule, x.Profile = h.SearchFaults(ent.Stream("faults"), nil, d, ref, in)
+	x.Schedule, x.Profile = h.SearchFaults(sim.Steer(ent.Stream("faults"), seed, Levers), nil, d, ref, in)
 	return x, nil
+}
+
+// Levers are system C's steered seeds' levers (sim.Steer): the drawn
+// world's largest choices (four participants, two coordinators sharing
+// the log, a standby, cooperative termination, four transactions) and
+// each fault kind on, timed (crash, break) and placed (crash-yield,
+// message, pause, restart). Each is named as the feature it forces
+// (Seeded.Features, internal/directed.Features). The list is the seed
+// format: a lever is appended, never moved or removed.
+var Levers = append([]sim.Lever{
+	{Name: "participants=4", Label: "extra-participants", Value: sim.LeverMax},
+	{Name: "coordinators=2", Label: "extra-coordinators", Value: sim.LeverMax},
+	{Name: "standby=1", Label: "extra-standby", Value: sim.LeverMax},
+	{Name: "cooperative", Label: "cooperative", Value: 1},
+	{Name: "txns=4", Label: "extra-txns", Value: sim.LeverMax},
+}, sim.KindLevers([]sim.Kind{sim.Crash, sim.Break, sim.CrashYield, sim.Message, sim.Pause, sim.Restart})...)
+
+// Features names the drawn world's choices for the directed search
+// (internal/directed): the participants, coordinators, standby,
+// cooperative termination and transactions. Levers are named as these.
+func (x Seeded) Features() []string {
+	d := x.Design
+	out := []string{fmt.Sprintf("participants=%d", d.Participants), fmt.Sprintf("coordinators=%d", d.Coordinators),
+		fmt.Sprintf("standby=%d", d.Standby), fmt.Sprintf("txns=%d", d.Txns)}
+	if d.Cooperative {
+		out = append(out, "cooperative")
+	}
+	return out
 }

@@ -49,6 +49,7 @@ func (System) Supports() contract.Support {
 		LiveTable:    true,
 		Promises:     []string{"blocked_max", "still_prepared"},
 		Budget:       1000,
+		Levers:       Levers,
 	}
 }
 
@@ -81,12 +82,12 @@ func intensity(f contract.Faults) sim.Intensity {
 func (System) Draw(dd contract.Design, seed uint64, f contract.Faults, o contract.Options) (*contract.World, error) {
 	d := dd.Value().(twopc.Design)
 	var x Seeded
-	if err := sim.CheckSteer(seed, twopc.System, nil); err != nil {
+	if err := sim.CheckSteer(seed, twopc.System, Levers); err != nil {
 		return nil, err
 	}
 	var err error
 	if o.Given {
-		x.Design, x.Schedule = DrawWorld(sim.NewPCG(seed).Stream("world"), d), o.Schedule
+		x.Design, x.Schedule = DrawWorld(sim.Steer(sim.NewPCG(seed).Stream("world"), seed, Levers), d), o.Schedule
 	} else {
 		x, err = DefaultHarness().DrawSeed(d, seed, intensity(f))
 	}
