@@ -30,6 +30,8 @@ func runBaseline(e *env, args []string) int {
 		return e.fail(c.name, usagef("--workers must be at least 1, got %d", *workers))
 	case *first < 1:
 		return e.fail(c.name, usagef("--first must be at least 1 (seed 0 is not a seed)"))
+	case *first+uint64(*runs)-1 >= 1<<63:
+		return e.fail(c.name, usagef("--first %d: the baseline runs plain seeds, below 2^63 (a steered seed names levers)", *first))
 	}
 	start := time.Now()
 	var out []baseline.Result

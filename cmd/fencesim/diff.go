@@ -144,6 +144,9 @@ func runDiff(e *env, args []string) int {
 		}
 		if p.shard.N > 1 || p.list != nil {
 			if fo.mode == "on" {
+				if p.steer != "" {
+					return usagef("--focus picks its own seeds: it does not go with --steer")
+				}
 				return usagef("--focus picks its own seeds: it does not go with --shard or a --seeds list")
 			}
 			fo.mode = "off"

@@ -202,12 +202,14 @@ func TestSteeredSeedRefused(t *testing.T) {
 		{"run", "--system", "outbox", "--seed", past},
 		{"explore", "--system", "all", "--seeds", past},
 		{"run", "--system", "arbiter", "--seed", past},
+		{"mutants", "--system", "toy", "--first", steered, "--budget", "3"},
+		{"baseline", "--first", steered, "--runs", "1"},
 	} {
 		code, stdout, stderr := run(t, args...)
 		assert.Equal(t, exitUsage, code, "%v", args)
 		assert.Empty(t, stdout)
 		assert.Equal(t, 1, strings.Count(stderr, "\n"), "%v: one line: %s", args, stderr)
-		assert.Contains(t, stderr, "steered seed", "%v", args)
+		assert.Regexp(t, "steered seed|below 2\\^63", stderr, "%v", args)
 	}
 }
 
@@ -270,7 +272,7 @@ func TestSteerableByBase(t *testing.T) {
 	p.first, p.last = p.list[0], p.list[1]
 	assert.NoError(t, p.steerable(list, map[string]int{"arbiter": 3}))
 	assert.ErrorContains(t, p.steerable(list, map[string]int{"arbiter": 2}), "pulls only the first 2 of arbiter's levers")
-	assert.ErrorContains(t, p.steerable(list, map[string]int{}), "plays no steered seed of arbiter")
+	assert.ErrorContains(t, p.steerable(list, map[string]int{}), "shares none of arbiter's levers")
 	plain := plan{first: 1, last: 300}
 	assert.NoError(t, plain.steerable(list, map[string]int{}))
 }

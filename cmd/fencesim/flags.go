@@ -285,6 +285,9 @@ func (s *seedFlags) steered(fs *flag.FlagSet, p plan, list []systems.System) (pl
 	if p.last >= sim.SteerBaseLimit {
 		return p, usagef("--steer: a steered seed's number is below %d: lower --first or --runs", sim.SteerBaseLimit)
 	}
+	if p.last-p.first >= maxSteerRuns {
+		return p, usagef("--steer: at most %d runs (the seeds are listed): lower --runs, or split them with --first", maxSteerRuns)
+	}
 	var seeds []uint64
 	for n := p.first; n <= p.last; n++ {
 		seeds = append(seeds, sim.SteerSeed(n, mask))
@@ -305,6 +308,9 @@ type plan struct {
 	// steer names the levers a --steer plan's seeds pull.
 	steer string
 }
+
+// maxSteerRuns bounds a --steer plan, whose seeds are listed.
+const maxSteerRuns = 1_000_000
 
 // maxListSpan bounds the seeds a --seeds list spans, from its smallest to
 // its largest: loops over a plan go seed by seed.
@@ -466,7 +472,7 @@ func (p plan) steerable(list []systems.System, shared map[string]int) error {
 		})
 		if bad {
 			if n == 0 {
-				return fmt.Errorf("it plays no steered seed of %s (a revision before them plays one as another, plain seed): diff plain seeds, or against a later base", sys.Name())
+				return fmt.Errorf("it shares none of %s's levers (a revision before `fencesim levers` lists none, and one before steered seeds plays one as another, plain seed): diff plain seeds, or against a later base", sys.Name())
 			}
 			return fmt.Errorf("it pulls only the first %d of %s's levers: steer by those", n, sys.Name())
 		}

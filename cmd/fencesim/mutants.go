@@ -62,6 +62,9 @@ func runMutants(e *env, args []string) int {
 			if *first+uint64(n-1) < *first {
 				return usagef("--budget %d from --first %d: the seeds end at %d, lower --first or --budget", n, *first, ^uint64(0))
 			}
+			if *first+uint64(n-1) >= 1<<63 {
+				return usagef("--first %d: mutants runs plain seeds, below 2^63 (a steered seed names levers: explore --steer)", *first)
+			}
 		}
 		if *minBudget < 1 {
 			return usagef("--minimize-budget %d: want at least 1", *minBudget)

@@ -86,7 +86,7 @@ type cand struct {
 func New(cfg Config, features func(seed uint64) ([]string, error)) *Search {
 	cfg = cfg.withDefaults()
 	return &Search{cfg: cfg, rng: sim.NewPCG(cfg.Seed).Stream("directed"), features: features,
-		next: cfg.First, steer: cfg.First, ids: map[string]int{}, pending: map[uint64][]int{}}
+		next: cfg.First, steer: cfg.First % sim.SteerBaseLimit, ids: map[string]int{}, pending: map[uint64][]int{}}
 }
 
 // draw adds the next plain candidate seed to the pool.

@@ -82,8 +82,9 @@ type Worker struct {
 
 	held    []*job // the leases of the claim being judged (one, or up to claim_batch)
 	results map[string]*pending
-	// The background uploader's queue, oldest first, and whether its loop
-	// runs: one loop submits the results one at a time on one backoff.
+	// The background uploader's queue, the next to submit first, and
+	// whether its loop runs: one loop submits the results one at a time,
+	// in turn, on one backoff.
 	queue     []*pending
 	uploading bool
 	memory    map[string]hist.Result // results kept in memory only (worker-no-disk)
@@ -432,10 +433,11 @@ func (w *Worker) finish(p *sim.Proc, j *job) {
 
 // upload hands a saved result to the background uploader (A.3: "a
 // background uploader submits it with backoff"): one loop that submits the
-// waiting results one at a time, oldest first, each until the arbiter
-// answers 200 (recorded) or 410 (stale: someone else's lease now), on one
-// backoff that starts again at its base after an answer. One loop, not one
-// per result: results that pile up while the arbiter is away (a worker
+// waiting results one at a time, in turn (a result that fails goes to the
+// back, so one the arbiter keeps refusing holds up no other), each until
+// the arbiter answers 200 (recorded) or 410 (stale: someone else's lease
+// now), on one backoff that starts again at its base after an answer. One
+// loop, not one per result: results that pile up while the arbiter is away (a worker
 // goes on claiming while its uploads fail) would each retry on a backoff
 // of their own, and an outage's load would grow with the backlog (found by
 // steered seeds: a worker sent 14 requests in a minute of an outage, over
@@ -462,6 +464,7 @@ func (w *Worker) upload(p *sim.Proc, key string) {
 			r := pd.res
 			r.Phase, r.Code = hist.ResultRetry, code
 			p.Note(w.noted(r))
+			w.queue = append(w.queue[1:], pd)
 			p.Sleep(w.cfg.Design.Backoff(attempt), "submit backoff")
 			attempt++
 		}

@@ -3,7 +3,6 @@ package harness
 import (
 	"encoding/json"
 	"fmt"
-	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -39,40 +38,65 @@ func TestOneUploaderPerWorker(t *testing.T) {
 	}
 	assert.LessOrEqual(t, o.Result.Metrics.OutageLoad, GenericBounds(opts.Design).OutageLoad)
 
-	// Per worker process incarnation, the results its submits carry, in
-	// order: one uploader finishes a result before the next, so a result
-	// never comes back once another one's submits began.
-	seq := map[string][]string{}
+	// One backoff per worker process: after k failed submits in a row (its
+	// results' retry notes since the last answer), the process's next
+	// submit, of whichever result, comes no sooner than the k-th backoff
+	// after the last failure (one loop per result would send another
+	// result's at its own first backoff); and some process had two results
+	// or more waiting at once.
+	type proc struct {
+		fails int
+		last  int64
+		wait  map[string]bool // its results retried, not yet answered
+	}
+	procs := map[string]*proc{}
+	of := func(name string) *proc {
+		if procs[name] == nil {
+			procs[name] = &proc{wait: map[string]bool{}}
+		}
+		return procs[name]
+	}
+	early, both := 0, 0
 	for _, e := range o.Events {
-		if e.Kind != "call" {
-			continue
-		}
-		c, ok := e.Value.(hist.Call)
-		if !ok {
-			require.NoError(t, json.Unmarshal(e.Data, &c))
-		}
-		if c.Op != string(judge.OpSubmit) {
-			continue
-		}
-		key := c.ID[:strings.LastIndexByte(c.ID, '.')]
-		res := fmt.Sprintf("%d/%s", c.Sub, c.Token)
-		if l := seq[key]; len(l) == 0 || l[len(l)-1] != res {
-			seq[key] = append(l, res)
-		}
-	}
-	interleaved, piled := 0, 0
-	for _, l := range seq {
-		seen := map[string]bool{}
-		for _, r := range l {
-			if seen[r] {
-				interleaved++
+		switch e.Kind {
+		case "crash", "restart":
+			delete(procs, e.Node)
+		case "call":
+			c, ok := e.Value.(hist.Call)
+			if !ok {
+				require.NoError(t, json.Unmarshal(e.Data, &c))
 			}
-			seen[r] = true
-		}
-		if len(l) > 1 {
-			piled++
+			if c.Op != string(judge.OpSubmit) {
+				continue
+			}
+			x := of(c.Client)
+			if x.fails > 0 && e.T-x.last < int64(opts.Design.Backoff(x.fails-1)) {
+				early++
+				t.Logf("%s at %v: a submit %v after its %d-th failure in a row", c.Client, e.T, e.T-x.last, x.fails)
+			}
+			res := fmt.Sprintf("%d/%s", c.Sub, c.Token)
+			for other := range x.wait {
+				if other != res {
+					both++ // a submit of one result while another waits its turn
+					break
+				}
+			}
+		case "result":
+			r, ok := e.Value.(hist.Result)
+			if !ok {
+				require.NoError(t, json.Unmarshal(e.Data, &r))
+			}
+			x, res := of(r.Worker), fmt.Sprintf("%d/%s", r.Sub, r.Token)
+			switch r.Phase {
+			case hist.ResultRetry:
+				x.fails, x.last = x.fails+1, e.T
+				x.wait[res] = true
+			case hist.ResultAnswered:
+				x.fails = 0
+				delete(x.wait, res)
+			}
 		}
 	}
-	assert.Zero(t, interleaved, "a result's submits resumed after another result's began: %v", seq)
-	assert.NotZero(t, piled, "some process uploaded two results or more")
+	assert.Zero(t, early, "a worker process submitted before its backoff was over")
+	assert.NotZero(t, both, "results waited their turn: two or more at once in a process")
 }

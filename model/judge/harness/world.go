@@ -415,7 +415,7 @@ func replayUntil(o *Outcome, until time.Duration, prop string) *Outcome {
 // (drawn.Features, internal/directed.Features), so a directed search
 // steers to a feature its rewarded runs had. The list is the seed format:
 // a lever is appended, never moved or removed.
-var Levers = append([]sim.Lever{
+var Levers = slices.Clip(append([]sim.Lever{
 	{Name: "arbiters=2", Label: "world/arbiters", Value: 2},
 	{Name: "old-leader", Label: "world/old-leader", Value: 1},
 	{Name: "zombies=1", Label: "world/zombie", Value: 1},
@@ -426,4 +426,4 @@ var Levers = append([]sim.Lever{
 	{Name: "home_workers=3", Label: "world/home", Value: 2},
 	{Name: "faults>=8", Label: "faults", Value: sim.LeverMax},
 }, sim.KindLevers([]sim.Kind{sim.Crash, sim.Pause, sim.Partition, sim.Cut, sim.Loss, sim.Dup, sim.Delay, sim.Stall, sim.Break, sim.Jump, sim.Drift,
-	sim.CrashYield, sim.PauseYield, sim.Message, sim.CrashAt, sim.PauseAt, sim.Do})...)
+	sim.CrashYield, sim.PauseYield, sim.Message, sim.CrashAt, sim.PauseAt, sim.Do})...))

@@ -141,14 +141,14 @@ func DrawSeed(base outbox.Design, seed uint64, in sim.Intensity) (Seeded, error)
 // named as the feature it forces (Seeded.Features,
 // internal/directed.Features). The list is the seed format: a lever is
 // appended, never moved or removed.
-var Levers = append([]sim.Lever{
+var Levers = slices.Clip(append([]sim.Lever{
 	{Name: "handlers=4", Label: "extra-handlers", Value: sim.LeverMax},
 	{Name: "senders=3", Label: "extra-senders", Value: sim.LeverMax},
 	{Name: "relays=2", Label: "extra-relays", Value: sim.LeverMax},
 	{Name: "events=10", Label: "extra-events", Value: sim.LeverMax},
 	{Name: "window=500ms", Label: "window", Value: 3},
 	{Name: "faults>=8", Label: "faults", Value: sim.LeverMax},
-}, sim.KindLevers([]sim.Kind{sim.Crash, sim.Pause, sim.Partition, sim.Loss, sim.Dup, sim.Delay, sim.Stall, sim.Break, sim.CrashYield, sim.Message})...)
+}, sim.KindLevers([]sim.Kind{sim.Crash, sim.Pause, sim.Partition, sim.Loss, sim.Dup, sim.Delay, sim.Stall, sim.Break, sim.CrashYield, sim.Message})...))
 
 // Features names the drawn world's choices for the directed search
 // (internal/directed): the handlers, senders, relays, events and the

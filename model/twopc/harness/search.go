@@ -150,13 +150,13 @@ func (h Harness) DrawSeed(base twopc.Design, seed uint64, in sim.Intensity) (See
 // message, pause, restart). Each is named as the feature it forces
 // (Seeded.Features, internal/directed.Features). The list is the seed
 // format: a lever is appended, never moved or removed.
-var Levers = append([]sim.Lever{
+var Levers = slices.Clip(append([]sim.Lever{
 	{Name: "participants=4", Label: "extra-participants", Value: sim.LeverMax},
 	{Name: "coordinators=2", Label: "extra-coordinators", Value: sim.LeverMax},
 	{Name: "standby=1", Label: "extra-standby", Value: sim.LeverMax},
 	{Name: "cooperative", Label: "cooperative", Value: 1},
 	{Name: "txns=4", Label: "extra-txns", Value: sim.LeverMax},
-}, sim.KindLevers([]sim.Kind{sim.Crash, sim.Break, sim.CrashYield, sim.Message, sim.Pause, sim.Restart})...)
+}, sim.KindLevers([]sim.Kind{sim.Crash, sim.Break, sim.CrashYield, sim.Message, sim.Pause, sim.Restart})...))
 
 // Features names the drawn world's choices for the directed search
 // (internal/directed): the participants, coordinators, standby,
