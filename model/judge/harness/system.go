@@ -303,11 +303,12 @@ func (x drawn) Features() []string {
 		fmt.Sprintf("poison=%t", len(wl.Poison) > 0),
 	}
 	rejudges, oldLeader := 0, false
+	leader := judge.NamesOf(d).Arbiters[0]
 	for _, a := range x.opts.Schedule {
 		switch {
 		case a.Kind == sim.Do && a.Point == "rejudge":
 			rejudges++
-		case a.Kind == sim.PauseAt && a.Point == judge.PointBeforeCommit && d.Arbiters >= 2 && a.Node == judge.NamesOf(d).Arbiters[0]:
+		case a.Kind == sim.PauseAt && a.Point == judge.PointBeforeCommit && d.Arbiters >= 2 && a.Node == leader:
 			oldLeader = true
 		}
 	}

@@ -20,8 +20,8 @@ import (
 // (docs/findings.md): the arbiter is down from 107.9 s to 240 s while
 // home-3.2 holds a result from before the outage and finishes judging
 // another; with an upload loop per result the worker sent 14 requests in
-// a minute of the outage (MA5's bound is 12). Its trace: never two submits
-// of one process in flight at once, and MA5 holds.
+// a minute of the outage (MA5's bound is 12). Its trace: MA5 holds, and
+// each worker process's submits keep to one backoff (checked below).
 func TestOneUploaderPerWorker(t *testing.T) {
 	const seed = 9254907748326310452 // heavy faults, steered (sim.Steering)
 	mask, _ := sim.Steering(seed)
