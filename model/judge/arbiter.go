@@ -34,6 +34,7 @@ type waitClaim struct {
 	deadline  clock.Time // when the hold expires (monotonic): answered 204 if still unpaired
 	busy      bool       // a claim transaction is running for it
 	gone      bool       // its client hung up while the transaction ran
+	answered  bool       // answered without a pairing (its found lease was taken back)
 	answer    *sim.Queue[claimAnswer]
 }
 
@@ -412,7 +413,7 @@ func (a *Arbiter) holdClaim(p *sim.Proc, r Request, reply func(Reply)) {
 func (a *Arbiter) hang(p *sim.Proc, r Request) *waitClaim {
 	hold := p.Mono().Add(a.d.ClaimHold)
 	for _, w := range a.waiting {
-		if w.worker == r.Worker && w.proc == r.Proc && w.requestID == r.RequestID {
+		if w.worker == r.Worker && w.proc == r.Proc && w.requestID == r.RequestID && !w.answered {
 			w.answer.Put(claimAnswer{superseded: true})
 			w.answer = &sim.Queue[claimAnswer]{}
 			w.deadline = hold
@@ -488,7 +489,7 @@ func (a *Arbiter) dispatchLoop(p *sim.Proc) {
 			w.busy = true
 			paired, again := a.claim(p, w)
 			w.busy = false
-			if paired || w.gone {
+			if paired || w.gone || w.answered {
 				a.remove(w)
 			}
 			if paired {
@@ -520,10 +521,40 @@ func (a *Arbiter) claim(p *sim.Proc, w *waitClaim) (paired, again bool) {
 			return false, false
 		}
 		if len(found.Rows) > 0 {
-			tx.Commit()
 			var ls []Lease
 			for _, row := range found.Rows {
 				ls = append(ls, leaseOf(row))
+			}
+			if !d.Has(ResendAsFound) {
+				// Each lease again only while it is still the
+				// submission's (the row stays locked to the COMMIT);
+				// one taken back meanwhile: a new claim (204, a new
+				// request_id), the others left to expire unheard of.
+				for _, l := range ls {
+					res, err := tx.Exec(d.Resend(p.Now(), l.Sub, l.Token).Named("resend"))
+					if err != nil {
+						a.abort(p, tx, err)
+						return false, false
+					}
+					if res.Affected != 1 {
+						tx.Rollback()
+						w.answered = true
+						a.hand(p, w, claimAnswer{code: Code204, why: "its lease was taken back"})
+						return false, true
+					}
+				}
+				// Its unconfirmed lease counts from the COMMIT, as a new
+				// lease's does (StartLease): a COMMIT held up past it must
+				// not send a lease the next sweep takes at once.
+				for _, l := range ls {
+					tx.Queue(d.Resend(p.Now(), l.Sub, l.Token).Named("resend"))
+				}
+				if err := tx.Commit(); err != nil {
+					a.abort(p, tx, err)
+					return false, false
+				}
+			} else {
+				tx.Commit()
 			}
 			a.hand(p, w, claimAnswer{code: Code200, leases: ls})
 			return true, true

@@ -318,7 +318,12 @@ func TestClaim(t *testing.T) {
 	assert.Equal(t, Code200, again.answers[0].code)
 	assert.Equal(t, []Lease{lease}, leasesIn(again), "the same lease again")
 	assert.False(t, again.answers[0].fresh, "found by its request_id, not granted")
-	assert.Equal(t, before, r.snapshot(), "no second grant: no row changed")
+	after := r.snapshot()
+	renewed := r.sub(101).Time("lease_expires_at")
+	assert.Truef(t, renewed >= again.start.Add(d.UnconfirmedLease) && renewed <= again.end.Add(d.UnconfirmedLease),
+		"sent again, its unconfirmed lease counts from now: now() + %v, now() within [%s, %s]; got %s", d.UnconfirmedLease, again.start, again.end, renewed)
+	before[TSubmissions][0]["lease_expires_at"] = renewed
+	assert.Equal(t, before, after, "no second grant: no other row or column changed")
 
 	// Another worker takes the other one; then nothing is pending.
 	other := r.claim("home-2", "r1")
@@ -445,6 +450,58 @@ func TestSubmitStaleToken(t *testing.T) {
 	assert.Equal(t, []string{"101 arbiter-1.1.2 gen=2 home-1 AC"}, r.history(), "only token B decided")
 }
 
+// TestClaimRetryAfterSweep (A-S1, found by steered seed
+// 9254907748326310764): a claim's answer was lost and its retry comes after
+// the unconfirmed lease ran out and the sweep took the lease back (another
+// worker may hold it by then). The retry must not send the worker that
+// dead lease: it gets 204 (a new claim, a new request_id) and changes
+// nothing. A retry that comes while the lease is still the submission's,
+// even expired and not yet swept, gets it with its unconfirmed lease from
+// now, so the next sweep leaves it to the worker about to confirm it.
+// Under resend-as-found the look-up sends what it found, as found: the
+// dead lease, whose worker judges until its first heartbeat's 410 (MA2).
+func TestClaimRetryAfterSweep(t *testing.T) {
+	dead := Lease{Sub: 101, Token: "arbiter-1.1.1", Gen: 1, User: 1, Problem: 1}
+	for _, d := range []Design{Default(), Default().MustWith(ResendAsFound)} {
+		r := newRig(t, d, nil, queued([3]int64{101, 1, 1}))
+		require.Equal(t, []Lease{dead}, leasesIn(r.claim("home-1", "r1")))
+		r.advance(d.UnconfirmedLease + time.Second) // the answer was lost: no heartbeat
+		r.sweep()
+		require.Equal(t, StatusPending, r.sub(101).Text("status"), "%v: taken back", d.Knobs)
+		other := r.claim("home-2", "r7")
+		require.Equal(t, []Lease{{Sub: 101, Token: "arbiter-1.1.2", Gen: 2, User: 1, Problem: 1}}, leasesIn(other))
+
+		before := r.snapshot()
+		retry := r.claim("home-1", "r1")
+		require.True(t, retry.returned)
+		require.Len(t, retry.answers, 1)
+		if d.Has(ResendAsFound) {
+			assert.Equal(t, Code200, retry.answers[0].code)
+			assert.Equal(t, []Lease{dead}, leasesIn(retry), "the source's look-up: the dead lease, as found")
+			assert.Equal(t, before, r.snapshot())
+			continue
+		}
+		assert.Equal(t, Code204, retry.answers[0].code, "not the dead lease: a new claim")
+		assert.Empty(t, leasesIn(retry))
+		assert.False(t, retry.paired, "no lease handed out")
+		assert.Equal(t, before, r.snapshot(), "nothing changed: home-2's lease stands")
+	}
+
+	// Expired but not swept yet: still the submission's, sent again with a
+	// fresh unconfirmed lease, which the next sweep leaves alone.
+	d := Default()
+	r := newRig(t, d, nil, queued([3]int64{101, 1, 1}))
+	require.Equal(t, []Lease{dead}, leasesIn(r.claim("home-1", "r1")))
+	r.advance(d.UnconfirmedLease + time.Second)
+	retry := r.claim("home-1", "r1")
+	require.Len(t, retry.answers, 1)
+	assert.Equal(t, Code200, retry.answers[0].code)
+	assert.Equal(t, []Lease{dead}, leasesIn(retry))
+	r.sweep()
+	assert.Equal(t, StatusJudging, r.sub(101).Text("status"), "the lease just sent again is not swept")
+	assert.Equal(t, Code200, r.heartbeat(dead, "home-1").Code, "its worker confirms it")
+}
+
 // TestClaimCrash (A-S1 a, b): the arbiter is killed in the claim, before or
 // after its COMMIT, and restarted; the worker retries with the same
 // request_id. Before COMMIT nothing is left and the retry gets a new lease;
@@ -489,7 +546,8 @@ func TestClaimCrash(t *testing.T) {
 			assert.Equal(t, int64(1), r.sub(101).Int("lease_gen"), "one grant in all")
 			assert.Len(t, r.rows(TClaims), 1)
 			if tc.committed {
-				assert.NotContains(t, strings.Join(retry.sql, "\n"), "UPDATE", "the retry after COMMIT writes nothing")
+				assert.NotContains(t, strings.Join(retry.sql, "\n"), "SET status", "the retry after COMMIT grants nothing")
+				assert.Contains(t, strings.Join(retry.sql, "\n"), "SET lease_expires_at = greatest(", "it sends the lease again with its unconfirmed lease from now")
 			}
 		})
 	}

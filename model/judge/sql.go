@@ -33,6 +33,22 @@ func (d Design) FindClaim(worker, requestID string) db.Stmt {
 	return db.Select(TClaims, db.W("worker_id", db.Eq, worker), db.W("request_id", db.Eq, requestID)).OrderedBy(db.Order{Col: "submission_id"})
 }
 
+// Resend renews a lease a retried claim found by its request_id, as it is
+// sent again (A-S1: "领过就把同一张租约再发一遍", the same lease sent
+// again): only while it is still the submission's (status judging, this
+// token), and with its unconfirmed lease counted again from this send,
+// the first its worker can hear of it; greatest() keeps a longer expiry (a
+// lease already confirmed, or given the grace). The claim runs it once as
+// its check, which locks the row, and again with its COMMIT, as a new
+// lease's StartLease goes, so the unconfirmed lease counts from the
+// COMMIT. No row: the sweep took the lease back (its unconfirmed lease ran
+// out while the retry waited) and the claim must not hand it out. Under
+// resend-as-found the claim sends what it found, as found, and never asks.
+func (d Design) Resend(arbiterNow clock.Time, id int64, token string) db.Stmt {
+	return db.Update(TSubmissions, []db.Assign{db.Set("lease_expires_at", db.Greatest(db.Col("lease_expires_at"), d.grantExpiry(arbiterNow, d.firstLease())))},
+		db.W("id", db.Eq, id), db.W("status", db.Eq, StatusJudging), db.W("lease_token", db.Eq, token))
+}
+
 // GlobalLock takes the old scheme's global lock: the shared round row, FOR
 // UPDATE (A-S9: the arbiter follows the old rules while legacy workers run).
 func GlobalLock() db.Stmt {

@@ -109,6 +109,31 @@ var Families = []Family{
 		Bounds: func(judge.Design) jc.Bounds { return jc.Bounds{} },
 	},
 	{
+		Name: "late-retry", About: "A-S1's retried claim answered late: a short freeze of the arbiter (shorter than the grace is owed for) between a claim's COMMIT and its reply outlasts its worker's wait, and the worker's retry with the same request_id comes after a long backoff, when the unconfirmed lease has run out and the sweep has taken it back; the look-up must not send the worker a lease that is no longer the submission's",
+		Options: func(r sim.Rand, d judge.Design) judge.Options {
+			d = fleet(d, 1, 0)
+			d.JudgeMin, d.JudgeMax = 10*sec, 10*sec
+			// A short hold: the claim hangs again every 2 s, so a freeze
+			// longer than a hold and a request's timeout (3 s) outlasts the
+			// worker's wait wherever the grant falls in it, yet stays a
+			// second short of the absence that owes the grace (Away, 5 s: a
+			// late wake, or a sweep's statement answered that late). The
+			// retry comes after the unconfirmed lease and two sweep
+			// periods. (The default numbers; a design whose are far from
+			// them draws from a range upside down.)
+			d.ClaimHold, d.RequestTimeout = 2*sec, sec
+			d.BackoffBase = between(r, "backoff", d.UnconfirmedLease+2*d.SweepEvery, d.BackoffCap)
+			frozen := between(r, "frozen", d.ClaimHold+d.RequestTimeout+100*time.Millisecond, d.Away()-sec)
+			// The worker's first claim comes before the arbiter is up (503)
+			// and backs off as long: the submission comes once it claims again.
+			arrive := between(r, "arrival", d.BackoffCap+5*sec, d.BackoffCap+15*sec)
+			s := sim.Schedule{{At: 0, Kind: sim.PauseAt, Node: "arbiter-1", Point: judge.PointAfterCommit, Count: 1, For: frozen, FromStart: true}}
+			wl := judge.Workload{Arrivals: []judge.Arrival{{At: origin + arrive, ID: 101, User: 1, Problem: 1}}}
+			return judge.Options{Design: d, Workload: wl, Schedule: s, Until: 300 * sec}
+		},
+		Bounds: func(judge.Design) jc.Bounds { return jc.Bounds{} },
+	},
+	{
 		Name: "stale", About: "A-S5: one worker's link stalls while it judges, its lease is reclaimed, it claims again, the stale result arrives late",
 		Options: func(r sim.Rand, d judge.Design) judge.Options {
 			d = fleet(d, 1, 0)
@@ -390,6 +415,7 @@ var KnobFamilies = map[judge.Knob][]string{
 	judge.AttemptsAtGrant:         {"orphan-last"},
 	judge.ClaimLookupOnly:         {"twice"},
 	judge.BlindSweep:              {"freeze"},
+	judge.ResendAsFound:           {"late-retry"},
 }
 
 // Judged plays a family's run and judges it: the properties and the
