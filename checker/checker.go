@@ -32,6 +32,21 @@ type Invariant[R any] struct {
 // Pass returns a passing verdict.
 func Pass(property string) Verdict { return Verdict{Property: property, OK: true} }
 
+// UndecidedPrefix starts the message of an undecided verdict.
+const UndecidedPrefix = "undecided: "
+
+// Undecided returns the verdict of a check that could not decide (its
+// bounded search gave up): it holds, since nothing was shown to break, and
+// says so in its message ("undecided: ..."), so that a run is never failed
+// by a violation nobody found. explore counts such runs apart.
+func Undecided(property, format string, args ...any) Verdict {
+	return Verdict{Property: property, OK: true, Message: UndecidedPrefix + fmt.Sprintf(format, args...)}
+}
+
+// IsUndecided reports whether a verdict is a check's "undecided: ..."
+// answer.
+func IsUndecided(v Verdict) bool { return v.OK && strings.HasPrefix(v.Message, UndecidedPrefix) }
+
 // Fail returns a failing verdict.
 func Fail(property string, events []uint64, format string, args ...any) Verdict {
 	return Verdict{Property: property, Message: fmt.Sprintf(format, args...), Events: events}
@@ -40,6 +55,9 @@ func Fail(property string, events []uint64, format string, args ...any) Verdict 
 // String renders a verdict in one line.
 func (v Verdict) String() string {
 	if v.OK {
+		if v.Message != "" {
+			return v.Property + ": ok (" + v.Message + ")"
+		}
 		return v.Property + ": ok"
 	}
 	s := v.Property + ": FAILED: " + v.Message

@@ -402,10 +402,10 @@ func TestClaimBatches(t *testing.T) {
 	assert.False(t, v.OK, "an answer that hides the second lease makes its use illegal")
 }
 
-// TestSearchLimitEndsWithUnknown: a linearizability search past its bound
-// ends with an "unknown: search limit" verdict (a failed run that keeps its
-// trace), never a hang and never a claimed violation.
-func TestSearchLimitEndsWithUnknown(t *testing.T) {
+// TestSearchLimitEndsUndecided: a linearizability search past its bound
+// ends with an "undecided: search limit" verdict, which holds (no violation
+// was found) and says so, never a hang and never a claimed violation.
+func TestSearchLimitEndsUndecided(t *testing.T) {
 	for _, view := range []View{ClientView, OracleView} {
 		v, _ := Linearizable(happy().run(t), view)
 		require.True(t, v.OK, "within the bound the happy history passes: %s", v)
@@ -413,8 +413,10 @@ func TestSearchLimitEndsWithUnknown(t *testing.T) {
 	defer func(n int) { SearchLimit = n }(SearchLimit)
 	SearchLimit = 2
 	v, info := Linearizable(happy().run(t), OracleView)
-	assert.False(t, v.OK)
-	assert.Contains(t, v.Message, "unknown: search limit")
+	assert.True(t, v.OK, "a search that gave up fails no run")
+	assert.True(t, checker.IsUndecided(v), "and says it did not decide: %s", v)
+	assert.Contains(t, v.Message, "undecided: search limit")
+	assert.Contains(t, v.String(), ": ok (undecided: search limit")
 	assert.NotContains(t, v.Message, "not linearizable", "a search that gave up claims no violation")
 	assert.Nil(t, info, "no visualisation of a linearization that was not decided")
 }
@@ -530,6 +532,7 @@ func TestManyUnansweredSubmitsDecide(t *testing.T) {
 	}
 	v, _ := Linearizable(retried(false).run(t), OracleView)
 	assert.True(t, v.OK, "%s", v)
+	assert.False(t, checker.IsUndecided(v), "decided, not given up on: %s", v)
 	v, _ = Linearizable(retried(true).run(t), OracleView)
 	assert.False(t, v.OK, "a read of the decided row as judging")
 	assert.NotContains(t, v.Message, "unknown")

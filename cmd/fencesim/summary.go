@@ -12,6 +12,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/fencesim/fencesim/checker"
 	"github.com/fencesim/fencesim/internal/stats"
 	"github.com/fencesim/fencesim/internal/summary"
 	"github.com/fencesim/fencesim/internal/systems"
@@ -23,6 +24,7 @@ import (
 type aggregate struct {
 	s       summary.System
 	props   map[string]int
+	undec   map[string]int
 	probes  map[string]int
 	metrics map[string]*summary.MetricSamples
 	order   []string
@@ -33,6 +35,7 @@ func newAggregate(sys systems.System, d systems.Design, design string) *aggregat
 	return &aggregate{
 		s:       summary.System{System: sys.Name(), Title: sys.Title(), Design: design, World: d.World, DesignJSON: d.JSON},
 		props:   map[string]int{},
+		undec:   map[string]int{},
 		probes:  map[string]int{},
 		metrics: map[string]*summary.MetricSamples{},
 		probeNs: sys.Probes(),
@@ -50,6 +53,22 @@ func (a *aggregate) add(r *systems.Result, d time.Duration) {
 		if !v.OK {
 			a.props[v.Property]++
 		}
+		if checker.IsUndecided(v) {
+			a.undec[v.Property]++
+		}
+	}
+	var undecided []checker.Verdict
+	for _, v := range r.Verdicts {
+		if checker.IsUndecided(v) {
+			undecided = append(undecided, v)
+		}
+	}
+	if len(undecided) > 0 {
+		var names []string
+		for _, v := range undecided {
+			names = append(names, v.Property)
+		}
+		a.s.Undecided = append(a.s.Undecided, summary.Failure{Seed: r.Seed, Properties: names, Message: clip(undecided[0].String(), 300)})
 	}
 	if f := r.Failed(); len(f) > 0 {
 		a.s.FailedRuns++
@@ -79,7 +98,7 @@ func (a *aggregate) done(wall time.Duration, workers int) summary.System {
 	s := a.s
 	s.Timing.WallNS, s.Timing.Workers = int64(wall), workers
 	for _, name := range slices.Sorted(maps.Keys(a.props)) {
-		s.Properties = append(s.Properties, summary.PropertyCount{Property: name, Failed: a.props[name]})
+		s.Properties = append(s.Properties, summary.PropertyCount{Property: name, Failed: a.props[name], Undecided: a.undec[name]})
 	}
 	for _, name := range a.probeNs {
 		s.Probes = append(s.Probes, summary.ProbeCount{Name: name, Runs: a.probes[name]})
@@ -90,6 +109,7 @@ func (a *aggregate) done(wall time.Duration, workers int) summary.System {
 		s.Metrics = append(s.Metrics, ms)
 	}
 	sort.Slice(s.Failures, func(i, j int) bool { return s.Failures[i].Seed < s.Failures[j].Seed })
+	sort.Slice(s.Undecided, func(i, j int) bool { return s.Undecided[i].Seed < s.Undecided[j].Seed })
 	return s
 }
 
@@ -241,6 +261,24 @@ func writeSystem(w io.Writer, x *summary.System, s *summary.Summary) {
 		}
 		fmt.Fprintf(w, "failing seeds: %s\n", strings.Join(seeds, ", "))
 		fmt.Fprintf(w, "first failure: seed %d: %s\n", x.Failures[0].Seed, x.Failures[0].Message)
+	}
+	if len(x.Undecided) > 0 {
+		var per []string
+		for _, p := range x.Properties {
+			if p.Undecided > 0 {
+				per = append(per, fmt.Sprintf("%s in %d", p.Property, p.Undecided))
+			}
+		}
+		var seeds []string
+		for i, f := range x.Undecided {
+			if i == 20 {
+				seeds = append(seeds, fmt.Sprintf("(+%d more)", len(x.Undecided)-20))
+				break
+			}
+			seeds = append(seeds, fmt.Sprint(f.Seed))
+		}
+		fmt.Fprintf(w, "undecided runs: %d (a check gave up within its bound: not failed, not judged by that check; fencesim run --seed S says why): %s; seeds: %s\n",
+			len(x.Undecided), strings.Join(per, ", "), strings.Join(seeds, ", "))
 	}
 	if len(x.Audit.Mismatches) == 0 {
 		fmt.Fprintf(w, "determinism audit: %d seeds run twice, every trace hash identical\n", x.Audit.Runs)

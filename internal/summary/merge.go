@@ -79,6 +79,7 @@ func Merge(parts []*Summary) (_ *Summary, notes []string, _ error) {
 	for i := range out.Systems {
 		x := &out.Systems[i]
 		sort.Slice(x.Failures, func(a, b int) bool { return x.Failures[a].Seed < x.Failures[b].Seed })
+		sort.Slice(x.Undecided, func(a, b int) bool { return x.Undecided[a].Seed < x.Undecided[b].Seed })
 		sort.Slice(x.Audit.Mismatches, func(a, b int) bool { return x.Audit.Mismatches[a].Seed < x.Audit.Mismatches[b].Seed })
 		sort.Slice(x.Artifacts, func(a, b int) bool { return x.Artifacts[a].Seed < x.Artifacts[b].Seed })
 		for j := range x.Metrics {
@@ -101,6 +102,7 @@ func (s *Summary) mergeSystem(x System) error {
 		y.FailedRuns += x.FailedRuns
 		y.Properties = mergeCounts(y.Properties, x.Properties)
 		y.Failures = append(y.Failures, x.Failures...)
+		y.Undecided = append(y.Undecided, x.Undecided...)
 		for j, p := range x.Probes {
 			if j < len(y.Probes) && y.Probes[j].Name == p.Name {
 				y.Probes[j].Runs += p.Runs
@@ -137,16 +139,17 @@ func (s *Summary) mergeSystem(x System) error {
 }
 
 func mergeCounts(a, b []PropertyCount) []PropertyCount {
-	m := map[string]int{}
-	for _, p := range a {
-		m[p.Property] += p.Failed
-	}
-	for _, p := range b {
-		m[p.Property] += p.Failed
+	m := map[string]PropertyCount{}
+	for _, p := range append(append([]PropertyCount(nil), a...), b...) {
+		c := m[p.Property]
+		c.Property = p.Property
+		c.Failed += p.Failed
+		c.Undecided += p.Undecided
+		m[p.Property] = c
 	}
 	var out []PropertyCount
 	for _, k := range slices.Sorted(maps.Keys(m)) {
-		out = append(out, PropertyCount{k, m[k]})
+		out = append(out, m[k])
 	}
 	return out
 }

@@ -43,11 +43,15 @@ type System struct {
 	FailedRuns int             `json:"failed_runs"`
 	Properties []PropertyCount `json:"properties"`
 	Failures   []Failure       `json:"failures,omitempty"` // every failing seed, by seed
-	Probes     []ProbeCount    `json:"probes,omitempty"`
-	Metrics    []MetricSamples `json:"metrics"`
-	Audit      Audit           `json:"audit"`
-	Artifacts  []Artifact      `json:"artifacts,omitempty"`
-	Kept       []Kept          `json:"kept,omitempty"` // --keep-worst: passing runs written in full
+	// Undecided lists the runs a check could not decide (its bounded
+	// search gave up: "undecided: ..."), by seed: not failures, and not
+	// checked by that check either.
+	Undecided []Failure       `json:"undecided,omitempty"`
+	Probes    []ProbeCount    `json:"probes,omitempty"`
+	Metrics   []MetricSamples `json:"metrics"`
+	Audit     Audit           `json:"audit"`
+	Artifacts []Artifact      `json:"artifacts,omitempty"`
+	Kept      []Kept          `json:"kept,omitempty"` // --keep-worst: passing runs written in full
 	// Abandoned counts the runs still in progress when the system stopped
 	// (Ctrl-C, the end of --time) that did not finish within the grace:
 	// they are not in the counts.
@@ -80,10 +84,12 @@ type Favoured struct {
 	Mean    float64 `json:"mean_reward"`
 }
 
-// PropertyCount is how many runs failed a property.
+// PropertyCount is how many runs failed a property, and how many it could
+// not decide.
 type PropertyCount struct {
-	Property string `json:"property"`
-	Failed   int    `json:"failed"`
+	Property  string `json:"property"`
+	Failed    int    `json:"failed"`
+	Undecided int    `json:"undecided,omitempty"`
 }
 
 // Failure is one failing seed.

@@ -16,6 +16,7 @@ import (
 // outcome is what a test run of one seed gave.
 type outcome struct {
 	failed  []string // the properties it failed
+	undec   []string // the properties it left undecided
 	latency float64  // its one sample of a metric
 	probe   bool     // whether it hit the probe
 }
@@ -24,10 +25,10 @@ type outcome struct {
 var outcomes = map[uint64]outcome{
 	1: {latency: 0.5},
 	2: {failed: []string{"P2"}, latency: 2, probe: true},
-	3: {latency: 1.5, probe: true},
+	3: {latency: 1.5, probe: true, undec: []string{"P3"}},
 	4: {latency: 0.25},
 	5: {failed: []string{"P1", "P2"}, latency: 3},
-	6: {latency: 1},
+	6: {latency: 1, undec: []string{"P1", "P3"}},
 	7: {failed: []string{"P1"}, latency: 0.75, probe: true},
 	8: {latency: 4},
 }
@@ -40,7 +41,7 @@ func explored(sh Shard, design string) *Summary {
 		Probes:  []ProbeCount{{Name: "hit", Runs: 0}},
 		Metrics: []MetricSamples{{Name: "latency", Unit: "s", Values: []float64{}}},
 		Timing:  Timing{WallNS: 100, RunNS: 10, CheckNS: 1, Workers: 2}}
-	failed := map[string]int{"P1": 0, "P2": 0, "P3": 0}
+	failed, undec := map[string]int{"P1": 0, "P2": 0, "P3": 0}, map[string]int{}
 	for seed := uint64(1); seed <= 8; seed++ {
 		if !sh.Has(seed) {
 			continue
@@ -56,6 +57,12 @@ func explored(sh Shard, design string) *Summary {
 		for _, p := range o.failed {
 			failed[p]++
 		}
+		if len(o.undec) > 0 {
+			x.Undecided = append(x.Undecided, Failure{Seed: seed, Properties: o.undec, Message: fmt.Sprintf("seed %d undecided", seed)})
+		}
+		for _, p := range o.undec {
+			undec[p]++
+		}
 		if o.probe {
 			x.Probes[0].Runs++
 		}
@@ -65,7 +72,7 @@ func explored(sh Shard, design string) *Summary {
 		}
 	}
 	for _, p := range []string{"P1", "P2", "P3"} {
-		x.Properties = append(x.Properties, PropertyCount{Property: p, Failed: failed[p]})
+		x.Properties = append(x.Properties, PropertyCount{Property: p, Failed: failed[p], Undecided: undec[p]})
 	}
 	sort.Float64s(x.Metrics[0].Values)
 	s := &Summary{Format: Format, Command: "explore", Faults: "moderate", Seeds: "1-8", Systems: []System{x}}
@@ -104,7 +111,12 @@ func TestMerge(t *testing.T) {
 		x := got.Systems[0]
 		assert.Equal(t, 8, x.Runs)
 		assert.Equal(t, 3, x.FailedRuns)
-		assert.Equal(t, []PropertyCount{{"P1", 2}, {"P2", 2}, {"P3", 0}}, x.Properties)
+		assert.Equal(t, []PropertyCount{{"P1", 2, 1}, {"P2", 2, 0}, {"P3", 0, 2}}, x.Properties)
+		var undecided []uint64
+		for _, f := range x.Undecided {
+			undecided = append(undecided, f.Seed)
+		}
+		assert.Equal(t, []uint64{3, 6}, undecided, "undecided runs by seed")
 		var seeds []uint64
 		for _, f := range x.Failures {
 			seeds = append(seeds, f.Seed)
