@@ -100,7 +100,8 @@ func (c *Clock) Offset(t Time) time.Duration { return c.offset + c.drifted(t) }
 func (c Clock) Drift() PPM { return c.drift }
 
 // Elapse converts a monotonic duration measured by this node (a timer) into
-// the world duration after which it elapses, at the current drift rate. The
+// the world duration after which it elapses, at the current drift rate (the
+// kernel moves a pending timer when the rate changes: sim's setDrift). The
 // result is at least 0. A fast clock (positive drift) elapses sooner.
 func (c *Clock) Elapse(d time.Duration) time.Duration {
 	if d <= 0 {

@@ -159,7 +159,7 @@ func (w *World) fault(a Action) {
 	case Jump:
 		w.slots[idx].clock.Jump(a.Amount)
 	case Drift:
-		w.slots[idx].clock.SetDrift(w.now, clock.PPM(a.Rate))
+		w.setDrift(int32(idx), clock.PPM(a.Rate))
 	case CrashAt, PauseAt:
 		if a.Count == 0 {
 			a.Count = 1
@@ -184,7 +184,7 @@ func (w *World) fault(a Action) {
 			s.armed = nil
 			s.yields = nil
 			if s.clock.Drift() != 0 {
-				s.clock.SetDrift(w.now, 0)
+				w.setDrift(int32(i), 0)
 			}
 			if !s.up && s.node == nil && s.factory != nil && (s.inc > 0) {
 				w.start(int32(i), "restart")
@@ -284,3 +284,36 @@ func combine(p network.Policy, b burst) network.Policy {
 }
 
 func durationOf(ns int64) time.Duration { return time.Duration(ns) }
+
+// setDrift changes a node's drift rate from now, and moves the node's
+// pending timers with it: a timer elapses when the node's monotonic clock
+// reaches its deadline (Clock.Elapse converts at the rate of the moment it
+// was armed), so one armed before a drift began fires as the drifted clock
+// says (a slowed clock fires it later in world time, a fast one sooner),
+// not at the world time the old rate gave (explore --faults heavy, steered
+// seed 9499362202889486791: a worker's backoff armed before its clock
+// slowed by 17% fired 30 s of world time later, 27 s of its own, and MA5
+// counted 14 requests in one minute of its clock, over the bound of 12).
+// The events keep their sequence numbers, so ties break as before.
+func (w *World) setDrift(idx int32, rate clock.PPM) {
+	c := &w.slots[idx].clock
+	old := c.Drift()
+	c.SetDrift(w.now, rate)
+	if old == rate {
+		return
+	}
+	moved := false
+	for i := range w.queue {
+		e := &w.queue[i]
+		if e.kind != evTimer || e.node != idx || e.at <= w.now {
+			continue
+		}
+		// The monotonic time left at the old rate, elapsed at the new one.
+		left := time.Duration(int64(e.at-w.now) * (1_000_000 + int64(old)) / 1_000_000)
+		e.at = w.now.Add(c.Elapse(left))
+		moved = true
+	}
+	if moved {
+		w.heapify()
+	}
+}

@@ -110,6 +110,31 @@ func (w *World) pop() event {
 	return top
 }
 
+// heapify restores the heap order after events' times changed in place.
+func (w *World) heapify() {
+	q := w.queue
+	for i := len(q)/2 - 1; i >= 0; i-- {
+		e := q[i]
+		j := i
+		for {
+			l := 2*j + 1
+			if l >= len(q) {
+				break
+			}
+			m := l
+			if r := l + 1; r < len(q) && less(&q[r], &q[l]) {
+				m = r
+			}
+			if !less(&q[m], &e) {
+				break
+			}
+			q[j] = q[m]
+			j = m
+		}
+		q[j] = e
+	}
+}
+
 func less(a, b *event) bool {
 	if a.at != b.at {
 		return a.at < b.at

@@ -252,6 +252,51 @@ func TestDriftSlowsOneNode(t *testing.T) {
 	assert.Equal(t, w.Now().Add(-sec), c.Wall(w.Now()), "-10%% drift loses 1s in 10s")
 }
 
+// sleeper arms one timer of 10 s at its start.
+type sleeper struct{}
+
+func (sleeper) Step(env *sim.Env, in sim.Input) {
+	if in.Kind == sim.Start {
+		env.After(10*sec, nil)
+	}
+}
+
+// TestDriftMovesPendingTimers: a timer elapses when its node's monotonic
+// clock reaches the deadline, also when the drift changes after it was
+// armed: armed at 0 for 10 s, a drift of -20% from 5 s leaves 5 s of the
+// node's clock, 6.25 s of world time, so it fires at 11.25 s (at the old
+// rate, 10 s); a drift of +25% from 5 s fires it at 9 s; heal-all at 7 s
+// after the slow drift (2 s of world, 1.6 s of the clock: 3.4 s left)
+// fires it at 10.4 s. Another node's timer does not move.
+func TestDriftMovesPendingTimers(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		sched sim.Schedule
+		want  time.Duration
+	}{
+		{"none", nil, 10 * sec},
+		{"slow", sim.Schedule{{At: at(5 * sec), Kind: sim.Drift, Node: "a", Rate: -200_000}}, 11250 * time.Millisecond},
+		{"fast", sim.Schedule{{At: at(5 * sec), Kind: sim.Drift, Node: "a", Rate: 250_000}}, 9 * sec},
+		{"slow then healed", sim.Schedule{{At: at(5 * sec), Kind: sim.Drift, Node: "a", Rate: -200_000}, {At: at(7 * sec), Kind: sim.HealAll}}, 10400 * time.Millisecond},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			mem := &traces.Memory{}
+			w := sim.New(sim.Config{Recorder: mem, Limits: sim.Limits{MaxTime: at(20 * sec)}, Schedule: tc.sched})
+			w.Add("a", func(string, *sim.Disk) sim.Node { return sleeper{} })
+			w.Add("b", func(string, *sim.Disk) sim.Node { return sleeper{} })
+			require.NoError(t, w.Run())
+			fired := map[string]time.Duration{}
+			for _, e := range evs(mem) {
+				if e.Kind == "timer" {
+					fired[e.Node] = time.Duration(e.T)
+				}
+			}
+			assert.Equal(t, tc.want, fired["a"], "a's timer")
+			assert.Equal(t, 10*sec, fired["b"], "b's clock did not drift")
+		})
+	}
+}
+
 func TestBrokenConnectionSeenByBothEnds(t *testing.T) {
 	_, evs := record(t, 3, sim.Schedule{{At: at(3 * sec), Kind: sim.Break, Node: "p0", Peer: "p1"}}, 5*sec)
 	seen := map[string]bool{}
