@@ -90,7 +90,14 @@ func (w *World) pop() event {
 		return top
 	}
 	// Sift the last event down from the root, moving children up.
-	i := 0
+	siftDown(q, 0, last)
+	return top
+}
+
+// siftDown places e at index i of the heap q or below, moving the smaller
+// children up into the hole.
+func siftDown(q []event, i int, e event) {
+	n := len(q)
 	for {
 		l := 2*i + 1
 		if l >= n {
@@ -100,38 +107,20 @@ func (w *World) pop() event {
 		if r := l + 1; r < n && less(&q[r], &q[l]) {
 			m = r
 		}
-		if !less(&q[m], &last) {
+		if !less(&q[m], &e) {
 			break
 		}
 		q[i] = q[m]
 		i = m
 	}
-	q[i] = last
-	return top
+	q[i] = e
 }
 
 // heapify restores the heap order after events' times changed in place.
 func (w *World) heapify() {
 	q := w.queue
 	for i := len(q)/2 - 1; i >= 0; i-- {
-		e := q[i]
-		j := i
-		for {
-			l := 2*j + 1
-			if l >= len(q) {
-				break
-			}
-			m := l
-			if r := l + 1; r < len(q) && less(&q[r], &q[l]) {
-				m = r
-			}
-			if !less(&q[m], &e) {
-				break
-			}
-			q[j] = q[m]
-			j = m
-		}
-		q[j] = e
+		siftDown(q, i, q[i])
 	}
 }
 

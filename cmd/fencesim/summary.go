@@ -113,6 +113,19 @@ func (a *aggregate) done(wall time.Duration, workers int) summary.System {
 	return s
 }
 
+// runSeeds names the first 20 seeds of a list of runs, and how many more.
+func runSeeds(fs []summary.Failure) string {
+	var seeds []string
+	for i, f := range fs {
+		if i == 20 {
+			seeds = append(seeds, fmt.Sprintf("(+%d more)", len(fs)-20))
+			break
+		}
+		seeds = append(seeds, fmt.Sprint(f.Seed))
+	}
+	return strings.Join(seeds, ", ")
+}
+
 func clip(s string, n int) string {
 	s = oneLine(s)
 	if len(s) > n {
@@ -251,15 +264,7 @@ func writeSystem(w io.Writer, x *summary.System, s *summary.Summary) {
 	}
 	fmt.Fprintln(w)
 	if len(x.Failures) > 0 {
-		var seeds []string
-		for i, f := range x.Failures {
-			if i == 20 {
-				seeds = append(seeds, fmt.Sprintf("(+%d more)", len(x.Failures)-20))
-				break
-			}
-			seeds = append(seeds, fmt.Sprint(f.Seed))
-		}
-		fmt.Fprintf(w, "failing seeds: %s\n", strings.Join(seeds, ", "))
+		fmt.Fprintf(w, "failing seeds: %s\n", runSeeds(x.Failures))
 		fmt.Fprintf(w, "first failure: seed %d: %s\n", x.Failures[0].Seed, x.Failures[0].Message)
 	}
 	if len(x.Undecided) > 0 {
@@ -269,16 +274,8 @@ func writeSystem(w io.Writer, x *summary.System, s *summary.Summary) {
 				per = append(per, fmt.Sprintf("%s in %d", p.Property, p.Undecided))
 			}
 		}
-		var seeds []string
-		for i, f := range x.Undecided {
-			if i == 20 {
-				seeds = append(seeds, fmt.Sprintf("(+%d more)", len(x.Undecided)-20))
-				break
-			}
-			seeds = append(seeds, fmt.Sprint(f.Seed))
-		}
 		fmt.Fprintf(w, "undecided runs: %d (a check gave up within its bound: not failed, not judged by that check; fencesim run --seed S says why): %s; seeds: %s\n",
-			len(x.Undecided), strings.Join(per, ", "), strings.Join(seeds, ", "))
+			len(x.Undecided), strings.Join(per, ", "), runSeeds(x.Undecided))
 	}
 	if len(x.Audit.Mismatches) == 0 {
 		fmt.Fprintf(w, "determinism audit: %d seeds run twice, every trace hash identical\n", x.Audit.Runs)
