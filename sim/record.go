@@ -30,6 +30,15 @@ type HeaderRecorder interface {
 	HeadersOnly()
 }
 
+// ImmediateRecorder is a Recorder that reads every event at once, in
+// Record, and keeps nothing it did not copy (traces.Digest): the kernel
+// then hands it every send and deliver with its body as sent (Event.Msg),
+// never rendering a text it would only hash.
+type ImmediateRecorder interface {
+	Recorder
+	Immediate()
+}
+
 // kind is one of the kernel's own trace kinds, a bit of a kindSet.
 type kind uint8
 
@@ -160,10 +169,12 @@ func (w *World) emit(node string, k kind, text string) {
 // (traces.Event.Msg); otherwise now, as the body is now.
 func (w *World) emitMsg(node string, k kind, m *network.Message) {
 	tm := traces.Msg{ID: m.ID, From: string(m.From), To: string(m.To), Conn: uint64(m.Conn), Body: m.Body}
-	if w.headers {
-		// The recorder reads the header at once and keeps nothing: one
+	if w.headers || w.immediate {
+		// The recorder reads the message at once and keeps nothing: one
 		// Msg of the world's serves every send.
-		tm.Body = nil
+		if w.headers {
+			tm.Body = nil
+		}
 		w.hdr = tm
 		w.record(traces.Event{Node: node, Kind: kernelKinds[k], Msg: &w.hdr})
 		return

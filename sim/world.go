@@ -37,7 +37,8 @@ type World struct {
 	ent       Entropy
 	rec       Recorder
 	headers   bool       // rec is a HeaderRecorder: messages recorded without their bodies
-	hdr       traces.Msg // the message header a HeaderRecorder is handed
+	immediate bool       // rec is an ImmediateRecorder: messages recorded with their bodies, unrendered
+	hdr       traces.Msg // the message a HeaderRecorder (its header) or an ImmediateRecorder is handed
 	filter    func(kind string) bool
 	want      kindSet         // the kernel's kinds that are recorded (none without a recorder)
 	notes     map[string]bool // the filter's answers for note kinds, asked once per kind
@@ -80,6 +81,7 @@ func New(cfg Config) *World {
 		netRand: cfg.Entropy.Stream("network"),
 	}
 	_, w.headers = cfg.Recorder.(HeaderRecorder)
+	_, w.immediate = cfg.Recorder.(ImmediateRecorder)
 	if w.rec != nil {
 		for k, name := range kernelKinds {
 			if name != "" && (w.filter == nil || w.filter(name)) {

@@ -334,11 +334,15 @@ func NewWriter(w io.Writer, h Header) (*Writer, error) {
 	return tw, tw.err
 }
 
-func (tw *Writer) hashHeader(h Header) {
+func (tw *Writer) hashHeader(h Header) { hashHeader(tw.h, h) }
+
+// hashHeader writes a header's line to a hash as the canonical hash has
+// it: the commit left out.
+func hashHeader(x hash.Hash, h Header) {
 	h.Commit = ""
 	b, _ := json.Marshal(h)
-	tw.h.Write(b)
-	tw.h.Write([]byte{'\n'})
+	x.Write(b)
+	x.Write([]byte{'\n'})
 }
 
 func (tw *Writer) writeLine(b []byte) {
@@ -432,6 +436,57 @@ func (x *Hasher) Record(e *Event) {
 
 // Sum returns the hash so far.
 func (x *Hasher) Sum() string { return hex.EncodeToString(x.h.Sum(nil)) }
+
+// Digest is a recorder that hashes every event as it is recorded, to the
+// hash HashOf gives of an empty header and the same events (a --per-seed
+// record's), and passes on to Next only the events Keep accepts, their
+// message text rendered: a run hashed in full whose record holds only what
+// its checkers read. It reads each event at once and keeps nothing of it,
+// so the kernel hands it a message event with the body as sent, unrendered
+// (Immediate; sim.ImmediateRecorder).
+type Digest struct {
+	keep func(kind string) bool
+	next interface{ Record(*Event) }
+	h    hash.Hash
+	enc  encoder
+	n    int
+}
+
+// NewDigest returns a digest that passes the events keep accepts to next
+// (nil keep: none).
+func NewDigest(keep func(kind string) bool, next interface{ Record(*Event) }) *Digest {
+	d := &Digest{keep: keep, next: next, h: sha256.New()}
+	hashHeader(d.h, Header{Format: Format})
+	return d
+}
+
+// Immediate marks the digest as a recorder that reads each event at once
+// (sim.ImmediateRecorder).
+func (d *Digest) Immediate() {}
+
+// Record implements the kernel's recorder hook.
+func (d *Digest) Record(e *Event) {
+	// A line that does not encode is left out, as HashOf leaves it.
+	if line, err := d.enc.line(e); err == nil {
+		d.h.Write(line)
+		d.h.Write([]byte{'\n'})
+	}
+	d.n++
+	if d.keep == nil || !d.keep(e.Kind) {
+		return
+	}
+	c := *e
+	if c.Msg != nil {
+		if c.Text == "" {
+			c.Text = c.Msg.Text()
+		}
+		c.Msg = nil
+	}
+	d.next.Record(&c)
+}
+
+// Sum returns the hash of the events so far and how many there were.
+func (d *Digest) Sum() (string, int) { return hex.EncodeToString(d.h.Sum(nil)), d.n }
 
 // MaxLine is the longest line the reader accepts.
 const MaxLine = 64 << 20

@@ -117,9 +117,9 @@ func runCompare(e *env, args []string) int {
 	go func() {
 		defer close(in)
 		for _, seed := range seeds {
-			// Every event is recorded: the trace hashes say which runs the
-			// change altered at all.
-			full := systems.Options{Full: true}
+			// Every event is hashed (Digest): the trace hashes say which
+			// runs the change altered at all.
+			full := systems.Options{Digest: true}
 			for _, t := range []task{{sys: sys, d: base, tag: 0, seed: seed, opts: full}, {sys: sys, d: changed, tag: 1, seed: seed, opts: full}} {
 				select {
 				case in <- t:

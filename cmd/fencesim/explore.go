@@ -371,8 +371,10 @@ func exploreSystem(e *env, ctx context.Context, cfg *exploreConfig, sys systems.
 				return false
 			}
 			select {
-			// --per-seed records every event, for the hash of the run.
-			case in <- task{sys: sys, d: d, seed: seed, opts: systems.Options{Hash: hash, Full: cfg.records != nil}, second: second, cover: covering}:
+			// --per-seed hashes every event (Digest: as the run goes,
+			// keeping what the checkers read; an audited run, whose own
+			// hash is of what it recorded, records every event).
+			case in <- task{sys: sys, d: d, seed: seed, opts: systems.Options{Hash: hash, Full: cfg.records != nil && hash, Digest: cfg.records != nil}, second: second, cover: covering}:
 				sent.Add(1)
 				return true
 			case <-ctx.Done():

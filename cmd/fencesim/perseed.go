@@ -45,14 +45,18 @@ type seedRecord struct {
 }
 
 // recordOf turns a judged run into its per-seed record. The run must have
-// been recorded in full for its hash to cover every event.
+// been digested (Options.Digest) or recorded in full for its hash to cover
+// every event.
 func recordOf(r *systems.Result, side string) seedRecord {
 	rec := seedRecord{Format: perSeedFormat, System: r.System, Side: side, Seed: r.Seed, Events: len(r.Events),
 		Failed: []string{}, Held: []string{}, Metrics: r.Metrics}
 	if rec.Metrics == nil {
 		rec.Metrics = []systems.Metric{}
 	}
-	if len(r.Events) > 0 {
+	switch {
+	case r.Digest != "":
+		rec.Hash, rec.Events = r.Digest, r.Recorded
+	case len(r.Events) > 0:
 		rec.Hash = traces.HashOf(traces.Header{}, r.Events)
 	}
 	seen := map[string]bool{}

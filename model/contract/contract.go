@@ -181,9 +181,27 @@ type Options struct {
 	Given    bool
 	// Hash computes the canonical hash of what was recorded.
 	Hash bool
+	// Digest hashes every event of the run as it is recorded, the header
+	// left out (Result.Digest, a --per-seed record's hash), and records
+	// only what the checkers read: the hash of a full record at the cost of
+	// a checked one. Full or Hash records in full instead (Digest is then
+	// left empty); a system that cannot digest records in full too.
+	Digest bool
 	// Clock times the checkers (Result.Timings; nil: not timed). The
 	// caller gives it: the model never reads the wall clock.
 	Clock func() time.Time
+}
+
+// Digesting reports whether a run records through a traces.Digest
+// (Options.Digest, and neither Full nor Hash).
+func (o Options) Digesting() bool { return o.Digest && !o.Full && !o.Hash }
+
+// Digested sets the outcome's Digest and Recorded from the digest it was
+// recorded through (nil: none).
+func (out *Outcome) Digested(d *traces.Digest) {
+	if d != nil {
+		out.Digest, out.Recorded = d.Sum()
+	}
 }
 
 // World is one run's drawn world: what Play needs, drawn once.
@@ -209,6 +227,10 @@ type Outcome struct {
 	V   any // the system's own outcome
 	// Clock times the checkers (Options.Clock; nil: not timed).
 	Clock func() time.Time
+	// Digest and Recorded are, under Options.Digest, the hash of every
+	// event of the run (traces.Digest) and how many there were.
+	Digest   string
+	Recorded int
 }
 
 // Metric is one measured quantity of one run: zero or more samples.
@@ -230,6 +252,8 @@ type Result struct {
 	Header   traces.Header
 	Events   []traces.Event // what was recorded (everything with Options.Full)
 	Hash     string         // traces.HashOf(Header, Events) with Options.Hash
+	Digest   string         // with Options.Digest: traces.HashOf(traces.Header{}, every event); Events holds the checked ones
+	Recorded int            // with Options.Digest: how many events the run recorded
 	Nodes    []string       // the world's nodes, for report lanes
 	Timings  []Timing       // checker timings
 	// Visualize writes porcupine's visualization of the failed
@@ -321,6 +345,7 @@ func Run(s System, d Design, seed uint64, f Faults, o Options) *Result {
 	out.Clock = o.Clock
 	r := s.Judge(out)
 	r.Seed, r.Profile, r.Nodes = seed, w.Profile, w.Nodes
+	r.Digest, r.Recorded = out.Digest, out.Recorded
 	Finish(r, o)
 	return r
 }

@@ -66,7 +66,9 @@ func JudgeFromFileIsJudgeInMemory(t *testing.T, s contract.System, designs [][]s
 // the others) is judged as the same run recorded in full: the same
 // verdicts (the events they name are the full record's numbers), probes
 // and metrics; and that each event it recorded is the full record's event
-// of that number. It plays the default design and each knob's, at
+// of that number. So is a run played with Options.Digest (what --per-seed
+// plays), whose digest is the full record's hash and whose events, with a
+// filtered fast path, are the fast path's. It plays the default design and each knob's, at
 // moderate and heavy faults. filtered says the system's fast path records
 // less (it must then keep fewer events in every run). The seeds are
 // 1..seeds and the extra ones (a seed whose run shows what the first ones
@@ -95,11 +97,25 @@ func fastIsFull(t *testing.T, s contract.System, designs [][]string, seeds uint6
 		for _, seed := range list {
 			fast := contract.Run(s, d, seed, f, contract.Options{})
 			full := contract.Run(s, d, seed, f, contract.Options{Full: true})
-			assert.Equal(t, full.Verdicts, fast.Verdicts, "%v seed %d: verdicts", knobs, seed)
-			assert.Equal(t, full.Probes, fast.Probes, "%v seed %d: probes", knobs, seed)
-			assert.Equal(t, full.Metrics, fast.Metrics, "%v seed %d: metrics", knobs, seed)
+			digested := contract.Run(s, d, seed, f, contract.Options{Digest: true})
+			for _, r := range []*contract.Result{fast, digested} {
+				assert.Equal(t, full.Verdicts, r.Verdicts, "%v seed %d: verdicts", knobs, seed)
+				assert.Equal(t, full.Probes, r.Probes, "%v seed %d: probes", knobs, seed)
+				assert.Equal(t, full.Metrics, r.Metrics, "%v seed %d: metrics", knobs, seed)
+			}
 			if filtered {
 				assert.Less(t, len(fast.Events), len(full.Events), "%v seed %d: the fast path records fewer events", knobs, seed)
+				// A digested run hashes every event as a full record's
+				// hash has them, and keeps what the fast path keeps.
+				assert.Equal(t, traces.HashOf(traces.Header{}, full.Events), digested.Digest, "%v seed %d: the digest is the full record's hash", knobs, seed)
+				assert.Equal(t, len(full.Events), digested.Recorded, "%v seed %d: events digested", knobs, seed)
+				require.Equal(t, len(fast.Events), len(digested.Events), "%v seed %d: a digested run keeps the fast path's events", knobs, seed)
+				for i := range fast.Events {
+					a, b := fast.Events[i], digested.Events[i]
+					a.Fill()
+					b.Fill()
+					require.Equal(t, a.String(), b.String(), "%v seed %d: event #%d of the digested record", knobs, seed, a.Seq)
+				}
 			}
 			for _, e := range fast.Events {
 				require.LessOrEqual(t, e.Seq, uint64(len(full.Events)), "%v seed %d: event #%d", knobs, seed, e.Seq)

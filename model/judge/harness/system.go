@@ -80,6 +80,7 @@ func (System) NewDesign(knobs, sets []string, file []byte) (contract.Design, err
 type drawn struct {
 	opts judge.Options
 	mode WorldMode
+	keep func(kind string) bool // under Options.Digest: what the record keeps
 }
 
 // Draw implements contract.System: SeedOptionsIn, the world mode's world
@@ -104,20 +105,32 @@ func (System) Draw(dd contract.Design, seed uint64, f contract.Faults, o contrac
 		w.Schedule, w.Profile = o.Schedule, "given"
 		opts.Schedule = o.Schedule
 	}
-	if o.Full {
+	var keep func(string) bool
+	switch {
+	case o.Full:
 		opts.Filter = nil
+	case o.Digesting():
+		keep, opts.Filter = opts.Filter, nil
 	}
-	w.V = drawn{opts, mode}
+	w.V = drawn{opts, mode, keep}
 	return w, nil
 }
 
-// Play implements contract.System: judge.Simulate, recorded in memory.
-func (System) Play(w *contract.World, _ contract.Options) *contract.Outcome {
+// Play implements contract.System: judge.Simulate, recorded in memory
+// (under Options.Digest, every event hashed and the checker's kept).
+func (System) Play(w *contract.World, o contract.Options) *contract.Outcome {
 	x := w.V.(drawn)
 	mem := &traces.Memory{}
 	x.opts.Recorder = mem
+	var dg *traces.Digest
+	if o.Digesting() && x.keep != nil {
+		dg = traces.NewDigest(x.keep, mem)
+		x.opts.Recorder = dg
+	}
 	sw, err := judge.Simulate(x.opts)
-	return &contract.Outcome{World: w, Header: x.opts.Header(sw), Events: mem.Events, Schedule: w.Schedule, Err: err}
+	out := &contract.Outcome{World: w, Header: x.opts.Header(sw), Events: mem.Events, Schedule: w.Schedule, Err: err}
+	out.Digested(dg)
+	return out
 }
 
 // Judge implements contract.System: the trace decoded, the invariants,

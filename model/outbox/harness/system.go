@@ -102,16 +102,21 @@ func (System) Draw(dd contract.Design, seed uint64, f contract.Faults, o contrac
 
 // Play implements contract.System: Play, the trace header written from
 // the drawn world; it records what the checker reads (scenario.PlayChecked),
-// everything under Options.Full or Hash.
+// everything under Options.Full or Hash, every event hashed under Digest.
 func (System) Play(w *contract.World, o contract.Options) *contract.Outcome {
 	x := w.V.(Seeded)
 	play := scenario.PlayChecked
-	if o.Full || o.Hash {
+	switch {
+	case o.Full || o.Hash:
 		play = Play
+	case o.Digesting():
+		play = scenario.PlayDigest
 	}
 	out := play(x.Design, x.Workload, x.Workload.Plan, x.Schedule, sim.NewPCG(w.Seed))
 	out.Seed = w.Seed
-	return outcome(w, x.Workload, x.Workload.Plan, out)
+	c := outcome(w, x.Workload, x.Workload.Plan, out)
+	c.Digested(out.Digest)
+	return c
 }
 
 // outcome puts a model's run behind contract.Outcome with its trace

@@ -44,6 +44,8 @@ type Played struct {
 	End      clock.Time    // the time of the run's last event, recorded or not (a filtered Trace may end earlier)
 	World    *outbox.World // the world at the end, closed: its nodes' state can be read, it cannot run again
 	Err      error         // the run itself failed (budget, an invalid schedule)
+	// Digest is, for PlayDigest, the digest every event was hashed by.
+	Digest *traces.Digest
 }
 
 // Summary renders the run's inputs in a few lines.
@@ -70,7 +72,7 @@ func Draw(r sim.Rand, d outbox.Design, wl outbox.Workload) ([]outbox.Event, sim.
 // then until it settles (or outbox.MaxTime). It records every event, measures the
 // run, and closes the world.
 func Play(d outbox.Design, wl outbox.Workload, events []outbox.Event, schedule sim.Schedule, ent sim.Entropy) *Played {
-	return play(d, wl, events, schedule, ent, 0, nil)
+	return play(d, wl, events, schedule, ent, 0, nil, false)
 }
 
 // PlayChecked is Play recording only what the checker and the metrics read
@@ -78,7 +80,14 @@ func Play(d outbox.Design, wl outbox.Workload, events []outbox.Event, schedule s
 // record's end), its other events numbered but never made. It is what
 // explore plays; a failure's report replays the run in full.
 func PlayChecked(d outbox.Design, wl outbox.Workload, events []outbox.Event, schedule sim.Schedule, ent sim.Entropy) *Played {
-	return play(d, wl, events, schedule, ent, 0, CheckerFilter)
+	return play(d, wl, events, schedule, ent, 0, CheckerFilter, false)
+}
+
+// PlayDigest is PlayChecked with every event hashed as it is recorded
+// (Played.Digest, traces.Digest): the full record's hash, the checked
+// record kept.
+func PlayDigest(d outbox.Design, wl outbox.Workload, events []outbox.Event, schedule sim.Schedule, ent sim.Entropy) *Played {
+	return play(d, wl, events, schedule, ent, 0, CheckerFilter, true)
 }
 
 // CheckerFilter records the kinds checker/outbox reads (Metrics.count's
@@ -89,18 +98,23 @@ func CheckerFilter(kind string) bool { return check.Reads(kind) }
 // failing run replayed only up to its violation (what it records is what
 // Play records up to then).
 func PlayUntil(d outbox.Design, wl outbox.Workload, events []outbox.Event, schedule sim.Schedule, ent sim.Entropy, stop clock.Time) *Played {
-	return play(d, wl, events, schedule, ent, stop, nil)
+	return play(d, wl, events, schedule, ent, stop, nil, false)
 }
 
-func play(d outbox.Design, wl outbox.Workload, events []outbox.Event, schedule sim.Schedule, ent sim.Entropy, stop clock.Time, filter func(string) bool) *Played {
+func play(d outbox.Design, wl outbox.Workload, events []outbox.Event, schedule sim.Schedule, ent sim.Entropy, stop clock.Time, filter func(string) bool, digest bool) *Played {
 	o := &Played{Design: d, Workload: wl, Schedule: schedule, Events: events}
 	mem := &traces.Memory{}
+	var rec sim.Recorder = mem
+	if digest {
+		o.Digest = traces.NewDigest(filter, mem)
+		rec, filter = o.Digest, nil
+	}
 	g := outbox.FaultSpec(d)
 	wlp := wl
 	wlp.Plan = events
 	end := outbox.MaxTime(d, wlp, g)
 	w, err := outbox.BuildWith(d, wl, events, sim.Config{
-		Entropy: ent, Network: outbox.Network(), Schedule: schedule, Recorder: mem, Filter: filter,
+		Entropy: ent, Network: outbox.Network(), Schedule: schedule, Recorder: rec, Filter: filter,
 		Limits: sim.Limits{MaxTime: end, MaxEvents: 2_000_000, MaxPending: sim.DefaultMaxPending},
 	})
 	if err != nil {

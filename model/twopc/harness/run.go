@@ -54,6 +54,8 @@ type Outcome struct {
 	Events   []traces.Event
 	Report   ct.Report
 	Err      error // the run itself failed (event budget)
+	// Digest is, for SimulateDigest, the digest every event was hashed by.
+	Digest *traces.Digest
 }
 
 // OK reports whether every property held.
@@ -119,7 +121,7 @@ func (h Harness) Limits() sim.Limits {
 // Simulate runs a design under a fault schedule with the given entropy,
 // unchecked (Run checks), recording every event.
 func (h Harness) Simulate(d twopc.Design, faults sim.Schedule, ent sim.Entropy) *Outcome {
-	return h.simulate(d, faults, ent, nil)
+	return h.simulate(d, faults, ent, nil, false)
 }
 
 // SimulateChecked is Simulate recording only what the checker reads
@@ -127,18 +129,31 @@ func (h Harness) Simulate(d twopc.Design, faults sim.Schedule, ent sim.Entropy) 
 // numbered but never made (what explore plays; a failure's report replays
 // it in full).
 func (h Harness) SimulateChecked(d twopc.Design, faults sim.Schedule, ent sim.Entropy) *Outcome {
-	return h.simulate(d, faults, ent, CheckerFilter)
+	return h.simulate(d, faults, ent, CheckerFilter, false)
 }
 
 // CheckerFilter records the kinds checker/twopc reads and the crashes the
 // harness restarts.
 func CheckerFilter(kind string) bool { return kind == "crash" || ct.Reads(kind) }
 
-func (h Harness) simulate(d twopc.Design, faults sim.Schedule, ent sim.Entropy, filter func(string) bool) *Outcome {
+// SimulateDigest is SimulateChecked with every event hashed as it is
+// recorded (Outcome.Digest, traces.Digest): the full record's hash, the
+// checked record kept.
+func (h Harness) SimulateDigest(d twopc.Design, faults sim.Schedule, ent sim.Entropy) *Outcome {
+	return h.simulate(d, faults, ent, CheckerFilter, true)
+}
+
+func (h Harness) simulate(d twopc.Design, faults sim.Schedule, ent sim.Entropy, filter func(string) bool, digest bool) *Outcome {
 	rec := &recorder{restart: h.Restart}
+	var dg *traces.Digest
+	var top sim.Recorder = rec
+	if digest {
+		dg = traces.NewDigest(filter, rec)
+		top, filter = dg, nil
+	}
 	sched := append(append(sim.Schedule(nil), faults...), sim.Action{At: clock.Time(h.HealAt), Kind: sim.HealAll})
 	w, err := twopc.Build(d, sim.Config{
-		Entropy: ent, Network: h.Network, Schedule: sched, Recorder: rec, Filter: filter,
+		Entropy: ent, Network: h.Network, Schedule: sched, Recorder: top, Filter: filter,
 		Limits: h.Limits(),
 	})
 	if err != nil {
@@ -154,7 +169,7 @@ func (h Harness) simulate(d twopc.Design, faults sim.Schedule, ent sim.Entropy, 
 	w.Note(hist.KindTxn, fmt.Sprintf("end quiesced=%v", quiet), hist.Txn{What: hist.TxnEnd, Quiesced: quiet})
 	w.Close()
 	o.Schedule = append(o.Schedule, rec.added...)
-	o.Events = rec.Events
+	o.Events, o.Digest = rec.Events, dg
 	return o
 }
 

@@ -100,15 +100,21 @@ func (System) Draw(dd contract.Design, seed uint64, f contract.Faults, o contrac
 
 // Play implements contract.System: the default harness's run, unchecked;
 // it records what the checker reads (CheckerFilter), everything under
-// Options.Full or Hash.
+// Options.Full or Hash, every event hashed under Digest.
 func (System) Play(w *contract.World, o contract.Options) *contract.Outcome {
 	x := w.V.(Seeded)
 	h := DefaultHarness()
 	play := h.SimulateChecked
-	if o.Full || o.Hash {
+	switch {
+	case o.Full || o.Hash:
 		play = h.Simulate
+	case o.Digesting():
+		play = h.SimulateDigest
 	}
-	return outcome(w, h, x.Design, w.Seed, play(x.Design, x.Schedule, sim.NewPCG(w.Seed)))
+	out := play(x.Design, x.Schedule, sim.NewPCG(w.Seed))
+	c := outcome(w, h, x.Design, w.Seed, out)
+	c.Digested(out.Digest)
+	return c
 }
 
 func outcome(w *contract.World, h Harness, d twopc.Design, seed uint64, out *Outcome) *contract.Outcome {
