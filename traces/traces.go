@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"crypto/sha256"
+	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -13,6 +14,8 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
+
+	"github.com/zeebo/xxh3"
 
 	"github.com/fencesim/fencesim/traces/canon"
 )
@@ -238,6 +241,7 @@ type Writer struct {
 // encoding/json) or Data compacted as a json.RawMessage is.
 type encoder struct {
 	buf  []byte
+	jd   []byte       // an event's data (HashV2)
 	text []byte       // a message's text
 	data bytes.Buffer // encoding/json's output
 	enc  *json.Encoder
@@ -266,26 +270,38 @@ func (x *encoder) line(e *Event) ([]byte, error) {
 		b = append(b, `,"text":`...)
 		b = canon.Text(b, x.text)
 	}
-	switch {
-	case len(e.Data) > 0:
+	if e.HasData() {
 		b = append(b, `,"data":`...)
-		if compact(e.Data) {
-			// What compacting it gives: a note's JSON rendered by
-			// Fill, or a line's data read back.
-			b = append(b, e.Data...)
-			break
-		}
-		x.data.Reset()
-		if err := json.Compact(&x.data, e.Data); err != nil {
+		var err error
+		if b, err = x.appendData(b, e); err != nil {
 			x.buf = b
 			return nil, err
 		}
-		b = append(b, x.data.Bytes()...)
+	}
+	b = append(b, '}')
+	x.buf = b
+	return b, nil
+}
+
+// appendData appends the event's data as its line has it: Data compacted,
+// or Value encoded as json.Marshal encodes it (its AppendJSON when it has
+// one). An event without data appends nothing.
+func (x *encoder) appendData(b []byte, e *Event) ([]byte, error) {
+	switch {
+	case len(e.Data) > 0:
+		if compact(e.Data) {
+			// What compacting it gives: a note's JSON rendered by
+			// Fill, or a line's data read back.
+			return append(b, e.Data...), nil
+		}
+		x.data.Reset()
+		if err := json.Compact(&x.data, e.Data); err != nil {
+			return b, err
+		}
+		return append(b, x.data.Bytes()...), nil
 	case e.Value != nil:
-		b = append(b, `,"data":`...)
 		if a, ok := e.Value.(canon.Appender); ok && !canon.IsNilPointer(e.Value) {
-			b = a.AppendJSON(b)
-			break
+			return a.AppendJSON(b), nil
 		}
 		if x.enc == nil {
 			x.enc = json.NewEncoder(&x.data) // HTML escaped, as json.Marshal
@@ -294,10 +310,8 @@ func (x *encoder) line(e *Event) ([]byte, error) {
 		if err := x.enc.Encode(e.Value); err != nil {
 			panic(e.encodeError(err))
 		}
-		b = append(b, bytes.TrimSuffix(x.data.Bytes(), []byte{'\n'})...)
+		return append(b, bytes.TrimSuffix(x.data.Bytes(), []byte{'\n'})...), nil
 	}
-	b = append(b, '}')
-	x.buf = b
 	return b, nil
 }
 
@@ -437,26 +451,76 @@ func (x *Hasher) Record(e *Event) {
 // Sum returns the hash so far.
 func (x *Hasher) Sum() string { return hex.EncodeToString(x.h.Sum(nil)) }
 
-// Digest is a recorder that hashes every event as it is recorded, to the
-// hash HashOf gives of an empty header and the same events (a --per-seed
-// record's), and passes on to Next only the events Keep accepts, their
+// The versions of a run's hash (Digest, EventsHash).
+const (
+	// HashV1 is the sha256 of the trace's lines, the header's first (a
+	// trace's hash, HashOf; a --per-seed hash has the empty header's):
+	// 64 hex digits.
+	HashV1 = 1
+	// HashV2 is the xxh3-128 of every event's fields in turn, each
+	// length-prefixed: its number and time (varints), node, kind, text
+	// (rendered as its line has it) and data (its line's JSON). No JSON
+	// line is made, no string escaped: "v2:" and 32 hex digits. A run
+	// hashes the same whether its events were rendered or left lazy.
+	HashV2 = 2
+)
+
+// hashPrefix is what a hash of each version begins with.
+var hashPrefix = [...]string{HashV1: "", HashV2: "v2:"}
+
+// HashVersion returns the version of a hash (Digest.Sum, HashOf,
+// EventsHash); 0 when it is neither.
+func HashVersion(h string) int {
+	switch {
+	case strings.HasPrefix(h, hashPrefix[HashV2]) && len(h) == len(hashPrefix[HashV2])+32:
+		return HashV2
+	case len(h) == 64:
+		return HashV1
+	}
+	return 0
+}
+
+// ParseHashVersion reads a hash version, "1" or "2".
+func ParseHashVersion(s string) (int, error) {
+	switch s {
+	case "1":
+		return HashV1, nil
+	case "2":
+		return HashV2, nil
+	}
+	return 0, fmt.Errorf("hash version %q: want 1 (sha256 of the trace lines, as fencesim before hash versions) or 2 (xxh3-128 of the events' fields)", s)
+}
+
+// Digest is a recorder that hashes every event as it is recorded, the
+// header left out (a --per-seed record's hash: EventsHash of the same
+// events), and passes on to Next only the events Keep accepts, their
 // message text rendered: a run hashed in full whose record holds only what
 // its checkers read. It reads each event at once and keeps nothing of it,
 // so the kernel hands it a message event with the body as sent, unrendered
 // (Immediate; sim.ImmediateRecorder).
 type Digest struct {
-	keep func(kind string) bool
-	next interface{ Record(*Event) }
-	h    hash.Hash
-	enc  encoder
-	n    int
+	keep    func(kind string) bool
+	next    interface{ Record(*Event) }
+	version int
+	h       hash.Hash    // HashV1
+	x       *xxh3.Hasher // HashV2
+	enc     encoder
+	n       int
 }
 
-// NewDigest returns a digest that passes the events keep accepts to next
-// (nil keep: none).
-func NewDigest(keep func(kind string) bool, next interface{ Record(*Event) }) *Digest {
-	d := &Digest{keep: keep, next: next, h: sha256.New()}
-	hashHeader(d.h, Header{Format: Format})
+// NewDigest returns a digest of a hash version (HashV1, HashV2) that
+// passes the events keep accepts to next (nil keep: none).
+func NewDigest(version int, keep func(kind string) bool, next interface{ Record(*Event) }) *Digest {
+	d := &Digest{keep: keep, next: next, version: version}
+	switch version {
+	case HashV1:
+		d.h = sha256.New()
+		hashHeader(d.h, Header{Format: Format})
+	case HashV2:
+		d.x = xxh3.New()
+	default:
+		panic(fmt.Sprintf("traces: no hash version %d", version))
+	}
 	return d
 }
 
@@ -467,9 +531,13 @@ func (d *Digest) Immediate() {}
 // Record implements the kernel's recorder hook.
 func (d *Digest) Record(e *Event) {
 	// A line that does not encode is left out, as HashOf leaves it.
-	if line, err := d.enc.line(e); err == nil {
-		d.h.Write(line)
-		d.h.Write([]byte{'\n'})
+	if d.version == HashV1 {
+		if line, err := d.enc.line(e); err == nil {
+			d.h.Write(line)
+			d.h.Write([]byte{'\n'})
+		}
+	} else if b, err := d.enc.fields(e); err == nil {
+		d.x.Write(b)
 	}
 	d.n++
 	if d.keep == nil || !d.keep(e.Kind) {
@@ -486,7 +554,52 @@ func (d *Digest) Record(e *Event) {
 }
 
 // Sum returns the hash of the events so far and how many there were.
-func (d *Digest) Sum() (string, int) { return hex.EncodeToString(d.h.Sum(nil)), d.n }
+func (d *Digest) Sum() (string, int) {
+	if d.version == HashV1 {
+		return hex.EncodeToString(d.h.Sum(nil)), d.n
+	}
+	sum := d.x.Sum128().Bytes()
+	return hashPrefix[HashV2] + hex.EncodeToString(sum[:]), d.n
+}
+
+// EventsHash returns the hash of a run's events of a version, the header
+// left out: what a Digest of the version gives for the same run.
+func EventsHash(version int, events []Event) string {
+	d := NewDigest(version, nil, nil)
+	for i := range events {
+		d.Record(&events[i])
+	}
+	h, _ := d.Sum()
+	return h
+}
+
+// fields returns the event's fields as HashV2 hashes them. The slice is
+// valid until the next call.
+func (x *encoder) fields(e *Event) ([]byte, error) {
+	b := binary.AppendUvarint(x.buf[:0], e.Seq)
+	b = binary.AppendVarint(b, e.T)
+	b = appendField(b, e.Node)
+	b = appendField(b, e.Kind)
+	switch {
+	case e.Text != "":
+		b = appendField(b, e.Text)
+	case e.Msg != nil:
+		x.text = e.Msg.AppendText(x.text[:0])
+		b = appendField(b, x.text)
+	default:
+		b = append(b, 0)
+	}
+	var err error
+	x.jd, err = x.appendData(x.jd[:0], e)
+	x.buf = appendField(b, x.jd)
+	return x.buf, err
+}
+
+// appendField appends a length-prefixed field.
+func appendField[S []byte | string](b []byte, s S) []byte {
+	b = binary.AppendUvarint(b, uint64(len(s)))
+	return append(b, s...)
+}
 
 // MaxLine is the longest line the reader accepts.
 const MaxLine = 64 << 20

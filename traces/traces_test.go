@@ -158,6 +158,9 @@ func TestLazyEventReadsAsRendered(t *testing.T) {
 	}
 	h := Header{System: "ping", Entropy: "pcg"}
 	assert.Equal(t, HashOf(h, rendered), HashOf(h, lazy))
+	for _, v := range []int{HashV1, HashV2} {
+		assert.Equal(t, EventsHash(v, rendered), EventsHash(v, lazy), "version %d", v)
+	}
 	assert.True(t, Compare(rendered, lazy).Identical)
 	for i := range lazy {
 		assert.True(t, lazy[i].Lazy())
@@ -173,6 +176,61 @@ func TestLazyEventReadsAsRendered(t *testing.T) {
 		assert.Equal(t, rendered[i].Text, lazy[i].Text)
 		assert.Equal(t, string(rendered[i].Data), string(lazy[i].Data))
 	}
+}
+
+// TestEventsHashVersions: version 1 is the trace's hash with an empty
+// header; version 2 is a hash of its own ("v2:", 32 hex digits), and it
+// changes with every field of an event (its number, time, node, kind,
+// text, data), with a field's bytes moving to the next field, and with an
+// event more; a Digest gives what EventsHash gives, and passes on only
+// what it keeps, rendered.
+func TestEventsHashVersions(t *testing.T) {
+	_, evs := sample()
+	assert.Equal(t, HashOf(Header{}, evs), EventsHash(HashV1, evs))
+	v2 := EventsHash(HashV2, evs)
+	assert.Equal(t, HashV2, HashVersion(v2))
+	assert.Equal(t, HashV1, HashVersion(EventsHash(HashV1, evs)))
+	assert.Equal(t, 0, HashVersion("v3:abc"))
+	assert.Len(t, v2, len("v2:")+32)
+	changes := map[string]func(e *Event){
+		"seq":  func(e *Event) { e.Seq++ },
+		"time": func(e *Event) { e.T++ },
+		"node": func(e *Event) { e.Node = "p9" },
+		"kind": func(e *Event) { e.Kind = "recv2" },
+		"text": func(e *Event) { e.Text += "!" },
+		"data": func(e *Event) { e.Data = json.RawMessage(`{"from":"p0","seq":2}`) },
+		// The same bytes, split between two fields otherwise.
+		"node into kind": func(e *Event) { e.Node, e.Kind = "p1r", "ecv" },
+		"text into data": func(e *Event) { e.Text, e.Data = "", json.RawMessage(`"ping <p0/1> & more"`) },
+	}
+	for name, change := range changes {
+		c := append([]Event(nil), evs...)
+		change(&c[2])
+		assert.NotEqual(t, v2, EventsHash(HashV2, c), "a change of the %s", name)
+	}
+	assert.NotEqual(t, v2, EventsHash(HashV2, evs[:2]), "an event fewer")
+	assert.NotEqual(t, v2, EventsHash(HashV2, append(append([]Event(nil), evs...), evs[2])), "an event more")
+
+	for _, v := range []int{HashV1, HashV2} {
+		var kept Memory
+		d := NewDigest(v, func(kind string) bool { return kind == "send" }, &kept)
+		lazy := Event{Seq: 2, T: 1_000_000, Node: "p0", Kind: "send", Msg: &Msg{ID: 1, From: "p0", To: "p1", Body: "ping p0/1"}}
+		d.Record(&evs[0])
+		d.Record(&lazy)
+		d.Record(&evs[2])
+		sum, n := d.Sum()
+		assert.Equal(t, EventsHash(v, evs), sum, "version %d", v)
+		assert.Equal(t, 3, n)
+		require.Len(t, kept.Events, 1)
+		assert.Equal(t, evs[1], kept.Events[0], "the kept event, its text rendered")
+	}
+	assert.Panics(t, func() { NewDigest(3, nil, nil) })
+	for _, s := range []string{"1", "2"} {
+		_, err := ParseHashVersion(s)
+		assert.NoError(t, err)
+	}
+	_, err := ParseHashVersion("3")
+	assert.Error(t, err)
 }
 
 // TestLiveHeaderReads: a live run's header (entropy "live", live true)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/fencesim/fencesim/internal/summary"
 	"github.com/fencesim/fencesim/internal/systems"
+	"github.com/fencesim/fencesim/traces"
 )
 
 // comparison is compare's result.
@@ -102,7 +103,7 @@ func runCompare(e *env, args []string) int {
 		if err := checkOutFile("per-seed", *perSeed); err != nil {
 			return err
 		}
-		out, err = createPerSeed(*perSeed)
+		out, err = createPerSeed(*perSeed, traces.HashV2)
 		return err
 	}()
 	if err != nil {
@@ -119,7 +120,7 @@ func runCompare(e *env, args []string) int {
 		for _, seed := range seeds {
 			// Every event is hashed (Digest): the trace hashes say which
 			// runs the change altered at all.
-			full := systems.Options{Digest: true}
+			full := systems.Options{Digest: traces.HashV2}
 			for _, t := range []task{{sys: sys, d: base, tag: 0, seed: seed, opts: full}, {sys: sys, d: changed, tag: 1, seed: seed, opts: full}} {
 				select {
 				case in <- t:
@@ -148,7 +149,7 @@ func runCompare(e *env, args []string) int {
 	sides := [2]string{"baseline", "changed"}
 	collect(e.ctx, runPool(*workers, f, in), func(x finished) {
 		prog.add(1)
-		h := halfDone{x, recordOf(x.r, sides[x.tag])}
+		h := halfDone{x, recordOf(x.r, sides[x.tag], traces.HashV2)}
 		h.r.Events = nil // only the verdicts and metrics are read
 		other, ok := half[x.seed]
 		if !ok {

@@ -23,6 +23,7 @@ import (
 	"github.com/fencesim/fencesim/internal/stats"
 	"github.com/fencesim/fencesim/internal/summary"
 	"github.com/fencesim/fencesim/internal/systems"
+	"github.com/fencesim/fencesim/traces"
 )
 
 // diffFormat names diff's JSON output.
@@ -243,6 +244,7 @@ func runDiff(e *env, args []string) int {
 	// before steered seeds none: it would play a steered seed as another,
 	// plain seed).
 	fo.shared = sharedLevers(e.ctx, bins[0], root, list)
+	sr.hashArgs = hashArgs(e.ctx, bins, root)
 	if p.steer != "" || p.hasSteered() {
 		if err := p.steerable(list, fo.shared); err != nil {
 			return e.fail(c.name, usagef("--base %s: %v", *base, err))
@@ -275,6 +277,9 @@ func runDiff(e *env, args []string) int {
 		for j := range recs[i] {
 			recs[i][j].Side = sides[i]
 		}
+	}
+	if err := sameHashVersion(recs); err != nil {
+		return e.fail(c.name, err)
 	}
 	if cov != nil {
 		cov.count(recs)
@@ -447,7 +452,52 @@ type sideRunner struct {
 	workers int
 	names   []string // every system of the diff, in order
 	common  []string // the selection and faults, for every child
-	rounds  int
+	// hashArgs are each side's flags for its records' hash version: the
+	// same version on both sides (hashArgs).
+	hashArgs [2][]string
+	rounds   int
+}
+
+// sameHashVersion refuses records whose hashes are of two versions (a
+// side that ignored --per-seed-hash): compared, every run would count as
+// altered.
+func sameHashVersion(recs [2][]seedRecord) error {
+	var v [2]int
+	for i := range recs {
+		for _, r := range recs[i] {
+			if r.Hash != "" {
+				v[i] = traces.HashVersion(r.Hash)
+				break
+			}
+		}
+	}
+	if v[0] != 0 && v[1] != 0 && v[0] != v[1] {
+		return fmt.Errorf("the base's run hashes are version %d, the working tree's version %d: they cannot be compared (a fencesim that knows both versions takes --per-seed-hash)", v[0], v[1])
+	}
+	return nil
+}
+
+// hashArgs picks the hash version of both sides' --per-seed records: 2
+// when both binaries can write it (their explore has --per-seed-hash),
+// else 1, which a binary from before hash versions writes without the
+// flag. Hashes of two versions never meet: every run would look altered.
+func hashArgs(ctx context.Context, bins [2]string, root string) [2][]string {
+	var has [2]bool
+	for i, bin := range bins {
+		help, err := runChildOut(ctx, bin, root, []string{"explore", "-h"})
+		has[i] = err == nil && strings.Contains(help, "-per-seed-hash")
+	}
+	v := "1"
+	if has[0] && has[1] {
+		v = "2"
+	}
+	var out [2][]string
+	for i := range bins {
+		if has[i] {
+			out[i] = []string{"--per-seed-hash", v}
+		}
+	}
+	return out
 }
 
 // run runs a plan's seeds of the given systems on both sides and returns
@@ -483,7 +533,7 @@ func (sr *sideRunner) run(p plan, names []string) ([2][]seedRecord, error) {
 		for j, extra := range children {
 			file := filepath.Join(sr.tmp, fmt.Sprintf("%s-%d-%d.jsonl", sides[i], sr.rounds, j))
 			files[i] = append(files[i], file)
-			args = append(args, append(append([]string{"explore", "--artifacts", "0", "--audit", "0", "--json", "--per-seed", file}, common...), extra...))
+			args = append(args, append(append(append([]string{"explore", "--artifacts", "0", "--audit", "0", "--json", "--per-seed", file}, common...), sr.hashArgs[i]...), extra...))
 		}
 		wg.Add(1)
 		go func() {

@@ -256,7 +256,7 @@ func exploreDirected(e *env, ctx context.Context, cfg *exploreConfig, sys system
 		}
 		in := make(chan task, len(seeds))
 		for _, s := range seeds {
-			in <- task{sys: sys, d: d, seed: s, opts: systems.Options{Digest: cfg.records != nil}, cover: t.ids != nil}
+			in <- task{sys: sys, d: d, seed: s, opts: systems.Options{Digest: cfg.records.digest()}, cover: t.ids != nil}
 		}
 		close(in)
 		got := map[uint64]finished{}
@@ -269,7 +269,7 @@ func exploreDirected(e *env, ctx context.Context, cfg *exploreConfig, sys system
 			prog.add(1)
 			agg.add(f.r, f.dur)
 			if cfg.records != nil {
-				rec := recordOf(f.r, "")
+				rec := recordOf(f.r, "", cfg.records.version)
 				rec.Cover = f.cover
 				cfg.records.add(rec)
 			}

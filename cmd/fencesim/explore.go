@@ -39,6 +39,7 @@ type exploreConfig struct {
 	memprof   string
 	failfast  bool
 	perSeed   string
+	hashV     string // --per-seed-hash
 	records   *perSeedWriter
 	keepWorst multi
 	worst     map[string][]*worst // per system
@@ -80,7 +81,8 @@ func runExplore(e *env, args []string) int {
 	fs.StringVar(&cfg.cpuprof, "cpuprofile", "", "write a CPU profile of the whole command to `FILE` (go tool pprof bin/fencesim FILE)")
 	fs.StringVar(&cfg.memprof, "memprofile", "", "write a heap profile to `FILE` at the end (go tool pprof -sample_index=alloc_space bin/fencesim FILE)")
 	fs.BoolVar(&cfg.failfast, "failfast", false, "stop at the first failing run: minimize it, write its artifacts and print its minimized schedule, one action a line")
-	fs.StringVar(&cfg.perSeed, "per-seed", "", "also write every run to `FILE` (JSON Lines, by seed: trace hash, failed properties, metrics); every event is recorded for the hash")
+	fs.StringVar(&cfg.perSeed, "per-seed", "", "also write every run to `FILE` (JSON Lines, by seed: trace hash, failed properties, metrics); every event is hashed")
+	fs.StringVar(&cfg.hashV, "per-seed-hash", "2", "the `VERSION` of --per-seed's hashes: 2 (xxh3-128 of the events' fields) or 1 (sha256 of the trace lines, as fencesim wrote before versions; what diff asks for when the other side's fencesim knows no other)")
 	fs.Var(&cfg.keepWorst, "keep-worst", "keep the trace and report of the N passing runs with the highest value of a metric, `METRIC=N` (repeatable; a count's total, a duration's largest sample), e.g. --keep-worst MA1=3, under --out")
 	fs.StringVar(&cfg.search, "search", "uniform", "how seeds are chosen: uniform (--first, --first+1, ...) or directed (rounds of runs; later rounds favour the world and fault choices of runs that failed or came closer to the --target; each seed replays alone)")
 	targetSpec := fs.String("target", "", "with --search directed: what to steer toward, knob:NAME (its caught-by metrics; the default with one --knob), probe:NAME, or FILE:FROM-TO (lines of code, counted per run by a coverage build); always failures")
@@ -177,6 +179,12 @@ func runExplore(e *env, args []string) int {
 		if err := checkOutFile("per-seed", cfg.perSeed); err != nil {
 			return err
 		}
+		if _, err := traces.ParseHashVersion(cfg.hashV); err != nil {
+			return usagef("--per-seed-hash: %v", err)
+		}
+		if isSet(fs, "per-seed-hash") && cfg.perSeed == "" {
+			return usagef("--per-seed-hash %s without --per-seed: it is the version of that file's hashes", cfg.hashV)
+		}
 		if cfg.failfast && !isSet(fs, "artifacts") {
 			cfg.artifacts = 1
 		}
@@ -206,7 +214,8 @@ func runExplore(e *env, args []string) int {
 			return e.fail(c.name, usagef("--cpuprofile %s: %v", cfg.cpuprof, unwrapPath(err)))
 		}
 	}
-	if cfg.records, err = createPerSeed(cfg.perSeed); err != nil {
+	hv, _ := traces.ParseHashVersion(cfg.hashV)
+	if cfg.records, err = createPerSeed(cfg.perSeed, hv); err != nil {
 		return e.fail(c.name, err)
 	}
 	s := explore(e, &cfg)
@@ -374,7 +383,7 @@ func exploreSystem(e *env, ctx context.Context, cfg *exploreConfig, sys systems.
 			// --per-seed hashes every event (Digest: as the run goes,
 			// keeping what the checkers read; an audited run, whose own
 			// hash is of what it recorded, records every event).
-			case in <- task{sys: sys, d: d, seed: seed, opts: systems.Options{Hash: hash, Full: cfg.records != nil && hash, Digest: cfg.records != nil}, second: second, cover: covering}:
+			case in <- task{sys: sys, d: d, seed: seed, opts: systems.Options{Hash: hash, Full: cfg.records != nil && hash, Digest: cfg.records.digest()}, second: second, cover: covering}:
 				sent.Add(1)
 				return true
 			case <-ctx.Done():
@@ -434,7 +443,7 @@ func exploreSystem(e *env, ctx context.Context, cfg *exploreConfig, sys systems.
 				w.add(f.r)
 			}
 			if cfg.records != nil { // a record hashes the run: only for --per-seed
-				rec := recordOf(f.r, "")
+				rec := recordOf(f.r, "", cfg.records.version)
 				rec.Cover = f.cover
 				cfg.records.add(rec)
 			}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/fencesim/fencesim/internal/stats"
 	"github.com/fencesim/fencesim/internal/systems"
+	"github.com/fencesim/fencesim/traces"
 )
 
 // pairedRecords makes n seeds of the arbiter whose MA2 and system_errors
@@ -154,8 +155,8 @@ func TestDeltaTextWidth(t *testing.T) {
 		var a, b []seedRecord
 		for s := uint64(1); s <= 8; s++ {
 			r := systems.Run(sys, sys.Default(), s, systems.Moderate, systems.Options{Full: true})
-			x := recordOf(r, "base")
-			y := recordOf(r, "working")
+			x := recordOf(r, "base", traces.HashV2)
+			y := recordOf(r, "working", traces.HashV2)
 			y.Metrics = nil
 			for _, m := range x.Metrics {
 				v := append([]float64(nil), m.Values...)

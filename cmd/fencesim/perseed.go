@@ -26,7 +26,10 @@ type seedRecord struct {
 	Seed uint64 `json:"seed"`
 	// Hash is the hash of the run's events (every event recorded, the
 	// header left out: two revisions whose designs serialize differently
-	// but whose runs do the same have the same hash).
+	// but whose runs do the same have the same hash), of the version
+	// explore's --per-seed-hash names: traces.HashV2's "v2:" and 32 hex
+	// digits by default, HashV1's 64 hex digits (the only one before hash
+	// versions) with --per-seed-hash 1.
 	Hash   string `json:"hash"`
 	Events int    `json:"events"`
 	// Failed lists the properties the run failed (empty: it passed), and
@@ -44,10 +47,11 @@ type seedRecord struct {
 	Cover []uint64 `json:"cover,omitempty"`
 }
 
-// recordOf turns a judged run into its per-seed record. The run must have
-// been digested (Options.Digest) or recorded in full for its hash to cover
-// every event.
-func recordOf(r *systems.Result, side string) seedRecord {
+// recordOf turns a judged run into its per-seed record, its hash of a
+// version (traces.HashV1, HashV2). The run must have been digested
+// (Options.Digest, of that version) or recorded in full for its hash to
+// cover every event.
+func recordOf(r *systems.Result, side string, version int) seedRecord {
 	rec := seedRecord{Format: perSeedFormat, System: r.System, Side: side, Seed: r.Seed, Events: len(r.Events),
 		Failed: []string{}, Held: []string{}, Metrics: r.Metrics}
 	if rec.Metrics == nil {
@@ -57,7 +61,7 @@ func recordOf(r *systems.Result, side string) seedRecord {
 	case r.Digest != "":
 		rec.Hash, rec.Events = r.Digest, r.Recorded
 	case len(r.Events) > 0:
-		rec.Hash = traces.HashOf(traces.Header{}, r.Events)
+		rec.Hash = traces.EventsHash(version, r.Events)
 	}
 	seen := map[string]bool{}
 	for _, v := range r.Failed() {
@@ -100,11 +104,13 @@ type perSeedWriter struct {
 	more    bool                              // expect is a seed of the plan
 	pending map[uint64][]seedRecord
 	err     error
+	version int // the records' hash version
 }
 
-// createPerSeed opens path for writing. An empty path gives a writer that
+// createPerSeed opens path for writing records whose hashes are of a
+// version (traces.HashV1, HashV2). An empty path gives a writer that
 // writes nothing.
-func createPerSeed(path string) (*perSeedWriter, error) {
+func createPerSeed(path string, version int) (*perSeedWriter, error) {
 	if path == "" {
 		return nil, nil
 	}
@@ -112,7 +118,16 @@ func createPerSeed(path string) (*perSeedWriter, error) {
 	if err != nil {
 		return nil, usagef("--per-seed %s: %v", path, unwrapPath(err))
 	}
-	return &perSeedWriter{f: f, w: bufio.NewWriter(f), pending: map[uint64][]seedRecord{}}, nil
+	return &perSeedWriter{f: f, w: bufio.NewWriter(f), pending: map[uint64][]seedRecord{}, version: version}, nil
+}
+
+// digest is the hash version a run recorded for the file is digested with
+// (systems.Options.Digest; 0: no file, no digest).
+func (w *perSeedWriter) digest() int {
+	if w == nil {
+		return 0
+	}
+	return w.version
 }
 
 // begin starts a system's records, in the plan's order of seeds (what an

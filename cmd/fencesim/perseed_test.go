@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -15,6 +16,7 @@ import (
 	"github.com/fencesim/fencesim/internal/stats"
 	"github.com/fencesim/fencesim/internal/summary"
 	"github.com/fencesim/fencesim/internal/systems"
+	"github.com/fencesim/fencesim/traces"
 )
 
 func readRecords(t *testing.T, path string) []seedRecord {
@@ -48,7 +50,7 @@ func TestPerSeedAndKeepWorst(t *testing.T) {
 	best := map[uint64]float64{}
 	for i, r := range recs {
 		assert.Equal(t, uint64(i+1), r.Seed, "records by seed")
-		assert.Len(t, r.Hash, 64)
+		assert.Equal(t, traces.HashV2, traces.HashVersion(r.Hash), "%q: a version 2 hash by default", r.Hash)
 		assert.Positive(t, r.Events)
 		assert.Equal(t, failing[r.Seed], len(r.Failed) > 0, "seed %d: the record's verdict is the summary's", r.Seed)
 		if len(r.Failed) == 0 {
@@ -75,6 +77,62 @@ func TestPerSeedAndKeepWorst(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestPerSeedHashVersions: --per-seed-hash 1 writes the hash fencesim
+// wrote before versions (the sha256 of the full record's lines, the empty
+// header's first), 2 (the default) the xxh3 of the events' fields, each
+// the hash of the run recorded in full; a version diff's two sides do not
+// share is not asked for, and records of two versions are refused.
+func TestPerSeedHashVersions(t *testing.T) {
+	dir := t.TempDir()
+	for _, v := range []int{traces.HashV1, traces.HashV2} {
+		file := filepath.Join(dir, fmt.Sprintf("v%d.jsonl", v))
+		var stdout, stderr bytes.Buffer
+		code := Main([]string{"explore", "--system", "arbiter,outbox,twopc", "--runs", "4", "--artifacts", "0", "--audit", "0",
+			"--per-seed", file, "--per-seed-hash", fmt.Sprint(v)}, &stdout, &stderr)
+		require.Contains(t, []int{exitOK, exitFail}, code, "%s", stderr.String())
+		recs := readRecords(t, file)
+		require.Len(t, recs, 12)
+		for _, r := range recs {
+			sys, err := systems.ByName(r.System)
+			require.NoError(t, err)
+			full := systems.Run(sys, sys.Default(), r.Seed, systems.Moderate, systems.Options{Full: true})
+			want := traces.EventsHash(v, full.Events)
+			if v == traces.HashV1 {
+				assert.Equal(t, traces.HashOf(traces.Header{}, full.Events), want, "version 1 is the hash of the lines")
+			}
+			assert.Equal(t, want, r.Hash, "%s seed %d: version %d", r.System, r.Seed, v)
+			assert.Equal(t, len(full.Events), r.Events, "%s seed %d: every event counted", r.System, r.Seed)
+			assert.Equal(t, v, traces.HashVersion(r.Hash))
+		}
+	}
+	for _, args := range [][]string{
+		{"--per-seed", filepath.Join(dir, "x.jsonl"), "--per-seed-hash", "3"},
+		{"--per-seed-hash", "1"},
+	} {
+		var stdout, stderr bytes.Buffer
+		code := Main(append([]string{"explore", "--system", "arbiter", "--runs", "2"}, args...), &stdout, &stderr)
+		assert.Equal(t, exitUsage, code, "%v", args)
+		assert.Equal(t, 1, strings.Count(strings.TrimSpace(stderr.String()), "\n")+1, "one line: %q", stderr.String())
+		assert.Contains(t, stderr.String(), "--per-seed-hash")
+	}
+
+	// diff asks both sides for version 2 only when both know the flag.
+	old := fakeFencesim(t, dir, "old", "--never", "Usage: fencesim explore [flags]\n  -per-seed FILE", 0)
+	cur := fakeFencesim(t, dir, "cur", "--never", "Usage: fencesim explore [flags]\n  -per-seed FILE\n  -per-seed-hash VERSION", 0)
+	ctx := context.Background()
+	assert.Equal(t, [2][]string{{"--per-seed-hash", "2"}, {"--per-seed-hash", "2"}}, hashArgs(ctx, [2]string{cur, cur}, dir))
+	assert.Equal(t, [2][]string{nil, {"--per-seed-hash", "1"}}, hashArgs(ctx, [2]string{old, cur}, dir))
+	assert.Equal(t, [2][]string{{"--per-seed-hash", "1"}, nil}, hashArgs(ctx, [2]string{cur, old}, dir))
+	assert.Equal(t, [2][]string{nil, nil}, hashArgs(ctx, [2]string{old, old}, dir))
+	v1 := seedRecord{Hash: strings.Repeat("a", 64)}
+	v2 := seedRecord{Hash: "v2:" + strings.Repeat("b", 32)}
+	assert.NoError(t, sameHashVersion([2][]seedRecord{{v1}, {v1}}))
+	assert.NoError(t, sameHashVersion([2][]seedRecord{{v2}, {v2}}))
+	err := sameHashVersion([2][]seedRecord{{v1}, {v2}})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "version 1, the working tree's version 2")
 }
 
 // TestFailFast: explore stops at the first failure, minimizes it and

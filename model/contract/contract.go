@@ -181,12 +181,14 @@ type Options struct {
 	Given    bool
 	// Hash computes the canonical hash of what was recorded.
 	Hash bool
-	// Digest hashes every event of the run as it is recorded, the header
-	// left out (Result.Digest, a --per-seed record's hash), and records
-	// only what the checkers read: the hash of a full record at the cost of
-	// a checked one. Full or Hash records in full instead (Digest is then
-	// left empty); a system that cannot digest records in full too.
-	Digest bool
+	// Digest, a hash version (traces.HashV1, HashV2; 0: none), hashes
+	// every event of the run as it is recorded, the header left out
+	// (Result.Digest, a --per-seed record's hash: traces.EventsHash of the
+	// full record), and records only what the checkers read: the hash of a
+	// full record at the cost of a checked one. Full or Hash records in
+	// full instead (Digest is then left empty); a system that cannot
+	// digest records in full too.
+	Digest int
 	// Clock times the checkers (Result.Timings; nil: not timed). The
 	// caller gives it: the model never reads the wall clock.
 	Clock func() time.Time
@@ -194,7 +196,7 @@ type Options struct {
 
 // Digesting reports whether a run records through a traces.Digest
 // (Options.Digest, and neither Full nor Hash).
-func (o Options) Digesting() bool { return o.Digest && !o.Full && !o.Hash }
+func (o Options) Digesting() bool { return o.Digest != 0 && !o.Full && !o.Hash }
 
 // Digested sets the outcome's Digest and Recorded from the digest it was
 // recorded through (nil: none).
@@ -252,7 +254,7 @@ type Result struct {
 	Header   traces.Header
 	Events   []traces.Event // what was recorded (everything with Options.Full)
 	Hash     string         // traces.HashOf(Header, Events) with Options.Hash
-	Digest   string         // with Options.Digest: traces.HashOf(traces.Header{}, every event); Events holds the checked ones
+	Digest   string         // with Options.Digest: traces.EventsHash of every event; Events holds the checked ones
 	Recorded int            // with Options.Digest: how many events the run recorded
 	Nodes    []string       // the world's nodes, for report lanes
 	Timings  []Timing       // checker timings

@@ -124,7 +124,7 @@ func (System) Play(w *contract.World, o contract.Options) *contract.Outcome {
 	x.opts.Recorder = mem
 	var dg *traces.Digest
 	if o.Digesting() && x.keep != nil {
-		dg = traces.NewDigest(x.keep, mem)
+		dg = traces.NewDigest(o.Digest, x.keep, mem)
 		x.opts.Recorder = dg
 	}
 	sw, err := judge.Simulate(x.opts)

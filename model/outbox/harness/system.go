@@ -105,14 +105,15 @@ func (System) Draw(dd contract.Design, seed uint64, f contract.Faults, o contrac
 // everything under Options.Full or Hash, every event hashed under Digest.
 func (System) Play(w *contract.World, o contract.Options) *contract.Outcome {
 	x := w.V.(Seeded)
-	play := scenario.PlayChecked
+	var out *Played
 	switch {
 	case o.Full || o.Hash:
-		play = Play
+		out = Play(x.Design, x.Workload, x.Workload.Plan, x.Schedule, sim.NewPCG(w.Seed))
 	case o.Digesting():
-		play = scenario.PlayDigest
+		out = scenario.PlayDigest(o.Digest, x.Design, x.Workload, x.Workload.Plan, x.Schedule, sim.NewPCG(w.Seed))
+	default:
+		out = scenario.PlayChecked(x.Design, x.Workload, x.Workload.Plan, x.Schedule, sim.NewPCG(w.Seed))
 	}
-	out := play(x.Design, x.Workload, x.Workload.Plan, x.Schedule, sim.NewPCG(w.Seed))
 	out.Seed = w.Seed
 	c := outcome(w, x.Workload, x.Workload.Plan, out)
 	c.Digested(out.Digest)

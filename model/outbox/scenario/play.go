@@ -72,7 +72,7 @@ func Draw(r sim.Rand, d outbox.Design, wl outbox.Workload) ([]outbox.Event, sim.
 // then until it settles (or outbox.MaxTime). It records every event, measures the
 // run, and closes the world.
 func Play(d outbox.Design, wl outbox.Workload, events []outbox.Event, schedule sim.Schedule, ent sim.Entropy) *Played {
-	return play(d, wl, events, schedule, ent, 0, nil, false)
+	return play(d, wl, events, schedule, ent, 0, nil, 0)
 }
 
 // PlayChecked is Play recording only what the checker and the metrics read
@@ -80,14 +80,14 @@ func Play(d outbox.Design, wl outbox.Workload, events []outbox.Event, schedule s
 // record's end), its other events numbered but never made. It is what
 // explore plays; a failure's report replays the run in full.
 func PlayChecked(d outbox.Design, wl outbox.Workload, events []outbox.Event, schedule sim.Schedule, ent sim.Entropy) *Played {
-	return play(d, wl, events, schedule, ent, 0, CheckerFilter, false)
+	return play(d, wl, events, schedule, ent, 0, CheckerFilter, 0)
 }
 
 // PlayDigest is PlayChecked with every event hashed as it is recorded
-// (Played.Digest, traces.Digest): the full record's hash, the checked
-// record kept.
-func PlayDigest(d outbox.Design, wl outbox.Workload, events []outbox.Event, schedule sim.Schedule, ent sim.Entropy) *Played {
-	return play(d, wl, events, schedule, ent, 0, CheckerFilter, true)
+// (Played.Digest, a traces.Digest of the hash version): the full record's
+// hash, the checked record kept.
+func PlayDigest(version int, d outbox.Design, wl outbox.Workload, events []outbox.Event, schedule sim.Schedule, ent sim.Entropy) *Played {
+	return play(d, wl, events, schedule, ent, 0, CheckerFilter, version)
 }
 
 // CheckerFilter records the kinds checker/outbox reads (Metrics.count's
@@ -98,15 +98,15 @@ func CheckerFilter(kind string) bool { return check.Reads(kind) }
 // failing run replayed only up to its violation (what it records is what
 // Play records up to then).
 func PlayUntil(d outbox.Design, wl outbox.Workload, events []outbox.Event, schedule sim.Schedule, ent sim.Entropy, stop clock.Time) *Played {
-	return play(d, wl, events, schedule, ent, stop, nil, false)
+	return play(d, wl, events, schedule, ent, stop, nil, 0)
 }
 
-func play(d outbox.Design, wl outbox.Workload, events []outbox.Event, schedule sim.Schedule, ent sim.Entropy, stop clock.Time, filter func(string) bool, digest bool) *Played {
+func play(d outbox.Design, wl outbox.Workload, events []outbox.Event, schedule sim.Schedule, ent sim.Entropy, stop clock.Time, filter func(string) bool, digest int) *Played {
 	o := &Played{Design: d, Workload: wl, Schedule: schedule, Events: events}
 	mem := &traces.Memory{}
 	var rec sim.Recorder = mem
-	if digest {
-		o.Digest = traces.NewDigest(filter, mem)
+	if digest != 0 {
+		o.Digest = traces.NewDigest(digest, filter, mem)
 		rec, filter = o.Digest, nil
 	}
 	g := outbox.FaultSpec(d)

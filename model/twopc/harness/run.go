@@ -121,7 +121,7 @@ func (h Harness) Limits() sim.Limits {
 // Simulate runs a design under a fault schedule with the given entropy,
 // unchecked (Run checks), recording every event.
 func (h Harness) Simulate(d twopc.Design, faults sim.Schedule, ent sim.Entropy) *Outcome {
-	return h.simulate(d, faults, ent, nil, false)
+	return h.simulate(d, faults, ent, nil, 0)
 }
 
 // SimulateChecked is Simulate recording only what the checker reads
@@ -129,7 +129,7 @@ func (h Harness) Simulate(d twopc.Design, faults sim.Schedule, ent sim.Entropy) 
 // numbered but never made (what explore plays; a failure's report replays
 // it in full).
 func (h Harness) SimulateChecked(d twopc.Design, faults sim.Schedule, ent sim.Entropy) *Outcome {
-	return h.simulate(d, faults, ent, CheckerFilter, false)
+	return h.simulate(d, faults, ent, CheckerFilter, 0)
 }
 
 // CheckerFilter records the kinds checker/twopc reads and the crashes the
@@ -137,18 +137,18 @@ func (h Harness) SimulateChecked(d twopc.Design, faults sim.Schedule, ent sim.En
 func CheckerFilter(kind string) bool { return kind == "crash" || ct.Reads(kind) }
 
 // SimulateDigest is SimulateChecked with every event hashed as it is
-// recorded (Outcome.Digest, traces.Digest): the full record's hash, the
-// checked record kept.
-func (h Harness) SimulateDigest(d twopc.Design, faults sim.Schedule, ent sim.Entropy) *Outcome {
-	return h.simulate(d, faults, ent, CheckerFilter, true)
+// recorded (Outcome.Digest, a traces.Digest of the hash version): the full
+// record's hash, the checked record kept.
+func (h Harness) SimulateDigest(version int, d twopc.Design, faults sim.Schedule, ent sim.Entropy) *Outcome {
+	return h.simulate(d, faults, ent, CheckerFilter, version)
 }
 
-func (h Harness) simulate(d twopc.Design, faults sim.Schedule, ent sim.Entropy, filter func(string) bool, digest bool) *Outcome {
+func (h Harness) simulate(d twopc.Design, faults sim.Schedule, ent sim.Entropy, filter func(string) bool, digest int) *Outcome {
 	rec := &recorder{restart: h.Restart}
 	var dg *traces.Digest
 	var top sim.Recorder = rec
-	if digest {
-		dg = traces.NewDigest(filter, rec)
+	if digest != 0 {
+		dg = traces.NewDigest(digest, filter, rec)
 		top, filter = dg, nil
 	}
 	sched := append(append(sim.Schedule(nil), faults...), sim.Action{At: clock.Time(h.HealAt), Kind: sim.HealAll})

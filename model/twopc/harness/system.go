@@ -104,14 +104,15 @@ func (System) Draw(dd contract.Design, seed uint64, f contract.Faults, o contrac
 func (System) Play(w *contract.World, o contract.Options) *contract.Outcome {
 	x := w.V.(Seeded)
 	h := DefaultHarness()
-	play := h.SimulateChecked
+	var out *Outcome
 	switch {
 	case o.Full || o.Hash:
-		play = h.Simulate
+		out = h.Simulate(x.Design, x.Schedule, sim.NewPCG(w.Seed))
 	case o.Digesting():
-		play = h.SimulateDigest
+		out = h.SimulateDigest(o.Digest, x.Design, x.Schedule, sim.NewPCG(w.Seed))
+	default:
+		out = h.SimulateChecked(x.Design, x.Schedule, sim.NewPCG(w.Seed))
 	}
-	out := play(x.Design, x.Schedule, sim.NewPCG(w.Seed))
 	c := outcome(w, h, x.Design, w.Seed, out)
 	c.Digested(out.Digest)
 	return c
