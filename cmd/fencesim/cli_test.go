@@ -297,4 +297,19 @@ func TestUndecidedIsNotAFailure(t *testing.T) {
 	require.Equal(t, exitOK, code)
 	assert.Contains(t, stdout, "every property held")
 	assert.Contains(t, stdout, ": ok (undecided: search limit: submission ")
+
+	// compare (and diff, from the same records) counts them per side.
+	file := filepath.Join(t.TempDir(), "runs.jsonl")
+	code, stdout, stderr = run(t, "compare", "--system", "arbiter", "--knob", "no-leader-lock", "--runs", "6", "--workers", "1", "--per-seed", file)
+	require.Equal(t, exitOK, code, "%s%s", stdout, stderr)
+	assert.Regexp(t, `undecided runs: baseline [1-9]\d*, changed \d+ \(a check gave up within its bound[^)]*\): PA1 at-most-one-owner \(porcupine, oracle view\) in `, stdout)
+	assert.Contains(t, stdout, "baseline seeds "+seed)
+	undecided := 0
+	for _, r := range readRecords(t, file) {
+		if r.undecidedOn("PA1 at-most-one-owner (porcupine, oracle view)") {
+			undecided++
+			assert.Contains(t, r.Held, "PA1 at-most-one-owner (porcupine, oracle view)", "an undecided property held")
+		}
+	}
+	assert.Positive(t, undecided, "the per-seed records name the undecided property")
 }

@@ -28,10 +28,14 @@ type runDelta struct {
 	Altered      int      `json:"altered"`
 	AlteredSeeds []uint64 `json:"altered_seeds"`
 	// Unpaired lists seeds run on one side only (an interruption).
-	Unpaired   []uint64        `json:"unpaired,omitempty"`
-	Properties []propertyDelta `json:"properties"`
-	Metrics    []metricDelta   `json:"metrics"`
-	Thresholds []threshold     `json:"thresholds,omitempty"`
+	Unpaired []uint64 `json:"unpaired,omitempty"`
+	// UndecidedSeeds lists, per side, the seeds a check of some property
+	// could not decide (held, not judged by that check: propertyDelta's
+	// Undecided).
+	UndecidedSeeds [2][]uint64     `json:"undecided_seeds"`
+	Properties     []propertyDelta `json:"properties"`
+	Metrics        []metricDelta   `json:"metrics"`
+	Thresholds     []threshold     `json:"thresholds,omitempty"`
 	// Warnings are the promise metrics that got significantly worse,
 	// seed by seed (paired.go).
 	Warnings []warning `json:"warnings,omitempty"`
@@ -45,6 +49,11 @@ type propertyDelta struct {
 	// it on the second; NewlyPassing the other way.
 	NewlyFailing []uint64 `json:"newly_failing"`
 	NewlyPassing []uint64 `json:"newly_passing"`
+	// Undecided counts the runs on each side a check of the property could
+	// not decide (held, not judged by that check); Unsure lists the flipped
+	// seeds whose held side was such a run: a flip that may be none.
+	Undecided [2]int   `json:"undecided"`
+	Unsure    []uint64 `json:"unsure,omitempty"`
 }
 
 // metricDelta is one metric on both sides.
@@ -66,7 +75,7 @@ type metricDelta struct {
 
 // newDelta pairs two sides' records by seed.
 func newDelta(system string, labels [2]string, a, b []seedRecord) *runDelta {
-	d := &runDelta{System: system, Labels: labels, AlteredSeeds: []uint64{}}
+	d := &runDelta{System: system, Labels: labels, AlteredSeeds: []uint64{}, UndecidedSeeds: [2][]uint64{{}, {}}}
 	bySeed := [2]map[uint64]*seedRecord{{}, {}}
 	for i, recs := range [2][]seedRecord{a, b} {
 		for j := range recs {
@@ -126,6 +135,12 @@ func newDelta(system string, labels [2]string, a, b []seedRecord) *runDelta {
 			for _, p := range r.Held {
 				prop(p)
 			}
+			for _, p := range r.Undecided {
+				prop(p).Undecided[i]++
+			}
+			if len(r.Undecided) > 0 {
+				d.UndecidedSeeds[i] = append(d.UndecidedSeeds[i], s)
+			}
 			for _, m := range r.Metrics {
 				ms := metrics[m.Name]
 				if ms == nil {
@@ -157,11 +172,17 @@ func newDelta(system string, labels [2]string, a, b []seedRecord) *runDelta {
 		for _, p := range x.Failed {
 			if !y.failedOn(p) {
 				prop(p).NewlyPassing = append(prop(p).NewlyPassing, s)
+				if y.undecidedOn(p) {
+					prop(p).Unsure = append(prop(p).Unsure, s)
+				}
 			}
 		}
 		for _, p := range y.Failed {
 			if !x.failedOn(p) {
 				prop(p).NewlyFailing = append(prop(p).NewlyFailing, s)
+				if x.undecidedOn(p) {
+					prop(p).Unsure = append(prop(p).Unsure, s)
+				}
 			}
 		}
 	}
@@ -222,6 +243,21 @@ func (d *runDelta) writeText(w io.Writer, what string) {
 	if len(d.Unpaired) > 0 {
 		fmt.Fprintf(w, "%d seeds ran on one side only and are left out:%s\n", len(d.Unpaired), seedList(" ", d.Unpaired, 10))
 	}
+	if u := d.UndecidedSeeds; len(u[0])+len(u[1]) > 0 {
+		var per []string
+		for _, p := range d.Properties {
+			if p.Undecided[0]+p.Undecided[1] > 0 {
+				per = append(per, fmt.Sprintf("%s in %d and %d", p.Property, p.Undecided[0], p.Undecided[1]))
+			}
+		}
+		for i, label := range d.Labels {
+			if l := seedList(label+" seeds ", u[i], 10); l != "" {
+				per = append(per, l)
+			}
+		}
+		fmt.Fprintf(w, "undecided runs: %s %d, %s %d (a check gave up within its bound: held, not judged by that check; fencesim run --seed S says why): %s\n",
+			a, len(u[0]), b, len(u[1]), strings.Join(per, "; "))
+	}
 	fmt.Fprintln(w)
 	var props, names []string
 	for _, p := range d.Properties {
@@ -247,6 +283,9 @@ func (d *runDelta) writeText(w io.Writer, what string) {
 		}
 		if n := len(p.NewlyPassing); n > 0 {
 			flips = append(flips, fmt.Sprintf("  %s newly passes on %d:%s", id, n, seedList(" seeds ", p.NewlyPassing, 10)))
+		}
+		if n := len(p.Unsure); n > 0 {
+			flips = append(flips, fmt.Sprintf("  %s: %d of these flips held undecided (a check gave up): the run may have failed it too:%s", id, n, seedList(" seeds ", p.Unsure, 10)))
 		}
 	}
 	tw.Flush()

@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"sort"
 
+	"github.com/fencesim/fencesim/checker"
 	"github.com/fencesim/fencesim/internal/systems"
 	"github.com/fencesim/fencesim/traces"
 )
@@ -38,6 +40,10 @@ type seedRecord struct {
 	Message string   `json:"message,omitempty"`
 	// Held lists the properties the run was judged by and passed.
 	Held []string `json:"held"`
+	// Undecided lists the held properties a check of which could not
+	// decide (its bounded search gave up: checker.Undecided): held, but
+	// not judged by that check.
+	Undecided []string `json:"undecided,omitempty"`
 	// Metrics are the run's samples of each metric, in the system's order.
 	Metrics []systems.Metric `json:"metrics"`
 	// Cover is, in a coverage build (diff's, when the change touches
@@ -76,11 +82,20 @@ func recordOf(r *systems.Result, side string, version int) seedRecord {
 			rec.Held = append(rec.Held, v.Property)
 		}
 	}
+	for _, v := range r.Verdicts {
+		if checker.IsUndecided(v) && !slices.Contains(rec.Undecided, v.Property) {
+			rec.Undecided = append(rec.Undecided, v.Property)
+		}
+	}
 	if f := r.Failed(); len(f) > 0 {
 		rec.Message = clip(f[0].String(), 300)
 	}
 	return rec
 }
+
+// undecidedOn reports whether a check of property p could not decide the
+// record's run.
+func (r *seedRecord) undecidedOn(p string) bool { return slices.Contains(r.Undecided, p) }
 
 // failedOn reports whether the record failed property p.
 func (r *seedRecord) failedOn(p string) bool {

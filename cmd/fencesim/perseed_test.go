@@ -207,6 +207,51 @@ func TestDeltaCounts(t *testing.T) {
 	}
 }
 
+// TestDeltaUndecided: a run a check could not decide is counted per side
+// and property and named in one line; a flip whose held side was such a
+// run is listed as one that may be none.
+func TestDeltaUndecided(t *testing.T) {
+	rec := func(seed uint64, undecided bool, failed ...string) seedRecord {
+		r := seedRecord{Format: perSeedFormat, System: "arbiter", Seed: seed, Hash: "h", Failed: failed, Held: []string{"PA1 x"}}
+		if len(failed) > 0 {
+			r.Held, r.Hash = nil, "other"
+		}
+		if undecided {
+			r.Undecided = []string{"PA1 x"}
+		}
+		return r
+	}
+	var a, b []seedRecord
+	for s := uint64(1); s <= 20; s++ {
+		a = append(a, rec(s, s == 5 || s == 9))
+		b = append(b, rec(s, s == 12, map[bool]string{true: "PA1 x"}[s == 5 || s == 7]))
+	}
+	for i := range b {
+		if b[i].Failed[0] == "" {
+			b[i].Failed = nil
+		}
+	}
+	d := newDelta("arbiter", [2]string{"base", "working"}, a, b)
+	assert.Equal(t, [2][]uint64{{5, 9}, {12}}, d.UndecidedSeeds)
+	require.Len(t, d.Properties, 1)
+	p := d.Properties[0]
+	assert.Equal(t, [2]int{2, 1}, p.Undecided)
+	assert.Equal(t, []uint64{5, 7}, p.NewlyFailing)
+	assert.Equal(t, []uint64{5}, p.Unsure, "seed 5 held on base undecided")
+	var buf bytes.Buffer
+	d.writeText(&buf, "your change")
+	out := buf.String()
+	assert.Contains(t, out, "undecided runs: base 2, working 1 (a check gave up within its bound: held, not judged by that check; fencesim run --seed S says why): PA1 x in 2 and 1; base seeds 5, 9; working seeds 12\n")
+	assert.Contains(t, out, "  PA1 newly fails on 2: seeds 5, 7\n  PA1: 1 of these flips held undecided (a check gave up): the run may have failed it too: seeds 5\n")
+
+	// Without undecided runs, no line.
+	d = newDelta("arbiter", [2]string{"base", "working"}, []seedRecord{rec(1, false)}, []seedRecord{rec(1, false)})
+	buf.Reset()
+	d.writeText(&buf, "your change")
+	assert.NotContains(t, buf.String(), "undecided")
+	assert.Equal(t, [2][]uint64{{}, {}}, d.UndecidedSeeds)
+}
+
 // TestMutantsSeparateTheDesignsOwnFailures: a seed that fails with a knob
 // and fails the same way without it is the design's own failure, not the
 // knob's. Batch claims used to fail MA3 on seed 163 by themselves (the
