@@ -350,13 +350,17 @@ func NewWriter(w io.Writer, h Header) (*Writer, error) {
 
 func (tw *Writer) hashHeader(h Header) { hashHeader(tw.h, h) }
 
+// newline ends each line a hash is given (a slice made once: a literal
+// handed to hash.Hash's Write would be allocated at every event).
+var newline = []byte{'\n'}
+
 // hashHeader writes a header's line to a hash as the canonical hash has
 // it: the commit left out.
 func hashHeader(x hash.Hash, h Header) {
 	h.Commit = ""
 	b, _ := json.Marshal(h)
 	x.Write(b)
-	x.Write([]byte{'\n'})
+	x.Write(newline)
 }
 
 func (tw *Writer) writeLine(b []byte) {
@@ -381,7 +385,7 @@ func (tw *Writer) Record(e *Event) {
 		return
 	}
 	tw.h.Write(line)
-	tw.h.Write([]byte{'\n'})
+	tw.h.Write(newline)
 	tw.writeLine(line)
 }
 
@@ -444,7 +448,7 @@ func NewHasher() *Hasher { return &Hasher{h: sha256.New()} }
 func (x *Hasher) Record(e *Event) {
 	line, _ := x.enc.line(e)
 	x.h.Write(line)
-	x.h.Write([]byte{'\n'})
+	x.h.Write(newline)
 	x.N++
 }
 
@@ -534,7 +538,7 @@ func (d *Digest) Record(e *Event) {
 	if d.version == HashV1 {
 		if line, err := d.enc.line(e); err == nil {
 			d.h.Write(line)
-			d.h.Write([]byte{'\n'})
+			d.h.Write(newline)
 		}
 	} else if b, err := d.enc.fields(e); err == nil {
 		d.x.Write(b)
