@@ -433,28 +433,6 @@ func HashOf(h Header, events []Event) string {
 	return tw.Hash()
 }
 
-// Hasher is a recorder that only hashes events (no header), for determinism
-// audits that do not need the trace itself.
-type Hasher struct {
-	h   hash.Hash
-	enc encoder
-	N   int
-}
-
-// NewHasher returns an empty hasher.
-func NewHasher() *Hasher { return &Hasher{h: sha256.New()} }
-
-// Record implements the kernel's recorder hook.
-func (x *Hasher) Record(e *Event) {
-	line, _ := x.enc.line(e)
-	x.h.Write(line)
-	x.h.Write(newline)
-	x.N++
-}
-
-// Sum returns the hash so far.
-func (x *Hasher) Sum() string { return hex.EncodeToString(x.h.Sum(nil)) }
-
 // The versions of a run's hash (Digest, EventsHash).
 const (
 	// HashV1 is the sha256 of the trace's lines, the header's first (a
