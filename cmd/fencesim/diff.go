@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -178,7 +179,7 @@ func runDiff(e *env, args []string) int {
 	if sel.warning != "" {
 		fmt.Fprintf(e.stderr, "fencesim %s: %s\n", c.name, sel.warning)
 	}
-	res := &diffResult{Format: diffFormat, Base: *base, BaseRev: rev, Working: revision.Working(root), Design: sel.describe(systems.Design{Knobs: sel.knobs}),
+	res := &diffResult{Format: diffFormat, Base: *base, BaseRev: rev, Design: sel.describe(systems.Design{Knobs: sel.knobs}),
 		Faults: string(f), Seeds: p.text(), Strict: *strict}
 	say := func(format string, args ...any) {
 		if !*asJSON {
@@ -203,11 +204,36 @@ func runDiff(e *env, args []string) int {
 			cov, targets = coverageTargets(hunks)
 		}
 	}
+	if fo.mode == "auto" && cov == nil {
+		fo.mode = "off" // nothing counted, nothing to focus on: the seeds in order, as always
+	}
+	names := make([]string, len(list))
+	for i, sys := range list {
+		names[i] = sys.Name()
+	}
+	sr := &sideRunner{ctx: e.ctx, root: root, tmp: tmp, workers: *workers, names: names,
+		common: append(sel.forward(), "--faults", string(f))}
+	// The base's seeds run as soon as its binary is there, while the
+	// working tree builds (prefetch).
+	parts := prefetchParts(p, fo.mode, len(list))
+	var pf *prefetch
+	defer func() { pf.stop() }()
+	baseReady := func(bin string, counted bool) {
+		if parts == nil {
+			return
+		}
+		base := *sr
+		base.bins[0], base.counted[0] = bin, counted
+		if hasHashFlag(e.ctx, bin, root) {
+			base.hashArgs[0] = []string{"--per-seed-hash", "2"}
+		}
+		pf = startPrefetch(base, parts)
+	}
 	say("building %s (%s) and the working tree", *base, revision.Short(rev))
 	if cov != nil {
 		say("counting the %s of the change under model/ in both builds", plural(len(cov.Hunks), "hunk"))
 	}
-	pair, cleanup, err := revision.BuildCounting(e.ctx, root, rev, tmp, targets)
+	pair, cleanup, err := revision.BuildCounting(e.ctx, root, rev, tmp, targets, baseReady)
 	bins, fromCache := pair.Bins, pair.Cached
 	if fromCache[0] || fromCache[1] {
 		var which []string
@@ -231,13 +257,9 @@ func runDiff(e *env, args []string) int {
 	}
 	res.Timing[0] = int64(time.Since(start))
 	start = time.Now()
-	names := make([]string, len(list))
-	for i, sys := range list {
-		names[i] = sys.Name()
-	}
+	res.Working = revision.Working(root) // after the build: the base runs the sooner
 	sides := [2]string{"base", "working"}
-	sr := &sideRunner{ctx: e.ctx, bins: bins, counted: pair.Counted, root: root, tmp: tmp, workers: *workers, names: names,
-		common: append(sel.forward(), "--faults", string(f))}
+	sr.bins, sr.counted = bins, pair.Counted
 	// Steered seeds need the base to pull the same levers: its lever
 	// lists (fencesim levers), as far as they agree with the working
 	// tree's (a base from before a lever was added plays fewer, one from
@@ -245,15 +267,17 @@ func runDiff(e *env, args []string) int {
 	// plain seed).
 	fo.shared = sharedLevers(e.ctx, bins[0], root, list)
 	sr.hashArgs = hashArgs(e.ctx, bins, root)
+	if pf != nil && !slices.Equal(pf.args, sr.hashArgs[0]) {
+		pf.stop() // the working tree writes another hash version: the base's seeds run again
+		pf = nil
+	}
+	sr.pre = pf
 	if p.steer != "" || p.hasSteered() {
 		if err := p.steerable(list, fo.shared); err != nil {
 			return e.fail(c.name, usagef("--base %s: %v", *base, err))
 		}
 	}
 	var recs [2][]seedRecord
-	if fo.mode == "auto" && cov == nil {
-		fo.mode = "off" // nothing counted, nothing to focus on: the seeds in order, as always
-	}
 	if fo.mode == "off" || len(list) == 0 {
 		say("running %s on the base %s and on the working tree", p.text(), revision.Short(rev))
 		recs, err = sr.run(p, names)
@@ -456,6 +480,9 @@ type sideRunner struct {
 	// same version on both sides (hashArgs).
 	hashArgs [2][]string
 	rounds   int
+	// pre holds the base's seeds run while the working tree built (nil:
+	// none).
+	pre *prefetch
 }
 
 // sameHashVersion refuses records whose hashes are of two versions (a
@@ -484,8 +511,7 @@ func sameHashVersion(recs [2][]seedRecord) error {
 func hashArgs(ctx context.Context, bins [2]string, root string) [2][]string {
 	var has [2]bool
 	for i, bin := range bins {
-		help, err := runChildOut(ctx, bin, root, []string{"explore", "-h"})
-		has[i] = err == nil && strings.Contains(help, "-per-seed-hash")
+		has[i] = hasHashFlag(ctx, bin, root)
 	}
 	v := "1"
 	if has[0] && has[1] {
@@ -500,6 +526,12 @@ func hashArgs(ctx context.Context, bins [2]string, root string) [2][]string {
 	return out
 }
 
+// hasHashFlag reports whether a fencesim's explore takes --per-seed-hash.
+func hasHashFlag(ctx context.Context, bin, root string) bool {
+	help, err := runChildOut(ctx, bin, root, []string{"explore", "-h"})
+	return err == nil && strings.Contains(help, "-per-seed-hash")
+}
+
 // run runs a plan's seeds of the given systems on both sides and returns
 // each side's records, by system then seed. Both sides run at once, the
 // workers split between them: the seeds of base and working tree
@@ -509,51 +541,37 @@ func hashArgs(ctx context.Context, bins [2]string, root string) [2][]string {
 func (sr *sideRunner) run(p plan, names []string) ([2][]seedRecord, error) {
 	sr.rounds++
 	split := [2]int{max(sr.workers/2, 1), max(sr.workers-sr.workers/2, 1)}
+	// The base's seeds that ran while the working tree built: the
+	// working side gets every worker when they hold the whole plan.
+	covered := sr.pre.covers(p, names)
+	if covered {
+		split[1] = sr.workers
+	}
 	slots := make(chan struct{}, min(sr.workers, 2))
-	common := append(append([]string(nil), sr.common...), "--system", strings.Join(names, ","))
-	sides := [2]string{"base", "working"}
 	var recs [2][]seedRecord
 	var wg sync.WaitGroup
 	var errs [2]error
-	var files [2][]string
-	for i, bin := range sr.bins {
-		// A side whose binary counts the change runs one seed at a time
-		// per process (the counters are the process's): as many
-		// explore --workers 1 children as it has workers, each a shard of
-		// the seeds (of the user's shard).
-		children := [][]string{append(p.forward(), "--workers", strconv.Itoa(split[i]))}
-		if sr.counted[i] {
-			children = nil
-			seeds := p.forward()[:2] // --seeds and the range or list
-			for _, sh := range p.shards(split[i]) {
-				children = append(children, append(append([]string(nil), seeds...), "--shard", sh.String(), "--workers", "1"))
-			}
-		}
-		var args [][]string
-		for j, extra := range children {
-			file := filepath.Join(sr.tmp, fmt.Sprintf("%s-%d-%d.jsonl", sides[i], sr.rounds, j))
-			files[i] = append(files[i], file)
-			args = append(args, append(append(append([]string{"explore", "--artifacts", "0", "--audit", "0", "--json", "--per-seed", file}, common...), sr.hashArgs[i]...), extra...))
-		}
+	for i := range sr.bins {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			slots <- struct{}{}
-			defer func() { <-slots }()
-			var mu sync.Mutex
-			var side sync.WaitGroup
-			for _, a := range args {
-				side.Add(1)
-				go func() {
-					defer side.Done()
-					if err := runChild(sr.ctx, bin, sr.root, a); err != nil {
-						mu.Lock()
-						errs[i] = err
-						mu.Unlock()
-					}
-				}()
+			todo := p
+			if i == 0 && sr.pre != nil {
+				served, missing, err := sr.pre.take(p, names)
+				recs[0] = served
+				if err != nil || missing == nil {
+					errs[0] = err
+					return
+				}
+				todo = plan{first: missing[0], last: missing[len(missing)-1], list: missing}
 			}
-			side.Wait()
+			if i == 1 || !covered {
+				slots <- struct{}{}
+				defer func() { <-slots }()
+			}
+			got, err := sr.side(sr.ctx, i, todo, names, split[i], fmt.Sprintf("%d", sr.rounds))
+			recs[i] = append(recs[i], got...)
+			errs[i] = err
 		}()
 	}
 	wg.Wait()
@@ -563,24 +581,67 @@ func (sr *sideRunner) run(p plan, names []string) ([2][]seedRecord, error) {
 			return recs, fmt.Errorf("the %s: %v", what[i], errs[i])
 		}
 	}
-	for i := range sr.bins {
-		for _, file := range files[i] {
-			fh, err := os.Open(file)
-			if err != nil {
-				if sr.ctx.Err() != nil {
-					continue
-				}
-				return recs, err
-			}
-			rs, err := readPerSeed(fh, file)
-			fh.Close()
-			os.Remove(file)
-			if err != nil {
-				return recs, err
-			}
-			recs[i] = append(recs[i], rs...)
-		}
+	for i := range recs {
 		bySystemSeed(recs[i], sr.names)
+	}
+	return recs, nil
+}
+
+// side runs a plan's seeds of the given systems on one side, with that
+// many workers, and returns its records. A side whose binary counts the
+// change runs one seed at a time per process (the counters are the
+// process's): as many explore --workers 1 children as it has workers,
+// each a shard of the seeds (of the user's shard). On an interruption,
+// what the children finished is returned.
+func (sr *sideRunner) side(ctx context.Context, i int, p plan, names []string, workers int, round string) ([]seedRecord, error) {
+	sides := [2]string{"base", "working"}
+	common := append(append([]string(nil), sr.common...), "--system", strings.Join(names, ","))
+	children := [][]string{append(p.forward(), "--workers", strconv.Itoa(workers))}
+	if sr.counted[i] {
+		children = nil
+		seeds := p.forward()[:2] // --seeds and the range or list
+		for _, sh := range p.shards(workers) {
+			children = append(children, append(append([]string(nil), seeds...), "--shard", sh.String(), "--workers", "1"))
+		}
+	}
+	var files []string
+	var mu sync.Mutex
+	var err error
+	var wg sync.WaitGroup
+	for j, extra := range children {
+		file := filepath.Join(sr.tmp, fmt.Sprintf("%s-%s-%d.jsonl", sides[i], round, j))
+		files = append(files, file)
+		a := append(append(append([]string{"explore", "--artifacts", "0", "--audit", "0", "--json", "--per-seed", file}, common...), sr.hashArgs[i]...), extra...)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if e := runChild(ctx, sr.bins[i], sr.root, a); e != nil {
+				mu.Lock()
+				err = e
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	if err != nil && ctx.Err() == nil {
+		return nil, err
+	}
+	var recs []seedRecord
+	for _, file := range files {
+		fh, err := os.Open(file)
+		if err != nil {
+			if ctx.Err() != nil {
+				continue
+			}
+			return recs, err
+		}
+		rs, err := readPerSeed(fh, file)
+		fh.Close()
+		os.Remove(file)
+		if err != nil {
+			return recs, err
+		}
+		recs = append(recs, rs...)
 	}
 	return recs, nil
 }

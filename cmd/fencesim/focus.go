@@ -126,6 +126,7 @@ func (fo *focuser) run(sr *sideRunner, p plan, list []systems.System, cov *diffC
 		return recs, nil
 	}
 	fo.res.Mode = "directed"
+	sr.pre.dropRest() // the rest of the seeds in order, run ahead on the base: the search picks its own
 	say("focus: directed (%s): the other %d seeds of each system are picked in rounds", fo.res.Why, n-w)
 	for _, sys := range list {
 		fs, more, err := fo.system(sr, sys, p, n, w, recs, cov, rare)

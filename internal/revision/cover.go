@@ -265,9 +265,12 @@ func tighten(src []byte, pos []uint32) []uint32 {
 
 // goBuild builds dir's ./cmd/fencesim into bin. -trimpath: the build does
 // not depend on the directory, so the two sides share the build cache for
-// every package they share.
+// every package they share. -ldflags=-s -w: no symbol table or DWARF, which
+// nothing a diff runs reads (stack traces and profiles name functions from
+// the runtime's own tables), and a link about 0.4 s shorter, a third of an
+// edited tree's build (measured 2026-12-04: 1.5-1.7 s against 1.0-1.3 s).
 func goBuild(ctx context.Context, dir, bin string, flags ...string) error {
-	args := append([]string{"build", "-trimpath"}, flags...)
+	args := append([]string{"build", "-trimpath", "-ldflags=-s -w"}, flags...)
 	b := exec.CommandContext(ctx, "go", append(args, "-o", bin, "./cmd/fencesim")...)
 	b.Dir = dir
 	if out, err := b.CombinedOutput(); err != nil {

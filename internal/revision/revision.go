@@ -87,7 +87,7 @@ func FirstLine(out []byte, err error) string {
 // same toolchain, comes from the cache instead (cache.go); cached tells
 // which did.
 func Build(ctx context.Context, root, rev, tmp string) (bins [2]string, cleanup func(), cachedBins [2]bool, err error) {
-	p, cleanup, err := BuildCounting(ctx, root, rev, tmp, [2][]changecov.Target{})
+	p, cleanup, err := BuildCounting(ctx, root, rev, tmp, [2][]changecov.Target{}, nil)
 	return p.Bins, cleanup, p.Cached, err
 }
 
@@ -105,8 +105,11 @@ type Pair struct {
 // targets (BuildCovered), the base's in the base revision's files and the
 // working tree's in its own; a side without targets is built as Build
 // builds it. Covered binaries are cached too, by what they are built from
-// and a hash of their targets.
-func BuildCounting(ctx context.Context, root, rev, tmp string, targets [2][]changecov.Target) (p Pair, cleanup func(), err error) {
+// and a hash of their targets. baseReady, when not nil, is called once
+// the base's binary is in place (fetched or built: bin, and whether it
+// counts), while the working tree may still be building; a caller may
+// start running it then.
+func BuildCounting(ctx context.Context, root, rev, tmp string, targets [2][]changecov.Target, baseReady func(bin string, counted bool)) (p Pair, cleanup func(), err error) {
 	p.Bins = [2]string{filepath.Join(tmp, "fencesim-base"), filepath.Join(tmp, "fencesim-working")}
 	wt := filepath.Join(tmp, "base")
 	cleanup = func() {}
@@ -116,26 +119,36 @@ func BuildCounting(ctx context.Context, root, rev, tmp string, targets [2][]chan
 	if p.Counted[0] && !hasChangecov(root, rev) {
 		p.Counted[0] = false // its fencesim would not take the counts
 	}
-	var entries [2]string
-	if dir := cacheDir(); dir != "" {
-		if tool, err := toolKey(ctx, root); err == nil {
-			what := [2]string{"rev " + rev, ""}
-			if tk, err := treeKey(root); err == nil {
-				what[1] = "tree " + tk
-			}
-			for i := range what {
-				if what[i] == "" {
-					continue
-				}
-				if p.Counted[i] {
-					what[i] += "\x00covering " + targetsKey(targets[i])
-				}
-				entries[i] = cached(dir, what[i], tool)
-			}
+	ready := func() {
+		if baseReady != nil {
+			baseReady(p.Bins[0], p.Counted[0])
 		}
 	}
-	for i := range p.Bins {
-		p.Cached[i] = entries[i] != "" && fetch(entries[i], p.Bins[i])
+	// The base first: a cached base starts running (baseReady) while
+	// the working tree's content is hashed for its own entry.
+	var entries [2]string
+	dir := cacheDir()
+	tool := ""
+	if dir != "" {
+		tool, _ = toolKey(ctx, root)
+	}
+	entry := func(i int, what string) {
+		if p.Counted[i] {
+			what += "\x00covering " + targetsKey(targets[i])
+		}
+		entries[i] = cached(dir, what, tool)
+		p.Cached[i] = fetch(entries[i], p.Bins[i])
+	}
+	if tool != "" {
+		entry(0, "rev "+rev)
+	}
+	if p.Cached[0] {
+		ready()
+	}
+	if tool != "" {
+		if tk, err := treeKey(root); err == nil {
+			entry(1, "tree "+tk)
+		}
 	}
 	if !p.Cached[0] {
 		add := exec.CommandContext(ctx, "git", "worktree", "add", "--detach", "--quiet", wt, rev)
@@ -163,6 +176,11 @@ func BuildCounting(ctx context.Context, root, rev, tmp string, targets [2][]chan
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			defer func() {
+				if i == 0 && errs[0] == nil {
+					ready()
+				}
+			}()
 			if p.Counted[i] {
 				errs[i] = BuildCovered(ctx, dir, p.Bins[i], targets[i])
 				if errors.Is(errs[i], ErrPredates) { // a working tree without the package
