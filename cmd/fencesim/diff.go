@@ -52,6 +52,10 @@ type diffResult struct {
 	Verdict     string     `json:"verdict"`
 	Interrupted string     `json:"interrupted,omitempty"`
 	Timing      [2]int64   `json:"timing_ns"` // building, running
+	// BaseKept is how many of the base's runs were not run again: their
+	// records kept from an earlier diff of the same base binary and flags
+	// (recordCache).
+	BaseKept int `json:"base_runs_kept,omitempty"`
 	// Coverage: how many runs executed each hunk of the change under
 	// model/ (absent when the change has none there).
 	Coverage *diffCoverage `json:"coverage,omitempty"`
@@ -227,6 +231,7 @@ func runDiff(e *env, args []string) int {
 		if hasHashFlag(e.ctx, bin, root) {
 			base.hashArgs[0] = []string{"--per-seed-hash", "2"}
 		}
+		base.baseRecs = keptRecords(&base)
 		pf = startPrefetch(base, parts)
 	}
 	say("building %s (%s) and the working tree", *base, revision.Short(rev))
@@ -272,6 +277,11 @@ func runDiff(e *env, args []string) int {
 		pf = nil
 	}
 	sr.pre = pf
+	if pf != nil {
+		sr.baseRecs = pf.recs
+	} else {
+		sr.baseRecs = keptRecords(sr)
+	}
 	if p.steer != "" || p.hasSteered() {
 		if err := p.steerable(list, fo.shared); err != nil {
 			return e.fail(c.name, usagef("--base %s: %v", *base, err))
@@ -310,6 +320,14 @@ func runDiff(e *env, args []string) int {
 		res.Coverage = cov
 	}
 	res.Timing[1] = int64(time.Since(start))
+	for _, r := range recs[0] {
+		if r.kept {
+			res.BaseKept++
+		}
+	}
+	if res.BaseKept > 0 {
+		say("the base's records of %s were kept from an earlier diff of the same base binary and flags (FENCESIM_BUILD_CACHE=off runs them again)", plural(res.BaseKept, "run"))
+	}
 	if *perSeed != "" {
 		if err := writeBothSides(*perSeed, recs); err != nil {
 			return e.fail(c.name, err)
@@ -483,6 +501,8 @@ type sideRunner struct {
 	// pre holds the base's seeds run while the working tree built (nil:
 	// none).
 	pre *prefetch
+	// baseRecs are the base's records kept from earlier diffs (nil: none).
+	baseRecs *recordCache
 }
 
 // sameHashVersion refuses records whose hashes are of two versions (a
@@ -563,7 +583,7 @@ func (sr *sideRunner) run(p plan, names []string) ([2][]seedRecord, error) {
 					errs[0] = err
 					return
 				}
-				todo = plan{first: missing[0], last: missing[len(missing)-1], list: missing}
+				todo = seedsPlan(missing)
 			}
 			if i == 1 || !covered {
 				slots <- struct{}{}
@@ -594,6 +614,22 @@ func (sr *sideRunner) run(p plan, names []string) ([2][]seedRecord, error) {
 // each a shard of the seeds (of the user's shard). On an interruption,
 // what the children finished is returned.
 func (sr *sideRunner) side(ctx context.Context, i int, p plan, names []string, workers int, round string) ([]seedRecord, error) {
+	if i == 0 && sr.baseRecs != nil {
+		kept, missing := sr.baseRecs.lookup(p, names)
+		if missing == nil {
+			return kept, nil
+		}
+		ran, err := sr.run1(ctx, i, seedsPlan(missing), names, workers, round)
+		if err == nil && ctx.Err() == nil {
+			sr.baseRecs.store(ran)
+		}
+		return append(kept, ran...), err
+	}
+	return sr.run1(ctx, i, p, names, workers, round)
+}
+
+// run1 is side without the base's kept records.
+func (sr *sideRunner) run1(ctx context.Context, i int, p plan, names []string, workers int, round string) ([]seedRecord, error) {
 	sides := [2]string{"base", "working"}
 	common := append(append([]string(nil), sr.common...), "--system", strings.Join(names, ","))
 	children := [][]string{append(p.forward(), "--workers", strconv.Itoa(workers))}

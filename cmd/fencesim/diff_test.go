@@ -453,3 +453,60 @@ func TestCoverageText(t *testing.T) {
 	assert.Contains(t, b.String(), "base not counted  working 0/1 (0 executions)")
 	assert.Len(t, c.Warnings, 1)
 }
+
+// TestDiffKeepsBaseRecords: a second diff of the same base binary and
+// flags takes the base's records from the first instead of running them
+// (base_runs_kept) and prints the same records; the records are the
+// cache's (one edited there shows in the next diff), and a diff with other
+// flags runs its base again.
+func TestDiffKeepsBaseRecords(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds fencesim twice per diff")
+	}
+	dir := scratchRepo(t)
+	t.Chdir(dir)
+	records := filepath.Join(os.Getenv("FENCESIM_BUILD_CACHE"), revision.RecordsDir)
+	require.NoError(t, os.RemoveAll(records), "the package's cache: no records from other tests")
+	diff := func(file string, extra ...string) diffResult {
+		t.Helper()
+		var stdout, stderr bytes.Buffer
+		args := append([]string{"diff", "--system", "arbiter", "--runs", "8", "--keep", "0", "--json", "--per-seed", file}, extra...)
+		code := Main(args, &stdout, &stderr)
+		require.Equal(t, exitOK, code, "%s%s", stdout.String(), stderr.String())
+		var res diffResult
+		require.NoError(t, json.Unmarshal(stdout.Bytes(), &res))
+		return res
+	}
+	out := t.TempDir()
+	first := diff(filepath.Join(out, "1.jsonl"))
+	assert.Zero(t, first.BaseKept)
+	second := diff(filepath.Join(out, "2.jsonl"))
+	assert.Equal(t, 8, second.BaseKept)
+	a, err := os.ReadFile(filepath.Join(out, "1.jsonl"))
+	require.NoError(t, err)
+	b, err := os.ReadFile(filepath.Join(out, "2.jsonl"))
+	require.NoError(t, err)
+	assert.Equal(t, string(a), string(b), "the kept records are the ones run")
+
+	files, err := filepath.Glob(filepath.Join(records, "*", "*.jsonl"))
+	require.NoError(t, err)
+	require.Len(t, files, 1, "one diff's records")
+	kept, err := os.ReadFile(files[0])
+	require.NoError(t, err)
+	var rec seedRecord
+	line, _, _ := strings.Cut(string(kept), "\n")
+	require.NoError(t, json.Unmarshal([]byte(line), &rec))
+	edited := strings.Replace(string(kept), rec.Hash, "v2:00000000000000000000000000000000", 1)
+	require.NoError(t, os.WriteFile(files[0], []byte(edited), 0o644))
+	var stdout, stderr bytes.Buffer
+	code := Main([]string{"diff", "--system", "arbiter", "--runs", "8", "--keep", "0", "--json"}, &stdout, &stderr)
+	require.Equal(t, exitOK, code, "%s%s", stdout.String(), stderr.String())
+	var third diffResult
+	require.NoError(t, json.Unmarshal(stdout.Bytes(), &third))
+	assert.Equal(t, 8, third.BaseKept)
+	require.Len(t, third.Systems, 1)
+	assert.Equal(t, 1, third.Systems[0].Altered, "the edited record is the base's: its seed differs from the working tree's")
+
+	heavy := diff(filepath.Join(out, "3.jsonl"), "--faults", "heavy")
+	assert.Zero(t, heavy.BaseKept, "other flags, another key")
+}

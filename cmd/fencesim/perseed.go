@@ -51,6 +51,9 @@ type seedRecord struct {
 	// by the index of the hunk in the side's targets (diff's JSON lists
 	// them).
 	Cover []uint64 `json:"cover,omitempty"`
+	// kept: diff did not run it, its base's record was kept from an
+	// earlier diff (recordCache).
+	kept bool
 }
 
 // recordOf turns a judged run into its per-seed record, its hash of a

@@ -16,7 +16,8 @@ import (
 // usually finds nothing to focus on) the rest of its seeds in order,
 // dropped when the search turns directed.
 type prefetch struct {
-	args   []string // the base's hash flags the parts ran with
+	args   []string     // the base's hash flags the parts ran with
+	recs   *recordCache // the base's kept records the parts used
 	parts  []*prePart
 	cancel context.CancelFunc
 	done   chan struct{} // closed when the last part ended
@@ -58,7 +59,7 @@ func prefetchParts(p plan, focus string, n int) []plan {
 // of the workers.
 func startPrefetch(base sideRunner, parts []plan) *prefetch {
 	ctx, cancel := context.WithCancel(base.ctx)
-	pf := &prefetch{args: base.hashArgs[0], cancel: cancel, done: make(chan struct{})}
+	pf := &prefetch{args: base.hashArgs[0], recs: base.baseRecs, cancel: cancel, done: make(chan struct{})}
 	for _, p := range parts {
 		pc, pcancel := context.WithCancel(ctx)
 		pf.parts = append(pf.parts, &prePart{p: p, ctx: pc, cancel: pcancel, done: make(chan struct{})})
@@ -74,6 +75,16 @@ func startPrefetch(base sideRunner, parts []plan) *prefetch {
 		}
 	}()
 	return pf
+}
+
+// seedsPlan is the plan of sorted seeds: a range when they are one (a
+// base from before --seeds took lists plays it too), else a list.
+func seedsPlan(seeds []uint64) plan {
+	first, last := seeds[0], seeds[len(seeds)-1]
+	if last-first+1 == uint64(len(seeds)) {
+		return plan{first: first, last: last}
+	}
+	return plan{first: first, last: last, list: seeds}
 }
 
 // overlaps reports whether two bounded plans' ranges meet.
@@ -115,27 +126,12 @@ func (pf *prefetch) take(p plan, names []string) (served []seedRecord, missing [
 			}
 		}
 	}
-	add := func(s uint64) {
+	p.each(func(s uint64) bool {
 		if have[s] != len(names) {
 			missing = append(missing, s)
 		}
-	}
-	if p.list != nil {
-		for _, s := range p.list {
-			if p.has(s) {
-				add(s)
-			}
-		}
-	} else {
-		for s := p.first; ; s++ {
-			if p.has(s) {
-				add(s)
-			}
-			if s == p.last {
-				break
-			}
-		}
-	}
+		return true
+	})
 	if missing != nil {
 		served = slices.DeleteFunc(served, func(r seedRecord) bool {
 			_, miss := slices.BinarySearch(missing, r.Seed)

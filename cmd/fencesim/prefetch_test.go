@@ -119,6 +119,13 @@ func TestPrefetchTake(t *testing.T) {
 	none.stop()
 }
 
+// TestSeedsPlan: contiguous seeds are a range, others a list.
+func TestSeedsPlan(t *testing.T) {
+	assert.Equal(t, plan{first: 4, last: 6}, seedsPlan([]uint64{4, 5, 6}))
+	assert.Equal(t, plan{first: 9, last: 9}, seedsPlan([]uint64{9}))
+	assert.Equal(t, plan{first: 4, last: 7, list: []uint64{4, 5, 7}}, seedsPlan([]uint64{4, 5, 7}))
+}
+
 // TestPrefetchParts: what runs ahead on the base is the plan a diff
 // runs: whole without focus, the warm-up and the rest under
 // --focus=auto, the warm-up only under --focus; nothing for steered

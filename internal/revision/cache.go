@@ -25,6 +25,13 @@ import (
 // keep is how many binaries the cache keeps (the newest).
 const keep = 16
 
+// RecordsDir is the cache's subdirectory where diff keeps its base's
+// per-seed records (cmd/fencesim's recordCache); trim leaves it alone.
+const RecordsDir = "records"
+
+// CacheDir is the cache's directory, "" when there is none.
+func CacheDir() string { return cacheDir() }
+
 // cacheDir is the cache's directory, "" when there is none.
 func cacheDir() string {
 	if d := os.Getenv("FENCESIM_BUILD_CACHE"); d != "" {
@@ -159,7 +166,7 @@ func trim(dir string) {
 	}
 	var all []entry
 	for _, e := range es {
-		if info, err := e.Info(); err == nil && e.IsDir() {
+		if info, err := e.Info(); err == nil && e.IsDir() && e.Name() != RecordsDir {
 			all = append(all, entry{e.Name(), info.ModTime().UnixNano()})
 		}
 	}
