@@ -252,7 +252,7 @@ func runDiff(e *env, args []string) int {
 	defer cleanup()
 	if err != nil {
 		if e.ctx.Err() != nil {
-			fmt.Fprintf(e.stderr, "fencesim diff: interrupted (%s) while building: nothing ran\n", interruption(e.ctx))
+			fmt.Fprintf(e.stderr, "fencesim diff: interrupted (%s) while building: nothing was compared\n", interruption(e.ctx))
 			return exitInterrupted
 		}
 		return e.fail(c.name, err)
@@ -583,7 +583,10 @@ func (sr *sideRunner) run(p plan, names []string) ([2][]seedRecord, error) {
 					errs[0] = err
 					return
 				}
-				todo = seedsPlan(missing)
+				var whole bool
+				if todo, whole = missingPlan(p, missing); whole {
+					recs[0] = nil
+				}
 			}
 			if i == 1 || !covered {
 				slots <- struct{}{}
@@ -619,13 +622,23 @@ func (sr *sideRunner) side(ctx context.Context, i int, p plan, names []string, w
 		if missing == nil {
 			return kept, nil
 		}
-		ran, err := sr.run1(ctx, i, seedsPlan(missing), names, workers, round)
+		todo, whole := missingPlan(p, missing)
+		if whole {
+			kept = nil
+		}
+		ran, err := sr.run1(ctx, i, todo, names, workers, round)
 		if err == nil && ctx.Err() == nil {
 			sr.baseRecs.store(ran)
 		}
 		return append(kept, ran...), err
 	}
 	return sr.run1(ctx, i, p, names, workers, round)
+}
+
+// childArgs are the flags of every explore child of a diff, writing its
+// records to file.
+func childArgs(file string) []string {
+	return []string{"explore", "--artifacts", "0", "--audit", "0", "--json", "--per-seed", file}
 }
 
 // run1 is side without the base's kept records.
@@ -647,7 +660,7 @@ func (sr *sideRunner) run1(ctx context.Context, i int, p plan, names []string, w
 	for j, extra := range children {
 		file := filepath.Join(sr.tmp, fmt.Sprintf("%s-%s-%d.jsonl", sides[i], round, j))
 		files = append(files, file)
-		a := append(append(append([]string{"explore", "--artifacts", "0", "--audit", "0", "--json", "--per-seed", file}, common...), sr.hashArgs[i]...), extra...)
+		a := append(append(append(childArgs(file), common...), sr.hashArgs[i]...), extra...)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -671,7 +684,7 @@ func (sr *sideRunner) run1(ctx context.Context, i int, p plan, names []string, w
 			}
 			return recs, err
 		}
-		rs, err := readPerSeed(fh, file)
+		rs, err := readPerSeedLines(fh, file, i == 0 && sr.baseRecs != nil)
 		fh.Close()
 		os.Remove(file)
 		if err != nil {

@@ -54,6 +54,8 @@ type seedRecord struct {
 	// kept: diff did not run it, its base's record was kept from an
 	// earlier diff (recordCache).
 	kept bool
+	// line is the record as its explore wrote it (readPerSeedLines).
+	line []byte
 }
 
 // recordOf turns a judged run into its per-seed record, its hash of a
@@ -239,6 +241,14 @@ func (w *perSeedWriter) flush() {
 
 // readPerSeed reads a --per-seed file.
 func readPerSeed(r io.Reader, name string) ([]seedRecord, error) {
+	return readPerSeedLines(r, name, false)
+}
+
+// readPerSeedLines is readPerSeed that, with lines, keeps each record's
+// line as it was written (seedRecord.line: diff's record cache keeps a
+// base's records as its explore wrote them, fields this binary does not
+// know included).
+func readPerSeedLines(r io.Reader, name string, lines bool) ([]seedRecord, error) {
 	var out []seedRecord
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 1<<20), 64<<20)
@@ -254,6 +264,9 @@ func readPerSeed(r io.Reader, name string) ([]seedRecord, error) {
 		}
 		if rec.Format != perSeedFormat {
 			return nil, fmt.Errorf("%s:%d: format %q, want %q", name, line, rec.Format, perSeedFormat)
+		}
+		if lines {
+			rec.line = slices.Clone(sc.Bytes())
 		}
 		out = append(out, rec)
 	}

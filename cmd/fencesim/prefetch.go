@@ -77,14 +77,22 @@ func startPrefetch(base sideRunner, parts []plan) *prefetch {
 	return pf
 }
 
-// seedsPlan is the plan of sorted seeds: a range when they are one (a
-// base from before --seeds took lists plays it too), else a list.
-func seedsPlan(seeds []uint64) plan {
-	first, last := seeds[0], seeds[len(seeds)-1]
-	if last-first+1 == uint64(len(seeds)) {
-		return plan{first: first, last: last}
+// missingPlan is the plan that runs the missing seeds of p (sorted, in
+// p): a range when they are one; a list when p is one (a base that plays
+// p plays lists); else p whole (whole: a base from before --seeds took
+// lists plays only ranges), whose records then replace the ones served.
+func missingPlan(p plan, missing []uint64) (todo plan, whole bool) {
+	first, last := missing[0], missing[len(missing)-1]
+	if p.list != nil {
+		return plan{first: first, last: last, list: missing, shard: p.shard}, false
 	}
-	return plan{first: first, last: last, list: seeds}
+	r := plan{first: first, last: last, shard: p.shard}
+	n := 0
+	r.each(func(uint64) bool { n++; return true })
+	if n == len(missing) {
+		return r, false
+	}
+	return p, true
 }
 
 // overlaps reports whether two bounded plans' ranges meet.

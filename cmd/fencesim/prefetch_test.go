@@ -119,11 +119,27 @@ func TestPrefetchTake(t *testing.T) {
 	none.stop()
 }
 
-// TestSeedsPlan: contiguous seeds are a range, others a list.
-func TestSeedsPlan(t *testing.T) {
-	assert.Equal(t, plan{first: 4, last: 6}, seedsPlan([]uint64{4, 5, 6}))
-	assert.Equal(t, plan{first: 9, last: 9}, seedsPlan([]uint64{9}))
-	assert.Equal(t, plan{first: 4, last: 7, list: []uint64{4, 5, 7}}, seedsPlan([]uint64{4, 5, 7}))
+// TestMissingPlan: the missing seeds of a range are a range when they
+// are one (in its shard), else the range whole (a base from before
+// --seeds took lists plays only ranges); of a list, a list.
+func TestMissingPlan(t *testing.T) {
+	p := plan{first: 1, last: 100}
+	got, whole := missingPlan(p, []uint64{4, 5, 6})
+	assert.Equal(t, plan{first: 4, last: 6}, got)
+	assert.False(t, whole)
+	got, whole = missingPlan(p, []uint64{4, 5, 7})
+	assert.Equal(t, p, got)
+	assert.True(t, whole, "two blocks: the range whole")
+	half := plan{first: 1, last: 100, shard: summary.Shard{I: 1, N: 2}}
+	got, whole = missingPlan(half, []uint64{51, 53, 55})
+	assert.Equal(t, plan{first: 51, last: 55, shard: half.shard}, got)
+	assert.False(t, whole, "one block of the shard")
+	_, whole = missingPlan(half, []uint64{51, 55})
+	assert.True(t, whole)
+	list := plan{first: 3, last: 90, list: []uint64{3, 7, 40, 90}}
+	got, whole = missingPlan(list, []uint64{7, 90})
+	assert.Equal(t, plan{first: 7, last: 90, list: []uint64{7, 90}}, got)
+	assert.False(t, whole)
 }
 
 // TestPrefetchParts: what runs ahead on the base is the plan a diff

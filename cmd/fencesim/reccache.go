@@ -47,9 +47,10 @@ const recordsKeep = 16
 const recordsMaxFiles = 32
 
 // keptRecords opens the record cache of a runner's base: its binary,
-// with the flags its children get but the seeds, workers and output.
+// with the flags its children get but the seeds, workers, shard and the
+// records' file.
 func keptRecords(sr *sideRunner) *recordCache {
-	args := append(append([]string(nil), sr.common...), sr.hashArgs[0]...)
+	args := append(append(childArgs(""), sr.common...), sr.hashArgs[0]...)
 	design := ""
 	for i := 0; i+1 < len(args); i++ {
 		if args[i] == "--design" {
@@ -95,8 +96,18 @@ func openRecordCache(bin string, args []string, design string) *recordCache {
 }
 
 // load reads the key's files; a file that does not read whole is left
-// out (another diff may be writing it: they are renamed into place).
+// out (another diff may be writing it: they are renamed into place). The
+// records are kept as the base's explore wrote them (their lines), so that
+// a later fencesim reads them as it reads its children's. A temporary file
+// an hour old is a killed diff's and goes.
 func (rc *recordCache) load() {
+	if tmps, _ := filepath.Glob(filepath.Join(rc.dir, "tmp-*")); len(tmps) > 0 {
+		for _, t := range tmps {
+			if st, err := os.Stat(t); err == nil && time.Since(st.ModTime()) > time.Hour {
+				os.Remove(t)
+			}
+		}
+	}
 	files, _ := filepath.Glob(filepath.Join(rc.dir, "*.jsonl"))
 	slices.Sort(files)
 	for _, file := range files {
@@ -104,7 +115,7 @@ func (rc *recordCache) load() {
 		if err != nil {
 			continue
 		}
-		rs, err := readPerSeed(bytes.NewReader(b), file)
+		rs, err := readPerSeedLines(bytes.NewReader(b), file, true)
 		if err != nil {
 			continue
 		}
@@ -192,14 +203,20 @@ func (rc *recordCache) write(rs []seedRecord) error {
 		return err
 	}
 	w := bufio.NewWriter(tmp)
-	enc := json.NewEncoder(w)
 	for _, r := range rs {
-		r.Side = ""
-		if err := enc.Encode(r); err != nil {
-			tmp.Close()
-			os.Remove(tmp.Name())
-			return err
+		line := r.line
+		if line == nil { // not read from a child's file (tests)
+			r.Side = ""
+			b, err := json.Marshal(r)
+			if err != nil {
+				tmp.Close()
+				os.Remove(tmp.Name())
+				return err
+			}
+			line = b
 		}
+		w.Write(line)
+		w.WriteByte('\n')
 	}
 	if err := w.Flush(); err != nil {
 		tmp.Close()

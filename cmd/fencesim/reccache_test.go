@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -80,6 +81,24 @@ func TestRecordCache(t *testing.T) {
 	again = openRecordCache(bin, args, design)
 	_, missing = again.lookup(plan{first: 1, last: 10 + recordsMaxFiles - 1}, []string{"arbiter"})
 	assert.Equal(t, []uint64{5, 6, 7, 8, 9}, missing, "the compacted file reads whole")
+
+	// Records are kept as the child wrote them: a field this binary does
+	// not know survives, compaction included.
+	future, err := readPerSeedLines(strings.NewReader(`{"format":"`+perSeedFormat+`","system":"arbiter","seed":99,"hash":"h","failed":[],"held":[],"metrics":[],"future":7}`+"\n"), "x", true)
+	require.NoError(t, err)
+	rc.store(future)
+	for range recordsMaxFiles {
+		rc.store([]seedRecord{{Format: perSeedFormat, System: "arbiter", Seed: 1000, Hash: "h", Failed: []string{}, Held: []string{}}})
+	}
+	rc = openRecordCache(bin, args, design)
+	files, _ = filepath.Glob(filepath.Join(rc.dir, "*.jsonl"))
+	require.Len(t, files, 1, "compacted")
+	b, err := os.ReadFile(files[0])
+	require.NoError(t, err)
+	assert.Contains(t, string(b), `"future":7`)
+	kept, missing = rc.lookup(plan{first: 99, last: 99}, []string{"arbiter"})
+	assert.Nil(t, missing)
+	require.Len(t, kept, 1)
 
 	// The newest keys are kept; the binaries' trim leaves records alone.
 	for i := range recordsKeep + 3 {
