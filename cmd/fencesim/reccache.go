@@ -236,23 +236,4 @@ func (rc *recordCache) write(rs []seedRecord) error {
 }
 
 // trimRecords keeps the newest keys.
-func trimRecords(top string) {
-	es, err := os.ReadDir(top)
-	if err != nil || len(es) <= recordsKeep {
-		return
-	}
-	type entry struct {
-		name string
-		t    int64
-	}
-	var all []entry
-	for _, e := range es {
-		if info, err := e.Info(); err == nil && e.IsDir() {
-			all = append(all, entry{e.Name(), info.ModTime().UnixNano()})
-		}
-	}
-	slices.SortFunc(all, func(a, b entry) int { return cmpUint(uint64(b.t), uint64(a.t)) })
-	for _, e := range all[min(recordsKeep, len(all)):] {
-		os.RemoveAll(filepath.Join(top, e.name))
-	}
-}
+func trimRecords(top string) { revision.TrimNewest(top, recordsKeep, "") }

@@ -155,7 +155,11 @@ func copyTo(src io.Reader, dst string) error {
 }
 
 // trim keeps the newest entries of the cache.
-func trim(dir string) {
+func trim(dir string) { TrimNewest(dir, keep, RecordsDir) }
+
+// TrimNewest keeps the keep most recently modified directories of dir
+// and removes the others, but the one named skip (a cache's sections).
+func TrimNewest(dir string, keep int, skip string) {
 	es, err := os.ReadDir(dir)
 	if err != nil || len(es) <= keep {
 		return
@@ -166,7 +170,7 @@ func trim(dir string) {
 	}
 	var all []entry
 	for _, e := range es {
-		if info, err := e.Info(); err == nil && e.IsDir() && e.Name() != RecordsDir {
+		if info, err := e.Info(); err == nil && e.IsDir() && e.Name() != skip {
 			all = append(all, entry{e.Name(), info.ModTime().UnixNano()})
 		}
 	}
