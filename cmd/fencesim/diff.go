@@ -563,7 +563,7 @@ func (sr *sideRunner) run(p plan, names []string) ([2][]seedRecord, error) {
 	split := [2]int{max(sr.workers/2, 1), max(sr.workers-sr.workers/2, 1)}
 	// The base's seeds that ran while the working tree built: the
 	// working side gets every worker when they hold the whole plan.
-	covered := sr.pre.covers(p, names)
+	covered := sr.pre.covers(p)
 	if covered {
 		split[1] = sr.workers
 	}

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"slices"
 	"strconv"
 )
 
@@ -98,9 +97,9 @@ func missingPlan(p plan, missing []uint64) (todo plan, whole bool) {
 // overlaps reports whether two bounded plans' ranges meet.
 func overlaps(a, b plan) bool { return a.first <= b.last && b.first <= a.last }
 
-// covers reports whether the parts not dropped hold every seed of p of
-// the given systems (they hold every system's).
-func (pf *prefetch) covers(p plan, names []string) bool {
+// covers reports whether the parts not dropped hold every seed of p (of
+// every system).
+func (pf *prefetch) covers(p plan) bool {
 	if pf == nil {
 		return false
 	}
@@ -117,7 +116,7 @@ func (pf *prefetch) covers(p plan, names []string) bool {
 // lacks (nil when none: an interrupted or failed part leaves some), whose
 // served records are left out so that they run again whole.
 func (pf *prefetch) take(p plan, names []string) (served []seedRecord, missing []uint64, err error) {
-	have := map[uint64]int{}
+	have := map[recKey]seedRecord{}
 	for _, pt := range pf.parts {
 		if pt.dropped || !overlaps(pt.p, p) {
 			continue
@@ -128,24 +127,10 @@ func (pf *prefetch) take(p plan, names []string) (served []seedRecord, missing [
 			return nil, nil, pt.err
 		}
 		for _, r := range pt.recs {
-			if r.Seed >= p.first && r.Seed <= p.last && p.has(r.Seed) && slices.Contains(names, r.System) {
-				served = append(served, r)
-				have[r.Seed]++
-			}
+			have[recKey{r.System, r.Seed}] = r
 		}
 	}
-	p.each(func(s uint64) bool {
-		if have[s] != len(names) {
-			missing = append(missing, s)
-		}
-		return true
-	})
-	if missing != nil {
-		served = slices.DeleteFunc(served, func(r seedRecord) bool {
-			_, miss := slices.BinarySearch(missing, r.Seed)
-			return miss
-		})
-	}
+	served, missing = serve(p, names, have)
 	return served, missing, nil
 }
 

@@ -88,20 +88,20 @@ func TestPrefetchTake(t *testing.T) {
 	assert.Equal(t, []uint64{150, 200}, missing, "seeds past the parts run")
 	assert.Equal(t, map[uint64]int{3: 2, 70: 2}, seedsOf(served))
 
-	assert.True(t, pf.covers(plan{first: 33, last: 100}, []string{"a"}))
-	assert.True(t, pf.covers(plan{first: 2, last: 30}, []string{"a"}))
-	assert.False(t, pf.covers(plan{first: 30, last: 40}, []string{"a"}), "two parts hold it, not one")
-	assert.False(t, pf.covers(plan{first: 90, last: 101}, []string{"a"}))
+	assert.True(t, pf.covers(plan{first: 33, last: 100}))
+	assert.True(t, pf.covers(plan{first: 2, last: 30}))
+	assert.False(t, pf.covers(plan{first: 30, last: 40}), "two parts hold it, not one")
+	assert.False(t, pf.covers(plan{first: 90, last: 101}))
 
 	// A part not yet run and dropped: take does not wait for it.
 	_, cancel := context.WithCancel(context.Background())
 	pending := &prePart{p: plan{first: 101, last: 300}, done: make(chan struct{}), cancel: cancel}
 	pf.parts = append(pf.parts, pending)
-	assert.True(t, pf.covers(plan{first: 150, last: 160}, []string{"a"}))
+	assert.True(t, pf.covers(plan{first: 150, last: 160}))
 	pf.dropRest()
 	assert.True(t, pending.dropped)
 	assert.False(t, pf.parts[0].dropped, "a taken part stays")
-	assert.False(t, pf.covers(plan{first: 150, last: 160}, []string{"a"}))
+	assert.False(t, pf.covers(plan{first: 150, last: 160}))
 	served, missing, err = pf.take(plan{first: 150, last: 152}, []string{"a"})
 	require.NoError(t, err)
 	assert.Empty(t, served)
@@ -114,7 +114,7 @@ func TestPrefetchTake(t *testing.T) {
 	assert.ErrorContains(t, err, "-x")
 
 	var none *prefetch
-	assert.False(t, none.covers(plan{first: 1, last: 5}, nil))
+	assert.False(t, none.covers(plan{first: 1, last: 5}))
 	none.dropRest()
 	none.stop()
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -129,10 +130,7 @@ func (rc *recordCache) load() {
 			all = append(all, r)
 		}
 		slices.SortFunc(all, func(a, b seedRecord) int {
-			if c := strings.Compare(a.System, b.System); c != 0 {
-				return c
-			}
-			return cmpUint(a.Seed, b.Seed)
+			return cmp.Or(strings.Compare(a.System, b.System), cmp.Compare(a.Seed, b.Seed))
 		})
 		if rc.write(all) == nil {
 			for _, file := range files {
@@ -142,33 +140,32 @@ func (rc *recordCache) load() {
 	}
 }
 
-func cmpUint(a, b uint64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
-}
-
 // lookup returns the kept records of p's seeds of the systems names, and
 // the seeds of p that some system lacks (nil when none), whose kept
 // records are left out so that they run whole.
 func (rc *recordCache) lookup(p plan, names []string) (served []seedRecord, missing []uint64) {
 	rc.mu.Lock()
 	defer rc.mu.Unlock()
+	served, missing = serve(p, names, rc.recs)
+	for i := range served {
+		served[i].kept = true
+	}
+	return served, missing
+}
+
+// serve returns the records of have for p's seeds of the systems names,
+// by seed, and the seeds of p that some system lacks (nil when none),
+// whose records are left out so that they run again whole.
+func serve(p plan, names []string, have map[recKey]seedRecord) (served []seedRecord, missing []uint64) {
 	p.each(func(s uint64) bool {
-		var got []seedRecord
-		for _, n := range names {
-			if r, ok := rc.recs[recKey{n, s}]; ok {
-				r.kept = true
-				got = append(got, r)
+		n := len(served)
+		for _, name := range names {
+			if r, ok := have[recKey{name, s}]; ok {
+				served = append(served, r)
 			}
 		}
-		if len(got) == len(names) {
-			served = append(served, got...)
-		} else {
+		if len(served)-n != len(names) {
+			served = served[:n]
 			missing = append(missing, s)
 		}
 		return true
