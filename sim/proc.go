@@ -52,13 +52,14 @@ type CommandHandler func(p *Proc, c Cmd)
 // Proc is one process of a node: its window on the world. Its methods may be
 // called only from the process itself, while it runs.
 type Proc struct {
-	h     *host
-	id    uint64
-	name  string
-	co    *coro
-	done  bool            // its function returned
-	label string          // what it waits for (its timer's text)
-	in    network.Message // the message a serving process was started for
+	h       *host
+	id      uint64
+	name    string
+	co      *coro
+	done    bool            // its function returned
+	unwound bool            // its function was unwound (its node crashed)
+	label   string          // what it waits for (its timer's text)
+	in      network.Message // the message a serving process was started for
 	// reqConn is the inbound connection of the request the process serves
 	// (0 for other processes): its break cancels the process's waits.
 	reqConn network.ConnID
@@ -259,7 +260,7 @@ func (p *Proc) Sleep(d time.Duration, label string) {
 func (p *Proc) Yield(label string) {
 	p.Point(label)
 	p.h.ready = append(p.h.ready, p)
-	if !p.co.yield(struct{}{}) || p.h.dead {
+	if p.h.dead || !p.co.yield(struct{}{}) || p.h.dead {
 		panic(unwind{})
 	}
 }
@@ -347,7 +348,9 @@ func (p *Proc) wait(timeout time.Duration, label string) {
 		p.label = label
 		p.timer = p.h.env.After(timeout, waitTimer{p})
 	}
-	if !p.co.yield(struct{}{}) || p.h.dead {
+	// A process unwinding (its node dead) never blocks again: its
+	// coroutine goes back to the pool once it yields.
+	if p.h.dead || !p.co.yield(struct{}{}) || p.h.dead {
 		panic(unwind{})
 	}
 }

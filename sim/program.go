@@ -3,6 +3,7 @@ package sim
 import (
 	"fmt"
 	"iter"
+	"sync"
 
 	"github.com/fencesim/fencesim/network"
 )
@@ -91,7 +92,9 @@ func (pc *pconn) drop(p *Proc) {
 
 // coro is a coroutine that runs processes, one after another: a process
 // that ends parks it on its node's idle list, and the next spawn reuses it
-// (and the stack it has grown).
+// (and the stack it has grown). A process unwound (its node crashed) and a
+// node abandoned hand their coroutines to the pool of parked coroutines,
+// where the next world's spawns find them, stacks grown.
 type coro struct {
 	h     *host
 	next  func() (struct{}, bool)
@@ -99,10 +102,11 @@ type coro struct {
 	yield func(struct{}) bool
 	p     *Proc
 	fn    func(p *Proc)
+	busy  bool // inside a process's function (it has run and not returned)
 }
 
 // run runs one process's function; it reports false when the process was
-// unwound (the node crashed), which ends the coroutine.
+// unwound (the node crashed).
 func (c *coro) run() (ok bool) {
 	defer func() {
 		if r := recover(); r != nil {
@@ -114,6 +118,75 @@ func (c *coro) run() (ok bool) {
 	}()
 	c.fn(c.p)
 	return true
+}
+
+// loop is a coroutine's body: it runs the processes it is given, parking
+// between them on its node's idle list or, once its node is done with it,
+// in the pool.
+func (c *coro) loop(yield func(struct{}) bool) {
+	c.yield = yield
+	for {
+		c.busy = true
+		ok := c.run()
+		c.busy = false
+		h, p := c.h, c.p
+		c.p, c.fn = nil, nil
+		if ok && !h.dead {
+			p.done = true
+			h.idle = append(h.idle, c)
+		} else {
+			// Whoever resumed it parks it (in the pool) once it has
+			// yielded: a coroutine in the pool is suspended.
+			p.unwound = true
+			c.h = nil
+		}
+		if !yield(struct{}{}) {
+			return
+		}
+	}
+}
+
+// coros is the pool of parked coroutines, shared by the worlds of a
+// process (explore's workers run one after another on it): a coroutine in
+// it holds nothing of the world it last ran in (no host, process or
+// function), only its goroutine's stack, which a new one would grow again
+// call by call. What a world computes does not depend on which coroutine
+// runs its processes, so the pool changes no run's outcome.
+var coros coroPool
+
+// maxParked bounds the pool: coroutines beyond it end.
+const maxParked = 512
+
+type coroPool struct {
+	mu     sync.Mutex
+	parked []*coro
+}
+
+func (cp *coroPool) get() *coro {
+	cp.mu.Lock()
+	defer cp.mu.Unlock()
+	n := len(cp.parked)
+	if n == 0 {
+		return nil
+	}
+	c := cp.parked[n-1]
+	cp.parked[n-1] = nil
+	cp.parked = cp.parked[:n-1]
+	return c
+}
+
+// park puts c, suspended at its loop's yield or not started, and done
+// with its world, in the pool; when the pool is full, it ends.
+func park(c *coro) {
+	coros.mu.Lock()
+	full := len(coros.parked) >= maxParked
+	if !full {
+		coros.parked = append(coros.parked, c)
+	}
+	coros.mu.Unlock()
+	if full {
+		c.stop()
+	}
 }
 
 // Step implements Node.
@@ -223,21 +296,11 @@ func (h *host) spawn(name string, reqConn network.ConnID, fn func(p *Proc)) *Pro
 	if n := len(h.idle); n > 0 {
 		c = h.idle[n-1]
 		h.idle = h.idle[:n-1]
-	} else {
-		c = &coro{h: h}
-		c.next, c.stop = iter.Pull(func(yield func(struct{}) bool) {
-			c.yield = yield
-			for c.run() && !h.dead {
-				c.p.done = true
-				c.p, c.fn = nil, nil
-				h.idle = append(h.idle, c)
-				if !yield(struct{}{}) || h.dead {
-					return
-				}
-			}
-		})
+	} else if c = coros.get(); c == nil {
+		c = &coro{}
+		c.next, c.stop = iter.Pull(c.loop)
 	}
-	c.p, c.fn = p, fn
+	c.h, c.p, c.fn = h, p, fn
 	p.co = c
 	h.procs = append(h.procs, p)
 	h.ready = append(h.ready, p)
@@ -260,9 +323,12 @@ func (h *host) serveOne(p *Proc) {
 // last) and no longer among the host's processes. Only the process's own
 // code held it; a Proc must not be kept past its function's return.
 func (h *host) resume(p *Proc) {
-	if _, alive := p.co.next(); !alive || p.done {
+	if _, alive := p.co.next(); !alive || p.done || p.unwound {
 		h.remove(p)
-		if p.done && !h.dead && !p.waiting {
+		if p.unwound {
+			park(p.co)
+			p.co = nil
+		} else if p.done && !h.dead && !p.waiting {
 			p.co, p.val, p.msg, p.err, p.in = nil, nil, network.Message{}, nil, network.Message{}
 			h.free = append(h.free, p)
 		}
@@ -313,11 +379,19 @@ func (h *host) abandon() {
 	h.env = discardEnv()
 	procs, idle := h.procs, h.idle
 	h.procs, h.idle = nil, nil
+	// A process inside its function is resumed to unwind (it finds its
+	// node dead at its yield); one not started yet never runs.
 	for _, p := range procs {
-		p.co.stop()
+		c := p.co
+		if c.busy {
+			c.next()
+		}
+		c.h, c.p, c.fn = nil, nil, nil
+		park(c)
 	}
 	for _, c := range idle {
-		c.stop()
+		c.h = nil
+		park(c)
 	}
 	h.env = nil
 }
