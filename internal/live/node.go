@@ -456,7 +456,7 @@ func (d *driver) send(e sim.Effect) {
 		return
 	}
 	if c.pg != nil {
-		req, ok := e.Body.(db.Request)
+		req, ok := db.RequestOf(e.Body)
 		if !ok {
 			return
 		}

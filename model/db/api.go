@@ -365,6 +365,35 @@ type Response struct {
 // ReplyKey names the request a response answers (sim.Keyed).
 func (r Response) ReplyKey() uint64 { return r.ID }
 
+// RequestOf returns a message body's request: the database's clients send
+// a *Request (a pointer is boxed without an allocation), a Request works
+// as well.
+func RequestOf(body any) (Request, bool) {
+	switch b := body.(type) {
+	case *Request:
+		if b != nil {
+			return *b, true
+		}
+	case Request:
+		return b, true
+	}
+	return Request{}, false
+}
+
+// ResponseOf returns a message body's response: the database node sends a
+// *Response, a live run's driver a Response.
+func ResponseOf(body any) (Response, bool) {
+	switch b := body.(type) {
+	case *Response:
+		if b != nil {
+			return *b, true
+		}
+	case Response:
+		return b, true
+	}
+	return Response{}, false
+}
+
 // Err returns the error of the last result, or nil.
 func (r Response) Err() *Error {
 	if len(r.Results) == 0 {

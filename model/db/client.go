@@ -102,7 +102,7 @@ func (c *Client) Close(env *sim.Env) []Done {
 func (c *Client) Handle(in sim.Input) (done []Done, handled bool) {
 	switch in.Kind {
 	case sim.Deliver:
-		resp, ok := in.Msg.Body.(Response)
+		resp, ok := ResponseOf(in.Msg.Body)
 		if !ok || c.Conn == 0 || in.Msg.Conn != c.Conn {
 			return nil, false
 		}

@@ -36,6 +36,10 @@ type Conn struct {
 	conn    network.ConnID
 	next    uint64
 	spare   [][]Stmt // statement buffers of answered requests, for the next ones
+	// reqs hands out the requests sent: a pointer in a message body is
+	// not allocated again when boxed. Shared by copies of the Conn, so
+	// that no two requests share memory.
+	reqs *slab[Request]
 }
 
 // buffer returns an empty statement buffer of at least n places.
@@ -299,7 +303,12 @@ func (c *Conn) roundTrip(p *sim.Proc, stmts []Stmt, atomic bool) ([]Result, erro
 	if sim.Armed(p) || (c.Timeout > 0 && sim.RecordsTimers(p)) {
 		label = Label(stmts) // only built when a fault or the trace can show it
 	}
-	m, err := p.Call(conn, Request{ID: id, Stmts: stmts, Atomic: atomic}, c.Timeout, label, id)
+	if c.reqs == nil {
+		c.reqs = &slab[Request]{}
+	}
+	req := c.reqs.new()
+	*req = Request{ID: id, Stmts: stmts, Atomic: atomic}
+	m, err := p.Call(conn, req, c.Timeout, label, id)
 	if err != nil {
 		why := "connection to the database broke: the outcome is unknown"
 		if errors.Is(err, sim.ErrTimeout) {
@@ -310,7 +319,7 @@ func (c *Conn) roundTrip(p *sim.Proc, stmts []Stmt, atomic bool) ([]Result, erro
 		}
 		return nil, &Error{Code: CodeConnectionFailure, Msg: why}
 	}
-	resp := m.Body.(Response)
+	resp, _ := ResponseOf(m.Body)
 	if e := resp.Err(); e != nil {
 		return resp.Results, e
 	}

@@ -36,8 +36,11 @@
 // # Who drives it
 //
 // The kernel (package sim) steps the Node: a Start rebuilds it from its disk,
-// a Deliver carries a Request on a connection, a ConnBroken ends a session,
-// a Timer is a lock_timeout or deadlock_timeout. Client nodes written as
+// a Deliver carries a Request on a connection (a *Request from the
+// simulated clients, whose pointer boxes without an allocation; a value
+// works as well: RequestOf), a ConnBroken ends a session, a Timer is a
+// lock_timeout or deadlock_timeout. The node answers with a *Response
+// (ResponseOf reads either). Client nodes written as
 // processes (arbiter, workers, outbox nodes, 2PC coordinator) use the
 // blocking client Conn (conn.go): a call yields until its answer arrives.
 //

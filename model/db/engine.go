@@ -150,6 +150,27 @@ type table struct {
 	kbuf      []byte   // scratch for index keys
 	sorted    []*chain // scratch for lookup
 	insert    *plan    // the plan of every INSERT into the table
+	// The table's chains, versions and index lists, and their first
+	// one-element lists, come from slabs.
+	chainMem  slab[chain]
+	verMem    slab[version]
+	ilistMem  slab[ilist]
+	chainPtrs ptrs[chain]
+	verPtrs   ptrs[version]
+}
+
+// newVersion returns a version of the table's.
+func (t *table) newVersion(data []Value, xmin *txn, cmin uint32) *version {
+	v := t.verMem.new()
+	v.data, v.xmin, v.cmin = data, xmin, cmin
+	return v
+}
+
+// newIlist returns an index list holding c.
+func (t *table) newIlist(c *chain) *ilist {
+	l := t.ilistMem.new()
+	l.chains = t.chainPtrs.one(c)
+	return l
 }
 
 // ilist is the chains an index key leads to. For a unique index, in the
@@ -228,7 +249,8 @@ func (t *table) isPK(col int) bool {
 // newChain adds a row with its first version.
 func (t *table) newChain(v *version) *chain {
 	t.nextChain++
-	c := &chain{id: t.nextChain, tbl: t, vers: []*version{v}}
+	c := t.chainMem.new()
+	c.id, c.tbl, c.vers = t.nextChain, t, t.verPtrs.one(v)
 	t.chains = append(t.chains, c)
 	t.index(c, v.data)
 	return c
@@ -250,7 +272,7 @@ func (t *table) index(c *chain, data []Value) {
 		}
 		l := t.idx[i][string(t.kbuf)]
 		if l == nil {
-			t.idx[i][string(t.kbuf)] = &ilist{chains: []*chain{c}}
+			t.idx[i][string(t.kbuf)] = t.newIlist(c)
 			continue
 		}
 		found := false
@@ -272,7 +294,7 @@ func (t *table) index(c *chain, data []Value) {
 		}
 		l := ix.m[string(t.kbuf)]
 		if l == nil {
-			ix.m[string(t.kbuf)] = &ilist{chains: []*chain{c}}
+			ix.m[string(t.kbuf)] = t.newIlist(c)
 			continue
 		}
 		// Keep heap (chain id) order: most often c is the newest chain.

@@ -55,7 +55,7 @@ type written struct {
 // changes an indexed key): when the statement then fails, its transaction
 // aborts and the version is dead, for VACUUM to remove.
 func (o *op) failWritten(me *txn, c *chain, data []Value) {
-	v := &version{data: data, xmin: me, cmin: me.cid}
+	v := o.p.t.newVersion(data, me, me.cid)
 	if c == nil {
 		o.p.t.newChain(v)
 	} else {
@@ -629,7 +629,7 @@ func (n *Node) advance(me *txn, o *op) (wait *txn, err *Error) {
 			}
 			o.written = nil
 			target.xmax, target.cmax = me, me.cid
-			nv := &version{data: data, xmin: me, cmin: me.cid}
+			nv := t.newVersion(data, me, me.cid)
 			t.addVersion(c, nv)
 			o.res.Affected++
 			if o.st.Returning {
@@ -665,7 +665,7 @@ func (n *Node) advanceInsert(me *txn, o *op) (*txn, *Error) {
 		}
 		return waitFor, nil
 	}
-	nv := &version{data: o.ins, xmin: me, cmin: me.cid}
+	nv := t.newVersion(o.ins, me, me.cid)
 	c := t.newChain(nv)
 	lockRow(c, me)
 	o.res.Affected = 1

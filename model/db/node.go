@@ -44,6 +44,9 @@ type Node struct {
 	nextHxid uint64 // the last hxid given (see txn.hxid)
 	csn      uint64
 	active   []*txn // running and prepared transactions, by xid
+	txnMem   slab[txn]
+	respMem  slab[Response]
+	resMem   []Result // results' arrays, carved (see results)
 	prepared map[string]*txn
 	sessions map[network.ConnID]*session
 	advisory map[int64]*session
@@ -205,7 +208,7 @@ func (n *Node) Step(env *sim.Env, in sim.Input) {
 			env.Note("db", fmt.Sprintf("recovered: %d commits, %d prepared", len(n.log), len(n.prepared)), nil)
 		}
 	case sim.Deliver:
-		req, ok := in.Msg.Body.(Request)
+		req, ok := RequestOf(in.Msg.Body)
 		if !ok || in.Msg.Conn == 0 {
 			if env.Recording() {
 				env.Note("db", fmt.Sprintf("ignored message %v (requests travel on connections)", in.Msg.Body), nil)
@@ -265,7 +268,7 @@ func (n *Node) run(s *session) {
 			copy(s.queue, s.queue[1:])
 			s.queue[len(s.queue)-1] = Request{}
 			s.queue = s.queue[:len(s.queue)-1]
-			s.execBuf = execution{req: req, results: make([]Result, 0, len(req.Stmts))}
+			s.execBuf = execution{req: req, results: n.results(len(req.Stmts))}
 			s.cur = &s.execBuf
 			if req.Atomic {
 				if s.tx != nil || s.failed {
@@ -310,7 +313,9 @@ func (n *Node) run(s *session) {
 			s.failed = false
 		}
 		s.cur = nil
-		n.env.SendConn(s.conn, Response{ID: e.req.ID, Results: e.results})
+		resp := n.respMem.new()
+		*resp = Response{ID: e.req.ID, Results: e.results}
+		n.env.SendConn(s.conn, resp)
 		s.execBuf = execution{} // keeps no reference to the answered request
 		if len(s.queue) > 0 && len(n.ready) > 0 {
 			// Sessions whose waits this request ended (a lock it released)
@@ -326,10 +331,26 @@ func (n *Node) run(s *session) {
 	}
 }
 
+// results returns an empty results list of capacity n, carved from a
+// chunk (capacity-limited: an append past n reallocates, never writes into
+// another request's results).
+func (n *Node) results(k int) []Result {
+	if k > slabChunk {
+		return make([]Result, 0, k)
+	}
+	if len(n.resMem) < k {
+		n.resMem = make([]Result, 2*slabChunk)
+	}
+	out := n.resMem[:0:k]
+	n.resMem = n.resMem[k:]
+	return out
+}
+
 // begin starts a transaction; now() is the database clock at this moment.
 func (n *Node) begin(s *session) *txn {
 	n.nextXid++
-	t := &txn{xid: n.nextXid, start: n.env.Now(), status: running, sess: s}
+	t := n.txnMem.new()
+	t.xid, t.start, t.status, t.sess = n.nextXid, n.env.Now(), running, s
 	n.active = append(n.active, t)
 	return t
 }

@@ -448,15 +448,23 @@ func (a *Arbiter) remove(w *waitClaim) {
 // next picks the next waiting claim: home machines first, round-robin among
 // them; then the others in arrival order.
 func (a *Arbiter) next() *waitClaim {
-	var homes []*waitClaim
+	homes := 0
 	for _, w := range a.waiting {
 		if w.home && !w.busy {
-			homes = append(homes, w)
+			homes++
 		}
 	}
-	if len(homes) > 0 {
+	if homes > 0 {
 		a.rr++
-		return homes[a.rr%len(homes)]
+		k := a.rr % homes
+		for _, w := range a.waiting {
+			if w.home && !w.busy {
+				if k == 0 {
+					return w
+				}
+				k--
+			}
+		}
 	}
 	for _, w := range a.waiting {
 		if !w.busy {
