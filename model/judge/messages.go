@@ -1,7 +1,7 @@
 package judge
 
 import (
-	"fmt"
+	"strconv"
 
 	"github.com/fencesim/fencesim/clock"
 )
@@ -55,20 +55,51 @@ type Request struct {
 	Verdict   string // submit
 }
 
-func (r Request) String() string {
-	worker := r.Worker
-	if r.Proc != "" {
-		worker += " proc=" + r.Proc
+func (r Request) String() string { return string(r.AppendString(make([]byte, 0, 96))) }
+
+// AppendString appends the request's String to b (traces.StringAppender:
+// a trace renders every message, without fmt).
+func (r Request) AppendString(b []byte) []byte {
+	worker := func(b []byte) []byte {
+		b = append(b, " worker="...)
+		b = append(b, r.Worker...)
+		if r.Proc != "" {
+			b = append(b, " proc="...)
+			b = append(b, r.Proc...)
+		}
+		return b
+	}
+	no := func(b []byte, path string) []byte {
+		b = append(b, path...)
+		b = append(b, " no="...)
+		return strconv.AppendUint(b, r.No, 10)
 	}
 	switch r.Op {
 	case OpClaim:
-		return fmt.Sprintf("POST /claim no=%d worker=%s request_id=%s", r.No, worker, r.RequestID)
+		b = worker(no(b, "POST /claim"))
+		b = append(b, " request_id="...)
+		return append(b, r.RequestID...)
 	case OpHeartbeat:
-		return fmt.Sprintf("POST /heartbeat no=%d worker=%s sub=%d token=%s", r.No, worker, r.Sub, r.Token)
+		b = worker(no(b, "POST /heartbeat"))
+		return appendSubToken(b, r.Sub, r.Token)
 	case OpSubmit:
-		return fmt.Sprintf("POST /submit no=%d worker=%s sub=%d token=%s gen=%d verdict=%s", r.No, worker, r.Sub, r.Token, r.Gen, r.Verdict)
+		b = worker(no(b, "POST /submit"))
+		b = appendSubToken(b, r.Sub, r.Token)
+		b = append(b, " gen="...)
+		b = strconv.AppendInt(b, r.Gen, 10)
+		b = append(b, " verdict="...)
+		return append(b, r.Verdict...)
 	}
-	return fmt.Sprintf("GET /%s no=%d", r.Op, r.No)
+	b = append(b, "GET /"...)
+	return no(b, string(r.Op))
+}
+
+// appendSubToken appends " sub=S token=T".
+func appendSubToken(b []byte, sub int64, token string) []byte {
+	b = append(b, " sub="...)
+	b = strconv.AppendInt(b, sub, 10)
+	b = append(b, " token="...)
+	return append(b, token...)
 }
 
 // Lease is what a successful claim returns.
@@ -105,23 +136,45 @@ type Reply struct {
 // ReplyKey names the request a reply answers (sim.Keyed): its number.
 func (r Reply) ReplyKey() uint64 { return r.No }
 
-func (r Reply) String() string {
-	s := fmt.Sprintf("%d %s no=%d", r.Code, r.Op, r.No)
+func (r Reply) String() string { return string(r.AppendString(make([]byte, 0, 96))) }
+
+// AppendString appends the reply's String to b (as Request's).
+func (r Reply) AppendString(b []byte) []byte {
+	b = strconv.AppendInt(b, int64(r.Code), 10)
+	b = append(b, ' ')
+	b = append(b, r.Op...)
+	b = append(b, " no="...)
+	b = strconv.AppendUint(b, r.No, 10)
 	switch {
 	case r.Op == OpClaim && r.Code == Code200:
-		s += " request_id=" + r.RequestID
+		b = append(b, " request_id="...)
+		b = append(b, r.RequestID...)
 		for _, l := range r.Leases {
-			s += fmt.Sprintf(" sub=%d token=%s gen=%d", l.Sub, l.Token, l.Gen)
+			b = appendSubToken(b, l.Sub, l.Token)
+			b = append(b, " gen="...)
+			b = strconv.AppendInt(b, l.Gen, 10)
 		}
 	case r.Op == OpClaim:
-		s += " request_id=" + r.RequestID
+		b = append(b, " request_id="...)
+		b = append(b, r.RequestID...)
 	case r.Op == OpHeartbeat || r.Op == OpSubmit:
-		s += fmt.Sprintf(" sub=%d token=%s", r.Sub, r.Token)
+		b = appendSubToken(b, r.Sub, r.Token)
 	case r.Op == OpProbe:
-		s += fmt.Sprintf(" leader=%v waiting=%d claimable=%v last_round=%s last_pair=%s", r.Probe.Leader, r.Probe.Waiting, r.Probe.Claimable, r.Probe.LastRound, r.Probe.LastPair)
+		b = append(b, " leader="...)
+		b = strconv.AppendBool(b, r.Probe.Leader)
+		b = append(b, " waiting="...)
+		b = strconv.AppendInt(b, int64(r.Probe.Waiting), 10)
+		b = append(b, " claimable="...)
+		b = strconv.AppendBool(b, r.Probe.Claimable)
+		b = append(b, " last_round="...)
+		b = r.Probe.LastRound.Append(b)
+		b = append(b, " last_pair="...)
+		b = r.Probe.LastPair.Append(b)
 	}
 	if r.Why != "" {
-		s += " (" + r.Why + ")"
+		b = append(b, " ("...)
+		b = append(b, r.Why...)
+		b = append(b, ')')
 	}
-	return s
+	return b
 }
