@@ -61,6 +61,7 @@ func TestPooledCoroutinesChangeNoRun(t *testing.T) {
 	require.NotEmpty(t, coros.parked, "the closed world parked its coroutines")
 	for _, c := range coros.parked {
 		assert.True(t, c.h == nil && c.p == nil && c.fn == nil && !c.busy, "a parked coroutine holds no host, process or function")
+		assert.False(t, c.ended, "a parked coroutine has not ended")
 	}
 	pooled := crashingWorld(t)
 	assert.Equal(t, fresh, pooled, "the same run on pooled coroutines")
@@ -101,4 +102,59 @@ func TestAbandonNeverStartsAProcess(t *testing.T) {
 	assert.False(t, ran, "the spawned process never ran")
 	crashingWorld(t) // its coroutine serves another world
 	assert.False(t, ran)
+}
+
+// TestPanickedCoroutineIsNotParked: a process's real panic (a model's bug)
+// ends its coroutine and leaves the world; closing that world afterwards
+// must not park the ended coroutine, or the next world's process on it
+// would never run.
+func TestPanickedCoroutineIsNotParked(t *testing.T) {
+	drainPool()
+	func() {
+		w := New(Config{Entropy: NewPCG(1), Limits: Limits{MaxTime: clock.Time(time.Minute)}})
+		w.Add("n", func(string, *Disk) Node {
+			return Program(func(p *Proc) {
+				p.Sleep(time.Second, "before the bug")
+				panic("a model's bug")
+			})
+		})
+		defer w.Close()
+		assert.PanicsWithValue(t, "a model's bug", func() { _ = w.Run() })
+	}()
+	for _, c := range coros.parked {
+		assert.False(t, c.ended, "no ended coroutine in the pool")
+	}
+	ran := false
+	w := New(Config{Entropy: NewPCG(1), Limits: Limits{MaxTime: clock.Time(time.Second)}})
+	w.Add("n", func(string, *Disk) Node { return Program(func(*Proc) { ran = true }) })
+	require.NoError(t, w.Run())
+	w.Close()
+	assert.True(t, ran, "the next world's process runs")
+}
+
+// TestSpawnWhileUnwindingIsParked: a deferred call that spawns while its
+// process unwinds at Close leaves no process, and no coroutine, behind.
+func TestSpawnWhileUnwindingIsParked(t *testing.T) {
+	drainPool()
+	before := runtime.NumGoroutine()
+	var h *host
+	lateRan := false
+	w := New(Config{Entropy: NewPCG(1), Limits: Limits{MaxTime: clock.Time(time.Second)}})
+	w.Add("n", func(string, *Disk) Node {
+		n := Program(func(p *Proc) {
+			defer p.Go("late", func(*Proc) { lateRan = true })
+			var q Queue[int]
+			_, _ = q.Get(p, 0, "forever")
+		})
+		h = n.(*host)
+		return n
+	})
+	require.NoError(t, w.Run())
+	w.Close()
+	assert.Empty(t, h.procs, "the process spawned while unwinding was parked too")
+	assert.Empty(t, h.idle)
+	assert.False(t, lateRan, "and never ran")
+	drainPool()
+	runtime.GC()
+	assert.LessOrEqual(t, runtime.NumGoroutine(), before+2, "no coroutine left behind")
 }

@@ -103,6 +103,7 @@ type coro struct {
 	p     *Proc
 	fn    func(p *Proc)
 	busy  bool // inside a process's function (it has run and not returned)
+	ended bool // its loop returned (stopped, or a process's real panic): never parked again
 }
 
 // run runs one process's function; it reports false when the process was
@@ -124,6 +125,7 @@ func (c *coro) run() (ok bool) {
 // between them on its node's idle list or, once its node is done with it,
 // in the pool.
 func (c *coro) loop(yield func(struct{}) bool) {
+	defer func() { c.ended = true }()
 	c.yield = yield
 	for {
 		c.busy = true
@@ -151,7 +153,11 @@ func (c *coro) loop(yield func(struct{}) bool) {
 // it holds nothing of the world it last ran in (no host, process or
 // function), only its goroutine's stack, which a new one would grow again
 // call by call. What a world computes does not depend on which coroutine
-// runs its processes, so the pool changes no run's outcome.
+// runs its processes, so the pool changes no run's outcome. A coroutine
+// keeps what its first creator's goroutine gave it (pprof labels); a
+// goroutine that drives worlds must not lock its OS thread
+// (runtime.LockOSThread), since a pooled coroutine may move between
+// goroutines.
 var coros coroPool
 
 // maxParked bounds the pool: coroutines beyond it end.
@@ -176,8 +182,12 @@ func (cp *coroPool) get() *coro {
 }
 
 // park puts c, suspended at its loop's yield or not started, and done
-// with its world, in the pool; when the pool is full, it ends.
+// with its world, in the pool; when the pool is full, it ends. An ended
+// coroutine (a process's panic went through it) is dropped.
 func park(c *coro) {
+	if c.ended {
+		return
+	}
 	coros.mu.Lock()
 	full := len(coros.parked) >= maxParked
 	if !full {
@@ -377,21 +387,25 @@ func (h *host) abandon() {
 	h.crashed = true
 	h.ready = nil
 	h.env = discardEnv()
-	procs, idle := h.procs, h.idle
-	h.procs, h.idle = nil, nil
 	// A process inside its function is resumed to unwind (it finds its
-	// node dead at its yield); one not started yet never runs.
-	for _, p := range procs {
-		c := p.co
-		if c.busy {
-			c.next()
+	// node dead at its yield); one not started yet never runs. Code that
+	// runs while a process unwinds (its deferred calls) may spawn: the
+	// processes it adds are parked in turn.
+	for len(h.procs) > 0 || len(h.idle) > 0 {
+		procs, idle := h.procs, h.idle
+		h.procs, h.idle = nil, nil
+		for _, p := range procs {
+			c := p.co
+			if c.busy && !c.ended {
+				c.next()
+			}
+			c.h, c.p, c.fn = nil, nil, nil
+			park(c)
 		}
-		c.h, c.p, c.fn = nil, nil, nil
-		park(c)
-	}
-	for _, c := range idle {
-		c.h = nil
-		park(c)
+		for _, c := range idle {
+			c.h = nil
+			park(c)
+		}
 	}
 	h.env = nil
 }
