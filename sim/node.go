@@ -96,6 +96,7 @@ type Env struct {
 	rnd       Rand
 	disk      *Disk
 	recording bool
+	checking  bool // the record is the checkers' alone (a Filter): see ForCheckers
 	effects   []Effect
 	nextTimer *TimerID
 	back      backend // the world the node is stepped in, chosen when the Env is made
@@ -182,6 +183,13 @@ func (e *Env) Effects() []Effect { return e.effects }
 // Recording reports whether notes are recorded; callers can skip building
 // expensive note texts when it is false.
 func (e *Env) Recording() bool { return e.recording }
+
+// ForCheckers reports whether the run records through a Filter: its record
+// is read by the checkers and nothing else (explore's checked runs; a trace
+// file, a hash, a report and a replay come from full runs, which record
+// every event unfiltered). A note whose text and parts no checker reads
+// may leave them out there (model/db's statement notes: their SQL).
+func (e *Env) ForCheckers() bool { return e.checking }
 
 // Records reports whether notes of a kind are recorded (the run's filter
 // may refuse some kinds even while recording).

@@ -283,7 +283,8 @@ func (w *World) stepNode(idx int32, in *Input) {
 	env := &w.env
 	*env = Env{
 		self: s.addr, now: s.clock.Wall(w.now), mono: s.clock.Mono(w.now), rnd: s.rnd, disk: s.disk,
-		recording: w.rec != nil, effects: env.effects[:0], nextTimer: &s.nextTimer, back: &s.back,
+		recording: w.rec != nil, checking: w.rec != nil && w.filter != nil,
+		effects: env.effects[:0], nextTimer: &s.nextTimer, back: &s.back,
 	}
 	if w.rec != nil && in.Kind != Deliver {
 		w.recordInput(s, in)

@@ -172,7 +172,10 @@ func ParseFaults(s string) (Faults, error) {
 // Options change how a run is played.
 type Options struct {
 	// Full records every event (for artifacts and replay); otherwise a
-	// system may record only what its checker reads.
+	// system may record only what its checker reads: some kinds, and of
+	// model/db's statement notes neither text nor SQL (sim.Env.ForCheckers;
+	// contracttest.FastIsFull holds the rest of each event to the full
+	// record's).
 	Full bool
 	// Schedule, when Given, is played as the run's fault schedule instead
 	// of the one drawn from the seed (the workload and every other stream

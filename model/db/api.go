@@ -368,30 +368,24 @@ func (r Response) ReplyKey() uint64 { return r.ID }
 // RequestOf returns a message body's request: the database's clients send
 // a *Request (a pointer is boxed without an allocation), a Request works
 // as well.
-func RequestOf(body any) (Request, bool) {
-	switch b := body.(type) {
-	case *Request:
-		if b != nil {
-			return *b, true
-		}
-	case Request:
-		return b, true
-	}
-	return Request{}, false
-}
+func RequestOf(body any) (Request, bool) { return bodyOf[Request](body) }
 
 // ResponseOf returns a message body's response: the database node sends a
 // *Response, a live run's driver a Response.
-func ResponseOf(body any) (Response, bool) {
+func ResponseOf(body any) (Response, bool) { return bodyOf[Response](body) }
+
+// bodyOf returns a body of type T, sent as a T or a non-nil *T.
+func bodyOf[T any](body any) (T, bool) {
 	switch b := body.(type) {
-	case *Response:
+	case *T:
 		if b != nil {
 			return *b, true
 		}
-	case Response:
+	case T:
 		return b, true
 	}
-	return Response{}, false
+	var zero T
+	return zero, false
 }
 
 // Err returns the error of the last result, or nil.

@@ -638,20 +638,27 @@ func (n *Node) noteStmt(s *session, st *Stmt, res *Result) {
 		n.env.Skip("db")
 		return
 	}
+	d := stmtNote{Conn: uint64(s.conn), Tx: s.stmtXid, Tag: res.Tag, Notice: res.Notice, Affected: res.Affected, Rows: res.Rows}
+	if res.Err != nil {
+		d.Err, d.Msg = res.Err.Code, res.Err.Msg
+	}
+	if n.env.ForCheckers() {
+		// The checkers read a statement's outcome, never its SQL or the
+		// note's text (checker/twopc's Statement: the lock timeouts):
+		// neither is rendered for a record that is theirs alone.
+		n.env.Note("db", "", d)
+		return
+	}
 	// "c<conn> <sql> => <result>", built in one buffer
 	b := append(n.text[:0], 'c')
 	b = strconv.AppendUint(b, uint64(s.conn), 10)
 	b = append(b, ' ')
 	at := len(b)
 	b = st.AppendSQL(b)
-	sql := string(b[at:])
+	d.SQL = string(b[at:])
 	b = append(b, " => "...)
 	b = res.appendString(b)
 	n.text = b
-	d := stmtNote{Conn: uint64(s.conn), Tx: s.stmtXid, SQL: sql, Tag: res.Tag, Notice: res.Notice, Affected: res.Affected, Rows: res.Rows}
-	if res.Err != nil {
-		d.Err, d.Msg = res.Err.Code, res.Err.Msg
-	}
 	n.env.Note("db", string(b), d)
 }
 
