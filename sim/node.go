@@ -86,6 +86,9 @@ type Effect struct {
 	Note    string // EffNote: the kind of trace event ("note" if empty)
 	Text    string
 	Data    any
+	// TextOfValue (EffNote): the text is Data's String, not rendered (a
+	// Proc.Note in a record that is the checkers' alone: ForCheckers).
+	TextOfValue bool
 }
 
 // Env is a node's window on the world during one Step. The kernel builds one
@@ -188,7 +191,8 @@ func (e *Env) Recording() bool { return e.recording }
 // is read by the checkers and nothing else (explore's checked runs; a trace
 // file, a hash, a report and a replay come from full runs, which record
 // every event unfiltered). A note whose text and parts no checker reads
-// may leave them out there (model/db's statement notes: their SQL).
+// may leave them out there (model/db's statement notes: their SQL), and a
+// Proc.Note's text is left for whoever asks (traces.Event.TextOfValue).
 func (e *Env) ForCheckers() bool { return e.checking }
 
 // Records reports whether notes of a kind are recorded (the run's filter

@@ -130,11 +130,19 @@ type Note interface {
 // data is n itself. It is guarded by the kernel (Env.noting): a note of a
 // kind the run does not record costs a field test, or a look-up of its kind
 // under a Filter, and its text is never built; a refused note still takes
-// its event number. A caller needs no guard of its own.
+// its event number. In a record that is the checkers' alone (ForCheckers)
+// its text is left for whoever reads it (traces.Event.TextOfValue: Desc
+// renders it). A caller needs no guard of its own.
 func (p *Proc) Note(n Note) {
 	e := p.h.env
 	kind := n.Kind()
-	if e.noting(kind) {
+	switch {
+	case !e.noting(kind):
+	case e.checking:
+		// The checkers read the value: its text is rendered only if
+		// someone asks (traces.Event.TextOfValue).
+		e.effects = append(e.effects, Effect{Kind: EffNote, Note: kind, Data: n, TextOfValue: true})
+	default:
 		e.note(kind, n.String(), n)
 	}
 }

@@ -268,7 +268,8 @@ func TestReusedProcessIgnoresItsPredecessorsWaits(t *testing.T) {
 // TestNoteIsItsOwnGuard: Proc.Note needs no guard at its call site. Without
 // a recorder nothing is recorded; a kind the Filter refuses is left out but
 // keeps its event number, so the events after it are numbered as in the
-// full record of the same run.
+// full record of the same run; and a kept note's text is built only when
+// read (Desc), its event the full record's all the same.
 func TestNoteIsItsOwnGuard(t *testing.T) {
 	rendered := 0
 	noter := func(string, *sim.Disk) sim.Node {
@@ -299,7 +300,14 @@ func TestNoteIsItsOwnGuard(t *testing.T) {
 	assert.Zero(t, rendered, "no note's text is built when nothing records")
 	full, filtered := &traces.Memory{}, &traces.Memory{}
 	run(full, nil)
+	built := rendered
 	run(filtered, func(kind string) bool { return kind != "refused" })
+	assert.Equal(t, built, rendered, "a record that is the checkers' alone (a Filter) builds no note's text")
+	for _, e := range filtered.Events {
+		if e.Kind == "kept" {
+			assert.True(t, e.TextOfValue && e.Text == "", "#%d: its text is left to its value", e.Seq)
+		}
+	}
 	assert.Len(t, lines(full, ""), len(lines(full, "refused"))+3, "the full record has the three refused notes")
 	assert.Equal(t, lines(full, "refused"), lines(filtered, ""),
 		"the filtered record is the full one without the refused notes, numbered the same")

@@ -16,7 +16,7 @@ import (
 
 // Recorder sees every event of a run. It must not keep the pointer (the
 // event may be copied). An event may have lazy parts (traces.Event.Msg,
-// Value): read it with Desc and DataJSON, or Fill a copy.
+// Value, TextOfValue): read it with Desc and DataJSON, or Fill a copy.
 type Recorder interface {
 	Record(e *traces.Event)
 }
@@ -122,15 +122,22 @@ func (w *World) wantsNote(kind string) bool {
 	if w.filter == nil {
 		return true
 	}
-	ok, seen := w.notes[kind]
-	if !seen {
-		ok = w.filter(kind)
-		if w.notes == nil {
-			w.notes = map[string]bool{}
+	// A run notes a handful of kinds, most often the same few: a list
+	// searched in order costs less than hashing the kind into a map.
+	for i := range w.notes {
+		if w.notes[i].kind == kind {
+			return w.notes[i].ok
 		}
-		w.notes[kind] = ok
 	}
+	ok := w.filter(kind)
+	w.notes = append(w.notes, noteKind{kind, ok})
 	return ok
+}
+
+// noteKind is the filter's answer for a kind of note (World.wantsNote).
+type noteKind struct {
+	kind string
+	ok   bool
 }
 
 // wants reports whether a kernel event of kind k is recorded. An event the
@@ -244,12 +251,16 @@ func plainType(t reflect.Type, depth int) bool {
 // note records a note of any kind. Typed data is kept as the event's Value
 // and encoded only when the trace is written, hashed, or its Data is read
 // (traces.Event.DataJSON); JSON is kept as is.
-func (w *World) note(node, kind, text string, data any) {
+func (w *World) note(node, kind, text string, data any) { w.noteOf(node, kind, text, data, false) }
+
+// noteOf records a note; lazy says its text is data's String, left for
+// whoever reads it (traces.Event.TextOfValue).
+func (w *World) noteOf(node, kind, text string, data any, lazy bool) {
 	if !w.wantsNote(kind) {
 		w.skipNote()
 		return
 	}
-	ev := traces.Event{Node: node, Kind: kind, Text: text}
+	ev := traces.Event{Node: node, Kind: kind, Text: text, TextOfValue: lazy}
 	switch d := data.(type) {
 	case nil:
 	case json.RawMessage:

@@ -40,13 +40,13 @@ type World struct {
 	immediate bool       // rec is an ImmediateRecorder: messages recorded with their bodies, unrendered
 	hdr       traces.Msg // the message a HeaderRecorder (its header) or an ImmediateRecorder is handed
 	filter    func(kind string) bool
-	want      kindSet         // the kernel's kinds that are recorded (none without a recorder)
-	notes     map[string]bool // the filter's answers for note kinds, asked once per kind
-	text      []byte          // a buffer for rendering texts
-	ev        traces.Event    // the event being recorded
-	recSeq    uint64          // the last event's number: refused events (Filter) take theirs too
-	recAt     clock.Time      // the time of event recSeq
-	side      []payload       // the side table of queued events
+	want      kindSet      // the kernel's kinds that are recorded (none without a recorder)
+	notes     []noteKind   // the filter's answers for note kinds, asked once per kind
+	text      []byte       // a buffer for rendering texts
+	ev        traces.Event // the event being recorded
+	recSeq    uint64       // the last event's number: refused events (Filter) take theirs too
+	recAt     clock.Time   // the time of event recSeq
+	side      []payload    // the side table of queued events
 	freeSide  []uint32
 	held      int          // inputs held for paused nodes
 	msgs      []traces.Msg // a slab the message events' texts are rendered from
@@ -390,7 +390,7 @@ func (w *World) apply(idx int32, e *Effect) {
 		if kind == "" {
 			kind = "note"
 		}
-		w.note(s.name, kind, e.Text, e.Data)
+		w.noteOf(s.name, kind, e.Text, e.Data, e.TextOfValue)
 	}
 }
 

@@ -11,8 +11,10 @@
 // checkers and the command line read them.
 //
 // An event from the kernel may be lazy: a message's text is kept as its
-// pieces (Event.Msg) and a note's data as the model's typed value
-// (Event.Value), rendered only when someone reads them (Desc, DataJSON),
+// pieces (Event.Msg), a note's data as the model's typed value
+// (Event.Value), and, in a record that is the checkers' alone, a note's text
+// as that value's String (Event.TextOfValue), rendered only when someone
+// reads them (Desc, DataJSON),
 // writes or hashes the event, or fills it (Fill). The line written and the
 // hash are byte for byte those of the rendered event.
 //

@@ -59,6 +59,11 @@ type Event struct {
 	// the event: Text is empty while Msg is set. Like Value it is never
 	// written; the line written is the one with the rendered text.
 	Msg *Msg `json:"-"`
+	// TextOfValue says the text is Value's own (a note's String), left
+	// unrendered: Text is empty and Desc renders it. The kernel leaves a
+	// note so in a record that is the checkers' alone (sim.Env.ForCheckers),
+	// whose checkers read values. Like Msg it is never written.
+	TextOfValue bool `json:"-"`
 }
 
 // Msg is what the text of a message event is rendered from.
@@ -97,6 +102,15 @@ type StringAppender interface {
 	AppendString(b []byte) []byte
 }
 
+// appendString appends v's String (a StringAppender's own appending): the
+// text of a note whose text is its value's (Event.TextOfValue).
+func appendString(b []byte, v any) []byte {
+	if a, ok := v.(StringAppender); ok {
+		return a.AppendString(b)
+	}
+	return append(b, v.(fmt.Stringer).String()...)
+}
+
 // AppendValue appends fmt's %v of v to b, without fmt for the common cases
 // that fmt renders the same way (nil, a string, a Stringer that is neither
 // an error nor a Formatter nor a nil pointer; a StringAppender's own
@@ -121,12 +135,30 @@ func AppendValue(b []byte, v any) []byte {
 }
 
 // Desc returns the event's canonical text: Text, or the text rendered from
-// Msg when the kernel left it for later.
+// Msg or Value (TextOfValue) when the kernel left it for later.
 func (e Event) Desc() string {
-	if e.Msg != nil && e.Text == "" {
-		return e.Msg.Text()
+	if e.Text == "" {
+		switch {
+		case e.Msg != nil:
+			return e.Msg.Text()
+		case e.TextOfValue:
+			return string(appendString(nil, e.Value))
+		}
 	}
 	return e.Text
+}
+
+// appendDesc appends the event's canonical text (Desc) to b.
+func (e *Event) appendDesc(b []byte) []byte {
+	if e.Text == "" {
+		switch {
+		case e.Msg != nil:
+			return e.Msg.AppendText(b)
+		case e.TextOfValue:
+			return appendString(b, e.Value)
+		}
+	}
+	return append(b, e.Text...)
 }
 
 // DataJSON returns the event's structured data as JSON: Data, or Value
@@ -156,20 +188,18 @@ func (e *Event) encodeError(err error) string {
 func (e Event) HasData() bool { return len(e.Data) > 0 || e.Value != nil }
 
 // Lazy reports whether the event still has a part to render (its text from
-// Msg, its data from Value).
+// Msg or Value, its data from Value).
 func (e *Event) Lazy() bool {
-	return (e.Msg != nil && e.Text == "") || (e.Value != nil && len(e.Data) == 0)
+	return ((e.Msg != nil || e.TextOfValue) && e.Text == "") || (e.Value != nil && len(e.Data) == 0)
 }
 
 // Fill renders the lazy parts of an event in place: Text from Msg (Msg is
 // then dropped) and Data from Value (Value is kept). What the event reads,
 // writes and hashes as does not change.
 func (e *Event) Fill() {
-	if e.Msg != nil {
-		if e.Text == "" {
-			e.Text = e.Msg.Text()
-		}
-		e.Msg = nil
+	if e.Msg != nil || e.TextOfValue {
+		e.Text = e.Desc()
+		e.Msg, e.TextOfValue = nil, false
 	}
 	if e.Value != nil && len(e.Data) == 0 {
 		e.Data = e.DataJSON()
@@ -265,10 +295,12 @@ func (x *encoder) line(e *Event) ([]byte, error) {
 	case e.Text != "":
 		b = append(b, `,"text":`...)
 		b = canon.Text(b, e.Text)
-	case e.Msg != nil:
-		x.text = e.Msg.AppendText(x.text[:0])
-		b = append(b, `,"text":`...)
-		b = canon.Text(b, x.text)
+	case e.Msg != nil || e.TextOfValue:
+		x.text = e.appendDesc(x.text[:0])
+		if len(x.text) > 0 {
+			b = append(b, `,"text":`...)
+			b = canon.Text(b, x.text)
+		}
 	}
 	if e.HasData() {
 		b = append(b, `,"data":`...)
@@ -565,8 +597,8 @@ func (x *encoder) fields(e *Event) ([]byte, error) {
 	switch {
 	case e.Text != "":
 		b = appendField(b, e.Text)
-	case e.Msg != nil:
-		x.text = e.Msg.AppendText(x.text[:0])
+	case e.Msg != nil || e.TextOfValue:
+		x.text = e.appendDesc(x.text[:0])
 		b = appendField(b, x.text)
 	default:
 		b = append(b, 0)

@@ -3,6 +3,7 @@ package traces
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -136,8 +137,30 @@ func asLineError(err error, le **LineError) bool {
 	return ok
 }
 
-// A lazy event (a message's pieces, a typed value) reads, writes, hashes
-// and compares as its rendered twin.
+// said is a note whose text is its value's String (Event.TextOfValue);
+// saidFast appends it (a StringAppender), its String a different text, so
+// that the test shows which one renders. A said of no one renders nothing.
+type said struct {
+	Who string `json:"who"`
+	N   int    `json:"n"`
+}
+
+func (s said) String() string {
+	if s.Who == "" {
+		return ""
+	}
+	return fmt.Sprintf("%s said %d", s.Who, s.N)
+}
+
+type saidFast said
+
+func (s saidFast) String() string { return "not this one" }
+func (s saidFast) AppendString(b []byte) []byte {
+	return fmt.Appendf(b, "%s said %d fast", s.Who, s.N)
+}
+
+// A lazy event (a message's pieces, a typed value, a text that is its
+// value's) reads, writes, hashes and compares as its rendered twin.
 func TestLazyEventReadsAsRendered(t *testing.T) {
 	type note struct {
 		From string `json:"from"`
@@ -149,12 +172,18 @@ func TestLazyEventReadsAsRendered(t *testing.T) {
 		{Seq: 2, T: 6, Node: "p1", Kind: "deliver", Msg: &Msg{ID: 8, From: "p0", To: "p1", Body: nil}},
 		{Seq: 3, T: 7, Node: "p1", Kind: "recv", Text: "ping", Value: note{"p0", 4}},
 		{Seq: 4, T: 8, Node: "p1", Kind: "odd", Value: nilNote},
+		{Seq: 5, T: 9, Node: "p1", Kind: "said", Value: said{"p0", 2}, TextOfValue: true},
+		{Seq: 6, T: 9, Node: "p1", Kind: "said", Value: saidFast{"p1", 3}, TextOfValue: true},
+		{Seq: 7, T: 9, Node: "p1", Kind: "said", Value: said{}, TextOfValue: true},
 	}
 	rendered := []Event{
 		{Seq: 1, T: 5, Node: "p0", Kind: "send", Text: "#7 p0->db conn=3 req 1: BEGIN"},
 		{Seq: 2, T: 6, Node: "p1", Kind: "deliver", Text: "#8 p0->p1 <nil>"},
 		{Seq: 3, T: 7, Node: "p1", Kind: "recv", Text: "ping", Data: json.RawMessage(`{"from":"p0","seq":4}`)},
 		{Seq: 4, T: 8, Node: "p1", Kind: "odd", Data: json.RawMessage(`null`)},
+		{Seq: 5, T: 9, Node: "p1", Kind: "said", Text: "p0 said 2", Data: json.RawMessage(`{"who":"p0","n":2}`)},
+		{Seq: 6, T: 9, Node: "p1", Kind: "said", Text: "p1 said 3 fast", Data: json.RawMessage(`{"who":"p1","n":3}`)},
+		{Seq: 7, T: 9, Node: "p1", Kind: "said", Data: json.RawMessage(`{"who":"","n":0}`)},
 	}
 	h := Header{System: "ping", Entropy: "pcg"}
 	assert.Equal(t, HashOf(h, rendered), HashOf(h, lazy))
@@ -173,6 +202,7 @@ func TestLazyEventReadsAsRendered(t *testing.T) {
 	for i := range lazy {
 		assert.False(t, lazy[i].Lazy())
 		assert.Nil(t, lazy[i].Msg)
+		assert.False(t, lazy[i].TextOfValue)
 		assert.Equal(t, rendered[i].Text, lazy[i].Text)
 		assert.Equal(t, string(rendered[i].Data), string(lazy[i].Data))
 	}

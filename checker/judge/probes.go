@@ -63,13 +63,13 @@ func Probes(r *Run) map[string]bool {
 	down := false
 	for _, e := range r.Events {
 		switch {
-		case e.Kind == "fault" && strings.Contains(e.Text, "crash point claim-after-commit"):
+		case e.Kind == "fault" && strings.Contains(e.Desc(), "crash point claim-after-commit"):
 			hit[ProbeCrashCommitReply] = true
-		case e.Kind == "state" && strings.HasPrefix(e.Text, "db-down"):
+		case e.Kind == "state" && strings.HasPrefix(e.Desc(), "db-down"):
 			down = true
-		case e.Kind == "state" && strings.HasPrefix(e.Text, "db-up"):
+		case e.Kind == "state" && strings.HasPrefix(e.Desc(), "db-up"):
 			down = false
-		case e.Kind == "return" && down && strings.Contains(e.Text, "503"):
+		case e.Kind == "return" && down && strings.Contains(e.Desc(), "503"):
 			hit[ProbeDBDownWhileRetrying] = true
 		}
 	}
