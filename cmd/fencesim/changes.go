@@ -64,6 +64,13 @@ type hunkCoverage struct {
 	Executions [2]uint64 `json:"executions"`
 	// NotBuilt: the side's fencesim does not link the hunk's file.
 	NotBuilt [2]bool `json:"not_built,omitempty"`
+	// Unrun lists, per side, the lines of the hunk's code that no run
+	// executed while others of its lines ran (its parts: the code in
+	// each cover block), when the side's build counts parts.
+	Unrun [2][]string `json:"unrun,omitempty"`
+	// Start: the hunk holds code that runs when fencesim starts (an init
+	// function, a package variable), before any run, which no run counts.
+	Start [2]bool `json:"start,omitempty"`
 	// warm is how many warm-up runs executed it (a focused diff's choice).
 	warm int
 }
@@ -134,8 +141,8 @@ func (c *diffCoverage) counted(ctx context.Context, p revision.Pair, asked [2][]
 func (c *diffCoverage) count(recs [2][]seedRecord) {
 	for i := range recs {
 		c.Runs[i] = len(recs[i])
-		if c.NotCounted[i] != "" {
-			continue
+		if c.NotCounted[i] != "" || len(c.Targets[i]) == 0 {
+			continue // nothing to count on a side the change only adds to (or only deletes from)
 		}
 		for _, r := range recs[i] {
 			if len(r.Cover) > len(c.Targets[i]) || len(r.Cover) == 0 {
@@ -151,7 +158,10 @@ func (c *diffCoverage) count(recs [2][]seedRecord) {
 			if t < 0 || c.NotCounted[i] != "" {
 				continue
 			}
-			h.Stmts[i] = c.Targets[i][t].Stmts
+			tg := c.Targets[i][t]
+			h.Stmts[i], h.Start[i] = tg.Stmts, tg.Start
+			var ran uint64 // the parts some run executed
+			parts := len(tg.Parts) > 0
 			for _, r := range recs[i] {
 				if t >= len(r.Cover) {
 					continue // a target the binary did not register, after the last it did
@@ -159,6 +169,18 @@ func (c *diffCoverage) count(recs [2][]seedRecord) {
 				if n := r.Cover[t]; n > 0 {
 					h.Executed[i]++
 					h.Executions[i] += n
+				}
+				if len(r.CoverParts) == len(r.Cover) {
+					ran |= r.CoverParts[t]
+				} else {
+					parts = false // a record without them (kept from an older build)
+				}
+			}
+			if parts && h.Executed[i] > 0 {
+				for k, p := range tg.Parts {
+					if p.Stmts > 0 && ran&(1<<min(k, 63)) == 0 {
+						h.Unrun[i] = append(h.Unrun[i], revision.Lines{From: p.From, To: p.To}.String())
+					}
 				}
 			}
 		}
@@ -176,7 +198,18 @@ func (c *diffCoverage) count(recs [2][]seedRecord) {
 				break
 			}
 		}
-		if side < 0 || h.Executed[side] > 0 || c.Runs[side] == 0 {
+		if side < 0 || c.Runs[side] == 0 {
+			continue
+		}
+		if h.Executed[side] > 0 {
+			if len(h.Unrun[side]) > 0 {
+				at := fmt.Sprintf("%s:%s (of the hunk at %s)", h.File, strings.Join(h.Unrun[side], ","), [2]revision.Lines{h.Base, h.Work}[side])
+				of := ""
+				if side == 0 {
+					of = " of the base revision"
+				}
+				c.Warnings = append(c.Warnings, fmt.Sprintf("%s never ran in %d runs%s, though the rest of the hunk did: this verdict says nothing about it", at, c.Runs[side], of))
+			}
 			continue
 		}
 		if side == 1 {
@@ -241,6 +274,8 @@ func (c *diffCoverage) writeText(w io.Writer) {
 				cells[k][i] = name + " not counted"
 			case h.NotBuilt[i]:
 				cells[k][i] = name + " not in fencesim's build"
+			case h.Stmts[i] == 0 && h.Start[i]:
+				cells[k][i] = name + " start-up code"
 			case h.Stmts[i] == 0:
 				cells[k][i] = name + " no statements"
 			default:
@@ -250,6 +285,9 @@ func (c *diffCoverage) writeText(w io.Writer) {
 		}
 		if !stmts && c.NotCounted == [2]string{} && h.NotBuilt == [2]bool{} {
 			cells[k] = [2]string{"no statements (declarations or comments): not counted", ""}
+			if h.Start[0] || h.Start[1] {
+				cells[k][0] = "runs when fencesim starts (an init function, a package variable), before any run: not counted"
+			}
 		}
 		width[0] = max(width[0], len(heads[k]))
 		if cells[k][1] != "" { // a one-cell line spans both columns

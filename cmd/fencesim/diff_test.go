@@ -452,6 +452,48 @@ func TestCoverageText(t *testing.T) {
 	assert.Contains(t, b.String(), "  base: not counted: the base revision predates change coverage\n")
 	assert.Contains(t, b.String(), "base not counted  working 0/1 (0 executions)")
 	assert.Len(t, c.Warnings, 1)
+
+	// A change that only adds (no base lines: nothing to count there), one
+	// hunk of which ran in part (its if ran, its body never did), and one
+	// of start-up code.
+	added := []revision.Hunk{
+		{File: "model/judge/sql.go", Base: revision.Lines{From: 50, To: 49}, Work: revision.Lines{From: 50, To: 52}, WorkFunc: "g"},
+		{File: "model/judge/sql.go", Base: revision.Lines{From: 60, To: 59}, Work: revision.Lines{From: 61, To: 61}},
+	}
+	partly := func(records [2][]seedRecord) *diffCoverage {
+		c, asked := coverageTargets(added)
+		require.Empty(t, asked[0])
+		c.Targets[1] = append([]changecov.Target(nil), asked[1]...)
+		c.Targets[1][0].Stmts, c.Targets[1][0].Parts = 3, []changecov.Part{{From: 50, To: 50, Stmts: 2}, {From: 51, To: 52, Stmts: 1}}
+		c.Targets[1][1].Start = true
+		c.count(records)
+		return c
+	}
+	c = partly([2][]seedRecord{
+		{{Seed: 1}, {Seed: 2}},
+		{{Seed: 1, Cover: []uint64{2, 0}, CoverParts: []uint64{0b01, 0}}, {Seed: 2, Cover: []uint64{1, 0}, CoverParts: []uint64{0b01, 0}}},
+	})
+	b.Reset()
+	c.writeText(&b)
+	assert.Equal(t, `
+-- changed code (runs in which each hunk executed, of 2) --
+  model/judge/sql.go:50-52 in g  base -  working 2/2 (3 executions)
+  model/judge/sql.go:61          runs when fencesim starts (an init function, a package variable), before any run: not counted
+  WARNING: model/judge/sql.go:51-52 (of the hunk at 50-52) never ran in 2 runs, though the rest of the hunk did: this verdict says nothing about it
+`, b.String(), "no base line to count is no 'not counted' line")
+	assert.Equal(t, [2][]string{nil, {"51-52"}}, c.Hunks[0].Unrun)
+	assert.Equal(t, [2]bool{false, true}, c.Hunks[1].Start)
+
+	c = partly([2][]seedRecord{
+		{{Seed: 1}},
+		{{Seed: 1, Cover: []uint64{2, 0}, CoverParts: []uint64{0b01, 0}}, {Seed: 2, Cover: []uint64{1, 0}, CoverParts: []uint64{0b10, 0}}},
+	})
+	assert.Empty(t, c.Warnings, "each part ran in some run")
+	c = partly([2][]seedRecord{
+		{{Seed: 1}},
+		{{Seed: 1, Cover: []uint64{2, 0}, CoverParts: []uint64{0b01, 0}}, {Seed: 2, Cover: []uint64{1, 0}}},
+	})
+	assert.Empty(t, c.Warnings, "a record without parts (an older build's): the parts are not known")
 }
 
 // TestDiffKeepsBaseRecords: a second diff of the same base binary and

@@ -270,7 +270,7 @@ func exploreDirected(e *env, ctx context.Context, cfg *exploreConfig, sys system
 			agg.add(f.r, f.dur)
 			if cfg.records != nil {
 				rec := recordOf(f.r, "", cfg.records.version)
-				rec.Cover = f.cover
+				rec.Cover, rec.CoverParts = f.cover, f.coverParts
 				cfg.records.add(rec)
 			}
 			dir.Order = append(dir.Order, s)

@@ -444,7 +444,7 @@ func exploreSystem(e *env, ctx context.Context, cfg *exploreConfig, sys systems.
 			}
 			if cfg.records != nil { // a record hashes the run: only for --per-seed
 				rec := recordOf(f.r, "", cfg.records.version)
-				rec.Cover = f.cover
+				rec.Cover, rec.CoverParts = f.cover, f.coverParts
 				cfg.records.add(rec)
 			}
 			agg.add(f.r, f.dur)

@@ -51,6 +51,11 @@ type seedRecord struct {
 	// by the index of the hunk in the side's targets (diff's JSON lists
 	// them).
 	Cover []uint64 `json:"cover,omitempty"`
+	// CoverParts is, per target in the same order, a mask of the target's
+	// parts (its code in each cover block: the targets' parts in --json)
+	// that the run executed: bit k for part k, the 64th and later sharing
+	// bit 63. Absent from a build whose targets have no parts.
+	CoverParts []uint64 `json:"cover_parts,omitempty"`
 	// kept: diff did not run it, its base's record was kept from an
 	// earlier diff (recordCache).
 	kept bool

@@ -35,8 +35,8 @@ type finished struct {
 	r   *systems.Result
 	dur time.Duration
 	// cover is, per changecov target, how often the run executed its
-	// lines (task.cover only).
-	cover []uint64
+	// lines, and coverParts which of its parts ran (task.cover only).
+	cover, coverParts []uint64
 }
 
 // runPool runs the tasks from in on n goroutines, one run per goroutine at
@@ -58,7 +58,7 @@ func runPool(n int, f systems.Faults, in <-chan task) <-chan finished {
 				r := play(t, f)
 				x := finished{task: t, r: r, dur: time.Since(start)}
 				if t.cover {
-					x.cover = changecov.Take()
+					x.cover, x.coverParts = changecov.TakeParts()
 				}
 				out <- x
 			}

@@ -12,9 +12,33 @@ type Target struct {
 	From int    `json:"from"`           // first line, 1-based
 	To   int    `json:"to"`             // last line, inclusive
 	Func string `json:"func,omitempty"` // enclosing function(s), e.g. "(*Arbiter).sweep"
-	// Stmts is how many statements the cover blocks overlapping the range
-	// hold, set by Register: 0 for a range of declarations or comments,
-	// which no run can execute.
+	// Stmts is how many statements the target's cover blocks hold, set by
+	// Register: 0 for a range of declarations or comments, which no run
+	// can execute.
+	Stmts int `json:"stmts"`
+	// Blocks, when the build names them, are the indexes of the cover
+	// blocks that hold the target's code: its lines' own, and for a line
+	// no block holds, the block its code runs in (a case's expressions:
+	// their switch's; a signature: its body's first). Register then counts
+	// these and no others. Without them, every block overlapping From-To.
+	Blocks []int `json:"-"`
+	// Parts are the target's code, block by block, in the order of
+	// Blocks: each part's lines (the build's) and statements (Register's).
+	// A run's mask (TakeParts) says which parts ran: a hunk that ran in
+	// part says which of its lines never did. None when the build named no
+	// blocks.
+	Parts []Part `json:"parts,omitempty"`
+	// Start: some of the target's code runs when the program starts (an
+	// init function, a package variable's initializer), before any run,
+	// and no run's count includes it.
+	Start bool `json:"start,omitempty"`
+}
+
+// Part is the code of a target in one cover block: its lines, and the
+// block's statements.
+type Part struct {
+	From  int `json:"from"`
+	To    int `json:"to"`
 	Stmts int `json:"stmts"`
 }
 
@@ -62,11 +86,27 @@ func Register(name string, ts []Target, count []uint32, pos []uint32, numStmt []
 		}
 		h := hit{id: t.ID}
 		t.Stmts = 0
-		for b := range count {
-			start, end := int(pos[3*b]), int(pos[3*b+1])
-			if start <= t.To && t.From <= end {
-				h.blocks = append(h.blocks, b)
+		if t.Blocks != nil {
+			if len(t.Parts) != len(t.Blocks) {
+				panic(fmt.Sprintf("changecov: %s: target %d has %d blocks and %d parts", name, t.ID, len(t.Blocks), len(t.Parts)))
+			}
+			t.Parts = append([]Part(nil), t.Parts...)
+			for k, b := range t.Blocks {
+				if b < 0 || b >= len(count) {
+					panic(fmt.Sprintf("changecov: %s: target %d names block %d of %d", name, t.ID, b, len(count)))
+				}
+				t.Parts[k].Stmts = int(numStmt[b])
 				t.Stmts += int(numStmt[b])
+			}
+			h.blocks = append(h.blocks, t.Blocks...)
+		} else {
+			t.Parts = nil
+			for b := range count {
+				start, end := int(pos[3*b]), int(pos[3*b+1])
+				if start <= t.To && t.From <= end {
+					h.blocks = append(h.blocks, b)
+					t.Stmts += int(numStmt[b])
+				}
 			}
 		}
 		f.hits = append(f.hits, h)
@@ -106,19 +146,31 @@ func reset() {
 }
 
 // Take returns, per target ID, how many times its code ran since the last
-// Reset (the sum of the counts of the cover blocks overlapping the
-// target's lines), and resets the counters.
+// Reset (the count of its most executed block: a straight run of lines
+// counts once a pass, however many blocks it spans), and resets the
+// counters.
 func Take() []uint64 {
+	counts, _ := TakeParts()
+	return counts
+}
+
+// TakeParts is Take, with per target ID a mask of its Parts that ran: bit
+// k for part k (the parts from the 64th on share bit 63).
+func TakeParts() (counts, parts []uint64) {
 	mu.Lock()
 	defer mu.Unlock()
-	out := make([]uint64, len(targets))
+	counts, parts = make([]uint64, len(targets)), make([]uint64, len(targets))
 	for _, f := range files {
 		for _, h := range f.hits {
-			for _, b := range h.blocks {
-				out[h.id] += uint64(f.count[b])
+			for k, b := range h.blocks {
+				n := uint64(f.count[b])
+				counts[h.id] = max(counts[h.id], n)
+				if n > 0 {
+					parts[h.id] |= 1 << min(k, 63)
+				}
 			}
 		}
 	}
 	reset()
-	return out
+	return counts, parts
 }

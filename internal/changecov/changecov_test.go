@@ -27,8 +27,9 @@ func cover() (count []uint32, pos []uint32, numStmt []uint16) {
 		[]uint16{2, 1, 3}
 }
 
-// TestTake: a target sums the counts of the blocks its lines overlap; a
-// target no block overlaps stays 0 and has no statements; Take resets.
+// TestTake: a target counts the most executed of the blocks its lines
+// overlap; a target no block overlaps stays 0 and has no statements; Take
+// resets.
 func TestTake(t *testing.T) {
 	forget(t)
 	assert.False(t, Enabled(), "nothing registered")
@@ -49,7 +50,7 @@ func TestTake(t *testing.T) {
 	assert.Equal(t, "f", ts[0].Func)
 
 	count[0], count[1], count[2] = 4, 7, 1 // what a run's instrumented code did
-	assert.Equal(t, []uint64{11, 1, 0}, Take(), "overlapping blocks sum; the comment stays 0")
+	assert.Equal(t, []uint64{7, 1, 0}, Take(), "the most executed overlapping block; the comment stays 0")
 	assert.Equal(t, []uint64{0, 0, 0}, Take(), "Take resets")
 	assert.Equal(t, []uint32{0, 0, 0}, count, "the counters themselves are zeroed")
 
@@ -79,4 +80,40 @@ func TestRegisterBroken(t *testing.T) {
 	assert.Panics(t, func() { Register("a.go", nil, c, p[:3], n) })
 	Register("a.go", []Target{{ID: 0, File: "a.go", From: 1, To: 1}}, c, p, n)
 	assert.Panics(t, func() { Register("b.go", []Target{{ID: 0, File: "b.go", From: 1, To: 1}}, c, p, n) })
+}
+
+// TestParts: a target whose blocks the build names counts those blocks
+// only, whatever its lines overlap, and TakeParts says which of its parts
+// ran: a hunk that ran in part names the part that never did.
+func TestParts(t *testing.T) {
+	forget(t)
+	count, pos, num := cover()
+	Register("model/x/a.go", []Target{
+		// lines 12-15: the comment on 13 is in no part; block 1 is named
+		// although no line of the range is in it (a case's switch).
+		{ID: 0, File: "model/x/a.go", From: 12, To: 15, Blocks: []int{0, 2, 1}, Parts: []Part{{From: 12, To: 12}, {From: 15, To: 15}, {From: 14, To: 14}}},
+		{ID: 1, File: "model/x/a.go", From: 11, To: 11, Blocks: []int{}, Parts: []Part{}, Start: true},
+	}, count, pos, num)
+	ts := Targets()
+	require.Len(t, ts, 2)
+	assert.Equal(t, []Part{{12, 12, 2}, {15, 15, 3}, {14, 14, 1}}, ts[0].Parts, "each part's statements are its block's")
+	assert.Equal(t, 6, ts[0].Stmts)
+	assert.Zero(t, ts[1].Stmts, "no block named: nothing to count in a run")
+	assert.True(t, ts[1].Start)
+
+	count[0], count[1], count[2] = 4, 0, 2
+	counts, parts := TakeParts()
+	assert.Equal(t, []uint64{4, 0}, counts)
+	assert.Equal(t, []uint64{0b011, 0}, parts, "blocks 0 and 2 ran (parts 0 and 1), block 1 (part 2) did not")
+	count[1] = 1
+	counts, parts = TakeParts()
+	assert.Equal(t, []uint64{1, 0}, counts)
+	assert.Equal(t, []uint64{0b100, 0}, parts)
+
+	assert.Panics(t, func() {
+		Register("model/x/b.go", []Target{{ID: 2, File: "model/x/b.go", From: 1, To: 1, Blocks: []int{0}}}, count, pos, num)
+	}, "a block without its part")
+	assert.Panics(t, func() {
+		Register("model/x/c.go", []Target{{ID: 3, File: "model/x/c.go", From: 1, To: 1, Blocks: []int{3}, Parts: []Part{{From: 1, To: 1}}}}, count, pos, num)
+	}, "a block the file does not have")
 }

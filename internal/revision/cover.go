@@ -16,6 +16,7 @@ import (
 	"os/exec"
 	"path"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -65,6 +66,13 @@ func BuildCovered(ctx context.Context, srcDir, bin string, targets []changecov.T
 		byFile[t.File] = append(byFile[t.File], t)
 	}
 	sort.Strings(files)
+	// A tree whose changecov takes the blocks of each target from the
+	// build (Target.Blocks) is told them; an older one finds them itself.
+	cc, err := os.ReadFile(filepath.Join(srcDir, "internal", "changecov", "changecov.go"))
+	if err != nil {
+		return fmt.Errorf("change coverage: %v", err)
+	}
+	withParts := bytes.Contains(cc, []byte("\tBlocks []int"))
 	replace := map[string]string{}
 	for i, f := range files {
 		real := filepath.Join(src, filepath.FromSlash(f))
@@ -85,7 +93,15 @@ func BuildCovered(ctx context.Context, srcDir, bin string, targets []changecov.T
 		if err != nil {
 			return fmt.Errorf("change coverage: %s: %v", f, err)
 		}
-		reg, err := registration(f, text, v, tighten(text, pos), byFile[f])
+		tight := tighten(text, pos)
+		ts := byFile[f]
+		if withParts {
+			ts = append([]changecov.Target(nil), ts...)
+			for k := range ts {
+				ts[k].Blocks, ts[k].Parts, ts[k].Start = attribute(text, tight, ts[k].From, ts[k].To)
+			}
+		}
+		reg, err := registration(f, text, v, tight, ts, withParts)
 		if err != nil {
 			return err
 		}
@@ -113,7 +129,7 @@ func BuildCovered(ctx context.Context, srcDir, bin string, targets []changecov.T
 // registration is the generated file that registers an instrumented
 // file's targets and counters, in the file's package and under its build
 // constraint. pos is the blocks' positions, tightened to their code.
-func registration(name string, src []byte, v string, pos []uint32, ts []changecov.Target) ([]byte, error) {
+func registration(name string, src []byte, v string, pos []uint32, ts []changecov.Target, withParts bool) ([]byte, error) {
 	f, err := parser.ParseFile(token.NewFileSet(), name, src, parser.PackageClauseOnly|parser.ParseComments)
 	if err != nil {
 		return nil, fmt.Errorf("change coverage: %v", err)
@@ -132,7 +148,25 @@ func registration(name string, src []byte, v string, pos []uint32, ts []changeco
 	}
 	fmt.Fprintf(&b, "package %s\n\nimport changecov %q\n\nfunc init() {\n\tchangecov.Register(%q, []changecov.Target{\n", f.Name.Name, changecovPkg, name)
 	for _, t := range ts {
-		fmt.Fprintf(&b, "\t\t{ID: %d, File: %q, From: %d, To: %d, Func: %q},\n", t.ID, t.File, t.From, t.To, t.Func)
+		fmt.Fprintf(&b, "\t\t{ID: %d, File: %q, From: %d, To: %d, Func: %q", t.ID, t.File, t.From, t.To, t.Func)
+		if withParts {
+			fmt.Fprintf(&b, ", Start: %t, Blocks: []int{", t.Start)
+			for k, x := range t.Blocks {
+				if k > 0 {
+					b.WriteString(", ")
+				}
+				fmt.Fprintf(&b, "%d", x)
+			}
+			b.WriteString("}, Parts: []changecov.Part{")
+			for k, x := range t.Parts {
+				if k > 0 {
+					b.WriteString(", ")
+				}
+				fmt.Fprintf(&b, "{From: %d, To: %d}", x.From, x.To)
+			}
+			b.WriteString("}")
+		}
+		b.WriteString("},\n")
 	}
 	fmt.Fprintf(&b, "\t}, %s.Count[:], []uint32{", v)
 	for i, x := range pos {
@@ -205,36 +239,7 @@ func coverPos(file, v string) ([]uint32, error) {
 // braces and the semicolons Go inserts are not code; a block without code
 // (an empty body) gets lines 0-0, which no target overlaps.
 func tighten(src []byte, pos []uint32) []uint32 {
-	fset := token.NewFileSet()
-	file := fset.AddFile("", -1, len(src))
-	var sc scanner.Scanner
-	sc.Init(file, src, nil, 0)
-	// code[i]: byte i is part of a token other than a brace.
-	code := make([]bool, len(src))
-	for {
-		p, tok, lit := sc.Scan()
-		if tok == token.EOF {
-			break
-		}
-		if tok == token.LBRACE || tok == token.RBRACE || (tok == token.SEMICOLON && lit == "\n") {
-			continue
-		}
-		off := file.Offset(p)
-		n := len(lit)
-		if n == 0 {
-			n = len(tok.String())
-		}
-		for i := off; i < off+n && i < len(code); i++ {
-			code[i] = true
-		}
-	}
-	// The offset of each line's start.
-	lines := []int{0}
-	for i, c := range src {
-		if c == '\n' {
-			lines = append(lines, i+1)
-		}
-	}
+	code, lines := codeOf(src)
 	offset := func(line, col uint32) int {
 		if line < 1 || int(line) > len(lines) {
 			return len(src)
@@ -261,6 +266,160 @@ func tighten(src []byte, pos []uint32) []uint32 {
 		out[b], out[b+1] = lineOf(s), lineOf(e-1)
 	}
 	return out
+}
+
+// codeOf marks each byte of src that is part of a token other than a brace
+// or an inserted semicolon (comments are not tokens), and returns the
+// offset of each line's start.
+func codeOf(src []byte) (code []bool, lines []int) {
+	fset := token.NewFileSet()
+	file := fset.AddFile("", -1, len(src))
+	var sc scanner.Scanner
+	sc.Init(file, src, nil, 0)
+	code = make([]bool, len(src))
+	for {
+		p, tok, lit := sc.Scan()
+		if tok == token.EOF {
+			break
+		}
+		if tok == token.LBRACE || tok == token.RBRACE || (tok == token.SEMICOLON && lit == "\n") {
+			continue
+		}
+		off := file.Offset(p)
+		n := len(lit)
+		if n == 0 {
+			n = len(tok.String())
+		}
+		for i := off; i < off+n && i < len(code); i++ {
+			code[i] = true
+		}
+	}
+	lines = []int{0}
+	for i, c := range src {
+		if c == '\n' {
+			lines = append(lines, i+1)
+		}
+	}
+	return code, lines
+}
+
+// attribute finds the cover blocks that hold a target's code (pos is the
+// file's blocks, tightened), one part per block. A line of from-to holds
+// code when a token other than a brace is on it (a comment-only line holds
+// none). Its blocks are those whose lines hold it; for a line no block
+// holds, the block its code runs in: a case's (or a select case's)
+// expressions run when their switch does, so they count with the switch's
+// block; a function's signature with its body's first statement. A line of
+// an init function or of a package-level var declaration runs when the
+// program starts, before any run (start), and no block counts it.
+func attribute(src []byte, pos []uint32, from, to int) (blocks []int, parts []changecov.Part, start bool) {
+	code, lines := codeOf(src)
+	hasCode := func(l int) bool {
+		if l < 1 || l > len(lines) {
+			return false
+		}
+		end := len(src)
+		if l < len(lines) {
+			end = lines[l]
+		}
+		for i := lines[l-1]; i < end; i++ {
+			if code[i] {
+				return true
+			}
+		}
+		return false
+	}
+	fset := token.NewFileSet()
+	f, err := parser.ParseFile(fset, "", src, parser.SkipObjectResolution)
+	if err != nil {
+		return []int{}, []changecov.Part{}, false // go tool cover took it: a tree that does not build fails later
+	}
+	line := func(p token.Pos) int { return fset.Position(p).Line }
+	type span struct{ from, to, at int } // lines from-to, and the line whose blocks run them
+	var startup, via []span
+	for _, d := range f.Decls {
+		switch d := d.(type) {
+		case *ast.FuncDecl:
+			if d.Body == nil {
+				continue
+			}
+			if d.Name.Name == "init" && d.Recv == nil {
+				startup = append(startup, span{from: line(d.Pos()), to: line(d.End())})
+				continue
+			}
+			if len(d.Body.List) > 0 {
+				via = append(via, span{line(d.Pos()), line(d.Body.Lbrace), line(d.Body.List[0].Pos())})
+			}
+		case *ast.GenDecl:
+			if d.Tok == token.VAR {
+				startup = append(startup, span{from: line(d.Pos()), to: line(d.End())})
+			}
+		}
+	}
+	ast.Inspect(f, func(n ast.Node) bool {
+		var body *ast.BlockStmt
+		switch n := n.(type) {
+		case *ast.SwitchStmt:
+			body = n.Body
+		case *ast.TypeSwitchStmt:
+			body = n.Body
+		case *ast.SelectStmt:
+			body = n.Body
+		default:
+			return true
+		}
+		for _, c := range body.List {
+			switch c := c.(type) {
+			case *ast.CaseClause:
+				via = append(via, span{line(c.Case), line(c.Colon), line(n.Pos())})
+			case *ast.CommClause:
+				via = append(via, span{line(c.Case), line(c.Colon), line(n.Pos())})
+			}
+		}
+		return true
+	})
+	in := func(ss []span, l int) (span, bool) {
+		for _, s := range ss {
+			if s.from <= l && l <= s.to {
+				return s, true
+			}
+		}
+		return span{}, false
+	}
+	blocksAt := func(l int) []int {
+		var out []int
+		for b := 0; b+2 < len(pos); b += 3 {
+			if pos[b] > 0 && int(pos[b]) <= l && l <= int(pos[b+1]) {
+				out = append(out, b/3)
+			}
+		}
+		return out
+	}
+	blocks, parts = []int{}, []changecov.Part{}
+	for l := from; l <= to; l++ {
+		if !hasCode(l) {
+			continue
+		}
+		if _, ok := in(startup, l); ok {
+			start = true
+			continue
+		}
+		bs := blocksAt(l)
+		if len(bs) == 0 {
+			if s, ok := in(via, l); ok {
+				bs = blocksAt(s.at)
+			}
+		}
+		for _, b := range bs {
+			k := slices.Index(blocks, b)
+			if k < 0 {
+				blocks, parts = append(blocks, b), append(parts, changecov.Part{From: l, To: l})
+				continue
+			}
+			parts[k].From, parts[k].To = min(parts[k].From, l), max(parts[k].To, l)
+		}
+	}
+	return blocks, parts, start
 }
 
 // goBuild builds dir's ./cmd/fencesim into bin. -trimpath: the build does
@@ -292,7 +451,7 @@ func (e *buildError) Error() string { return e.msg }
 // coverScheme names how BuildCovered instruments, for the cache: a
 // change to it (the blocks' tightening, the generated file) must not
 // fetch binaries built the old way.
-const coverScheme = "cover-count/tightened/1"
+const coverScheme = "cover-count/tightened/parts/2"
 
 // targetsKey is a hash of the targets and the scheme, for the cache.
 func targetsKey(ts []changecov.Target) string {

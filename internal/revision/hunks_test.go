@@ -68,6 +68,31 @@ func claimBatch(n int) int {
 func (a Arbiter) String() string { return "arbiter" }
 `
 
+// partsGo is a file whose hunks run in part (TestBuildCovered): parts(3)
+// and parts(4) are called.
+const partsGo = `package judge
+
+var table = map[int]int{1: 1}
+
+func init() { table[2] = 2 }
+
+func parts(x int) int {
+	y := x + table[1]
+	if y < 0 {
+		y = 0
+	}
+	// a comment between two statements
+	y++
+	switch {
+	case y > 100:
+		return 1
+	case y > 5:
+		return 2
+	}
+	return y
+}
+`
+
 // TestChangedHunks: a modification, an insertion and a deletion in a
 // model file, each with its lines on both sides and its function; test
 // files, non-Go files and files outside model/ do not count; an
@@ -162,10 +187,12 @@ import (
 func main() {
 	changecov.Reset()
 	judge.Run()
-	json.NewEncoder(os.Stdout).Encode(map[string]any{"targets": changecov.Targets(), "counts": changecov.Take()})
+	counts, parts := changecov.TakeParts()
+	json.NewEncoder(os.Stdout).Encode(map[string]any{"targets": changecov.Targets(), "counts": counts, "parts": parts})
 }
 `)
-	r.write("model/judge/run.go", "package judge\n\nfunc Run() {\n\ta := &Arbiter{}\n\tfor range 3 {\n\t\ta.sweep()\n\t}\n\tclaimBatch(1)\n}\n")
+	r.write("model/judge/run.go", "package judge\n\nfunc Run() {\n\ta := &Arbiter{}\n\tfor range 3 {\n\t\ta.sweep()\n\t}\n\tclaimBatch(1)\n\tparts(3)\n\tparts(4)\n}\n")
+	r.write("model/judge/parts.go", partsGo)
 	before := r.git("status", "--porcelain")
 	bin := filepath.Join(t.TempDir(), "fencesim")
 	targets := []changecov.Target{
@@ -175,6 +202,11 @@ func main() {
 		{ID: 3, File: "model/judge/run.go", From: 8, To: 8, Func: "Run"},                  // once
 		{ID: 4, File: "model/judge/arbiter.go", From: 14, To: 14, Func: "claimBatch"},     // the if's closing brace
 		{ID: 5, File: "model/judge/arbiter.go", From: 11, To: 12, Func: "claimBatch"},     // the signature and the if: once
+		{ID: 6, File: "model/judge/parts.go", From: 8, To: 10, Func: "parts"},             // an if that runs, a body that never does
+		{ID: 7, File: "model/judge/parts.go", From: 12, To: 12, Func: "parts"},            // a comment between two statements
+		{ID: 8, File: "model/judge/parts.go", From: 15, To: 15, Func: "parts"},            // a case that never matches: its switch ran
+		{ID: 9, File: "model/judge/parts.go", From: 3, To: 5},                             // a package variable and init
+		{ID: 10, File: "model/judge/parts.go", From: 17, To: 18, Func: "parts"},           // a case that matches once, and its body
 	}
 	require.NoError(t, BuildCovered(context.Background(), r.dir, bin, targets))
 	assert.Equal(t, before, r.git("status", "--porcelain"), "the tree is not modified")
@@ -183,10 +215,19 @@ func main() {
 	var got struct {
 		Targets []changecov.Target
 		Counts  []uint64
+		Parts   []uint64
 	}
 	require.NoError(t, json.Unmarshal(out, &got))
-	assert.Equal(t, []uint64{3, 0, 0, 1, 0, 1}, got.Counts, "a brace's line is not the code of the blocks it closes")
-	require.Len(t, got.Targets, 6)
+	assert.Equal(t, []uint64{3, 0, 0, 1, 0, 1, 2, 0, 2, 0, 2}, got.Counts, "a brace's line is not the code of the blocks it closes")
+	require.Len(t, got.Targets, 11)
+	assert.Equal(t, []uint64{0b01, 0, 0b1, 0, 0b11}, got.Parts[6:], "which parts ran")
+	assert.Equal(t, []changecov.Part{{From: 8, To: 9, Stmts: 2}, {From: 10, To: 10, Stmts: 1}}, got.Targets[6].Parts, "the if's block and its body's")
+	assert.Zero(t, got.Targets[7].Stmts, "a comment between two statements holds none")
+	assert.Equal(t, []changecov.Part{{From: 15, To: 15, Stmts: 2}}, got.Targets[8].Parts, "a case's expressions count with their switch (y++ and the switch)")
+	assert.Equal(t, []changecov.Part{{From: 17, To: 17, Stmts: 2}, {From: 18, To: 18, Stmts: 1}}, got.Targets[10].Parts, "a case with its switch, its body on its own")
+	assert.True(t, got.Targets[9].Start, "a package variable and init run at start-up")
+	assert.Zero(t, got.Targets[9].Stmts, "and in no run")
+	assert.False(t, got.Targets[6].Start)
 	assert.Zero(t, got.Targets[4].Stmts, "a closing brace holds no statement")
 	assert.Positive(t, got.Targets[0].Stmts)
 	assert.Positive(t, got.Targets[1].Stmts)
