@@ -71,8 +71,13 @@ type hunkCoverage struct {
 	// Start: the hunk holds code that runs when fencesim starts (an init
 	// function, a package variable), before any run, which no run counts.
 	Start [2]bool `json:"start,omitempty"`
-	// warm is how many warm-up runs executed it (a focused diff's choice).
-	warm int
+	// warm is how many warm-up runs executed it (a focused diff's choice):
+	// its rarest part, when its side counts parts; warmAt is that part's
+	// lines ("" for the whole hunk), and rareParts the working side's
+	// parts that ran in few warm-up runs (a mask of Parts).
+	warm      int
+	warmAt    string
+	rareParts uint64
 }
 
 // coverageTargets turns the hunks into each side's targets.

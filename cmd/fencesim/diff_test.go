@@ -552,3 +552,52 @@ func TestDiffKeepsBaseRecords(t *testing.T) {
 	heavy := diff(filepath.Join(out, "3.jsonl"), "--faults", "heavy")
 	assert.Zero(t, heavy.BaseKept, "other flags, another key")
 }
+
+// TestRareParts: a hunk is as rare as its rarest part. A hunk whose if
+// runs in every warm-up run and whose body in one is rare, named by the
+// body's lines, and a run that executes the body is rewarded where a run
+// that executes only the if is not; a hunk whose parts all run often is
+// not rare; records without parts (an older build's) leave the hunk whole.
+func TestRareParts(t *testing.T) {
+	hunks := []revision.Hunk{
+		{File: "model/judge/sql.go", Base: revision.Lines{From: 50, To: 49}, Work: revision.Lines{From: 50, To: 52}, WorkFunc: "g"},
+		{File: "model/judge/sql.go", Base: revision.Lines{From: 70, To: 69}, Work: revision.Lines{From: 70, To: 70}, WorkFunc: "h"},
+	}
+	cov := func() *diffCoverage {
+		c, asked := coverageTargets(hunks)
+		c.Targets[1] = append([]changecov.Target(nil), asked[1]...)
+		c.Targets[1][0].Stmts, c.Targets[1][0].Parts = 3, []changecov.Part{{From: 50, To: 50, Stmts: 2}, {From: 51, To: 52, Stmts: 1}}
+		c.Targets[1][1].Stmts, c.Targets[1][1].Parts = 1, []changecov.Part{{From: 70, To: 70, Stmts: 1}}
+		return c
+	}
+	var warm [2][]seedRecord
+	for s := range uint64(8) {
+		parts := uint64(0b01)
+		if s == 3 {
+			parts = 0b11 // the body ran once
+		}
+		warm[0] = append(warm[0], seedRecord{Seed: s})
+		warm[1] = append(warm[1], seedRecord{Seed: s, Cover: []uint64{1, 2}, CoverParts: []uint64{parts, 0b1}})
+	}
+	c := cov()
+	rare := rareHunks(c, warm)
+	assert.Equal(t, []int{0}, rare, "the if always ran, its body in 1 of 8")
+	assert.Equal(t, 1, c.Hunks[0].warm)
+	assert.Equal(t, "51-52", c.Hunks[0].warmAt)
+	assert.Equal(t, uint64(0b10), c.Hunks[0].rareParts)
+	assert.Equal(t, 8, c.Hunks[1].warm)
+
+	rw := &pairReward{cov: c, rare: rare}
+	base := &seedRecord{Seed: 9, Hash: "h"}
+	onlyIf := &seedRecord{Seed: 9, Hash: "h", Cover: []uint64{5, 1}, CoverParts: []uint64{0b01, 0b1}}
+	body := &seedRecord{Seed: 9, Hash: "h", Cover: []uint64{1, 1}, CoverParts: []uint64{0b11, 0b1}}
+	assert.Zero(t, rw.score(base, onlyIf), "the if alone, however often, is not the rare part")
+	assert.Positive(t, rw.score(base, body), "the body ran")
+
+	for i := range warm[1] {
+		warm[1][i].CoverParts = nil
+	}
+	c = cov()
+	assert.Empty(t, rareHunks(c, warm), "without parts the hunk ran in every run")
+	assert.Equal(t, 8, c.Hunks[0].warm)
+}

@@ -2,10 +2,12 @@ package main
 
 import (
 	"fmt"
+	"math/bits"
 	"reflect"
 	"slices"
 
 	"github.com/fencesim/fencesim/internal/directed"
+	"github.com/fencesim/fencesim/internal/revision"
 	"github.com/fencesim/fencesim/internal/summary"
 	"github.com/fencesim/fencesim/internal/systems"
 )
@@ -109,7 +111,11 @@ func (fo *focuser) run(sr *sideRunner, p plan, list []systems.System, cov *diffC
 		fo.res.Why = fmt.Sprintf("every hunk of the change ran in at least %.0f%% of the %d warm-up runs", 100*focusRare, w)
 	default:
 		h := cov.Hunks[rare[0]]
-		fo.res.Why = fmt.Sprintf("%s ran in %d of the %d warm-up runs", h.where(), h.warm, w)
+		at := h.where()
+		if h.warmAt != "" {
+			at = fmt.Sprintf("%s:%s (of the hunk at %s)", h.File, h.warmAt, h.Work)
+		}
+		fo.res.Why = fmt.Sprintf("%s ran in %d of the %d warm-up runs", at, h.warm, w)
 	}
 	if n == w {
 		fo.res.Why = fmt.Sprintf("the %d seeds are all the warm-up's", n)
@@ -257,7 +263,14 @@ func (rw *pairReward) score(b, w *seedRecord) float64 {
 	if rw.cov != nil && len(w.Cover) > 0 {
 		var x uint64
 		for _, h := range rw.rare {
-			if t := rw.cov.Hunks[h].Target[1]; t >= 0 && t < len(w.Cover) {
+			hc := &rw.cov.Hunks[h]
+			t := hc.Target[1]
+			switch {
+			case t < 0 || t >= len(w.Cover):
+			case hc.rareParts != 0 && len(w.CoverParts) == len(w.Cover):
+				// A hunk that ran in part: the rarely run parts it ran.
+				x += uint64(bits.OnesCount64(w.CoverParts[t] & hc.rareParts))
+			default:
 				x += w.Cover[t]
 			}
 		}
@@ -269,7 +282,9 @@ func (rw *pairReward) score(b, w *seedRecord) float64 {
 // rareHunks are the hunks (their indexes in cov.Hunks) with statements
 // that ran in fewer than focusRare of the warm-up's runs of their side
 // (working, or base for a hunk the change deletes), most rarely run first;
-// it sets each hunk's warm count.
+// it sets each hunk's warm count. Where the side counts a hunk's parts
+// (its code block by block), a hunk is as rare as its rarest part: a new
+// if whose condition runs in every run and whose body in none is rare.
 func rareHunks(cov *diffCoverage, recs [2][]seedRecord) []int {
 	if cov == nil {
 		return nil
@@ -292,6 +307,8 @@ func rareHunks(cov *diffCoverage, recs [2][]seedRecord) []int {
 		if stmts(h, side) == 0 {
 			continue
 		}
+		parts := cov.Targets[side][t].Parts
+		ranPart := make([]int, len(parts))
 		ran, runs := 0, 0
 		for _, r := range recs[side] {
 			if len(r.Cover) == 0 {
@@ -301,9 +318,28 @@ func rareHunks(cov *diffCoverage, recs [2][]seedRecord) []int {
 			if t < len(r.Cover) && r.Cover[t] > 0 {
 				ran++
 			}
+			if len(r.CoverParts) != len(r.Cover) {
+				parts = nil // a record without parts: the hunk as a whole
+			}
+			for k := range parts {
+				if t < len(r.CoverParts) && r.CoverParts[t]&(1<<min(k, 63)) != 0 {
+					ranPart[k]++
+				}
+			}
 		}
-		h.warm = ran
-		if runs > 0 && float64(ran) < focusRare*float64(runs) {
+		h.warm, h.warmAt, h.rareParts = ran, "", 0
+		for k, p := range parts {
+			if p.Stmts == 0 {
+				continue
+			}
+			if float64(ranPart[k]) < focusRare*float64(runs) && side == 1 {
+				h.rareParts |= 1 << min(k, 63)
+			}
+			if ranPart[k] < h.warm {
+				h.warm, h.warmAt = ranPart[k], revision.Lines{From: p.From, To: p.To}.String()
+			}
+		}
+		if runs > 0 && float64(h.warm) < focusRare*float64(runs) {
 			out = append(out, i)
 		}
 	}
