@@ -97,8 +97,9 @@ func BuildCovered(ctx context.Context, srcDir, bin string, targets []changecov.T
 		ts := byFile[f]
 		if withParts {
 			ts = append([]changecov.Target(nil), ts...)
+			a := newAttributor(text, tight)
 			for k := range ts {
-				ts[k].Blocks, ts[k].Parts, ts[k].Start = attribute(text, tight, ts[k].From, ts[k].To)
+				ts[k].Blocks, ts[k].Parts, ts[k].Start = a.attribute(ts[k].From, ts[k].To)
 			}
 		}
 		reg, err := registration(f, text, v, tight, ts, withParts)
@@ -303,8 +304,8 @@ func codeOf(src []byte) (code []bool, lines []int) {
 	return code, lines
 }
 
-// attribute finds the cover blocks that hold a target's code (pos is the
-// file's blocks, tightened), one part per block. A line of from-to holds
+// attributor finds the cover blocks that hold a target's code in one file
+// (pos is the file's blocks, tightened), one part per block. A line holds
 // code when a token other than a brace is on it (a comment-only line holds
 // none). Its blocks are those whose lines hold it; for a line no block
 // holds, the block its code runs in: a case's (or a select case's)
@@ -312,31 +313,26 @@ func codeOf(src []byte) (code []bool, lines []int) {
 // block; a function's signature with its body's first statement. A line of
 // an init function or of a package-level var declaration runs when the
 // program starts, before any run (start), and no block counts it.
-func attribute(src []byte, pos []uint32, from, to int) (blocks []int, parts []changecov.Part, start bool) {
-	code, lines := codeOf(src)
-	hasCode := func(l int) bool {
-		if l < 1 || l > len(lines) {
-			return false
-		}
-		end := len(src)
-		if l < len(lines) {
-			end = lines[l]
-		}
-		for i := lines[l-1]; i < end; i++ {
-			if code[i] {
-				return true
-			}
-		}
-		return false
-	}
+type attributor struct {
+	code    []bool // a byte of a token other than a brace (codeOf)
+	lines   []int  // each line's first byte
+	pos     []uint32
+	startup []span // init functions and package var declarations
+	via     []span // lines no block holds, and the line whose blocks run them
+}
+
+// span is lines from-to, and the line whose blocks run them (attributor).
+type span struct{ from, to, at int }
+
+func newAttributor(src []byte, pos []uint32) *attributor {
+	a := &attributor{pos: pos}
+	a.code, a.lines = codeOf(src)
 	fset := token.NewFileSet()
 	f, err := parser.ParseFile(fset, "", src, parser.SkipObjectResolution)
 	if err != nil {
-		return []int{}, []changecov.Part{}, false // go tool cover took it: a tree that does not build fails later
+		return a // go tool cover took it: a tree that does not build fails later
 	}
 	line := func(p token.Pos) int { return fset.Position(p).Line }
-	type span struct{ from, to, at int } // lines from-to, and the line whose blocks run them
-	var startup, via []span
 	for _, d := range f.Decls {
 		switch d := d.(type) {
 		case *ast.FuncDecl:
@@ -344,15 +340,15 @@ func attribute(src []byte, pos []uint32, from, to int) (blocks []int, parts []ch
 				continue
 			}
 			if d.Name.Name == "init" && d.Recv == nil {
-				startup = append(startup, span{from: line(d.Pos()), to: line(d.End())})
+				a.startup = append(a.startup, span{from: line(d.Pos()), to: line(d.End())})
 				continue
 			}
 			if len(d.Body.List) > 0 {
-				via = append(via, span{line(d.Pos()), line(d.Body.Lbrace), line(d.Body.List[0].Pos())})
+				a.via = append(a.via, span{line(d.Pos()), line(d.Body.Lbrace), line(d.Body.List[0].Pos())})
 			}
 		case *ast.GenDecl:
 			if d.Tok == token.VAR {
-				startup = append(startup, span{from: line(d.Pos()), to: line(d.End())})
+				a.startup = append(a.startup, span{from: line(d.Pos()), to: line(d.End())})
 			}
 		}
 	}
@@ -371,43 +367,66 @@ func attribute(src []byte, pos []uint32, from, to int) (blocks []int, parts []ch
 		for _, c := range body.List {
 			switch c := c.(type) {
 			case *ast.CaseClause:
-				via = append(via, span{line(c.Case), line(c.Colon), line(n.Pos())})
+				a.via = append(a.via, span{line(c.Case), line(c.Colon), line(n.Pos())})
 			case *ast.CommClause:
-				via = append(via, span{line(c.Case), line(c.Colon), line(n.Pos())})
+				a.via = append(a.via, span{line(c.Case), line(c.Colon), line(n.Pos())})
 			}
 		}
 		return true
 	})
-	in := func(ss []span, l int) (span, bool) {
-		for _, s := range ss {
-			if s.from <= l && l <= s.to {
-				return s, true
-			}
-		}
-		return span{}, false
+	return a
+}
+
+// hasCode reports whether line l holds code.
+func (a *attributor) hasCode(l int) bool {
+	if l < 1 || l > len(a.lines) {
+		return false
 	}
-	blocksAt := func(l int) []int {
-		var out []int
-		for b := 0; b+2 < len(pos); b += 3 {
-			if pos[b] > 0 && int(pos[b]) <= l && l <= int(pos[b+1]) {
-				out = append(out, b/3)
-			}
-		}
-		return out
+	end := len(a.code)
+	if l < len(a.lines) {
+		end = a.lines[l]
 	}
+	return slices.Contains(a.code[a.lines[l-1]:end], true)
+}
+
+// blocksAt returns the blocks whose lines hold line l.
+func (a *attributor) blocksAt(l int) []int {
+	var out []int
+	for b := 0; b+2 < len(a.pos); b += 3 {
+		if a.pos[b] > 0 && int(a.pos[b]) <= l && l <= int(a.pos[b+1]) {
+			out = append(out, b/3)
+		}
+	}
+	return out
+}
+
+// in returns the span of ss that holds line l.
+func in(ss []span, l int) (span, bool) {
+	for _, s := range ss {
+		if s.from <= l && l <= s.to {
+			return s, true
+		}
+	}
+	return span{}, false
+}
+
+// attribute returns the blocks that hold the code of lines from-to, each
+// one's part (the lines of from-to it holds), and whether some of them
+// are start-up code.
+func (a *attributor) attribute(from, to int) (blocks []int, parts []changecov.Part, start bool) {
 	blocks, parts = []int{}, []changecov.Part{}
 	for l := from; l <= to; l++ {
-		if !hasCode(l) {
+		if !a.hasCode(l) {
 			continue
 		}
-		if _, ok := in(startup, l); ok {
+		if _, ok := in(a.startup, l); ok {
 			start = true
 			continue
 		}
-		bs := blocksAt(l)
+		bs := a.blocksAt(l)
 		if len(bs) == 0 {
-			if s, ok := in(via, l); ok {
-				bs = blocksAt(s.at)
+			if s, ok := in(a.via, l); ok {
+				bs = a.blocksAt(s.at)
 			}
 		}
 		for _, b := range bs {
