@@ -26,8 +26,8 @@ func runBaseline(e *env, args []string) int {
 		return e.fail(c.name, usagef("unexpected argument %q: the baseline takes flags only", pos[0]))
 	case *runs < 1:
 		return e.fail(c.name, usagef("--runs must be at least 1, got %d", *runs))
-	case *workers < 1:
-		return e.fail(c.name, usagef("--workers must be at least 1, got %d", *workers))
+	case checkWorkers(*workers) != nil:
+		return e.fail(c.name, checkWorkers(*workers))
 	case *first < 1:
 		return e.fail(c.name, usagef("--first must be at least 1 (seed 0 is not a seed)"))
 	case *first+uint64(*runs)-1 >= 1<<63:

@@ -575,9 +575,14 @@ func workersFlag(fs *flag.FlagSet) *int {
 	return fs.Int("workers", runtime.GOMAXPROCS(0), "parallel runs (one run per goroutine)")
 }
 
+// maxWorkers bounds --workers: each worker is a goroutine with its own
+// buffers, and a pool sized by a mistyped number exhausts memory before
+// it runs anything.
+const maxWorkers = 1024
+
 func checkWorkers(n int) error {
-	if n < 1 {
-		return usagef("--workers %d: want at least 1", n)
+	if n < 1 || n > maxWorkers {
+		return usagef("--workers %d: want 1 to %d (this machine has %d CPUs)", n, maxWorkers, runtime.NumCPU())
 	}
 	return nil
 }

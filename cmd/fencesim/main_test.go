@@ -123,6 +123,8 @@ func TestBadInput(t *testing.T) {
 		{"time and runs", []string{"explore", "--time", "10s", "--runs", "5", "--out", out}, "--time is a budget"},
 		{"negative time", []string{"explore", "--time", "-1s", "--out", out}, "--time -1s"},
 		{"mutants bad workers", []string{"mutants", "--workers", "0"}, "--workers 0"},
+		{"explore too many workers", []string{"explore", "--workers", "99999999999999"}, "--workers 99999999999999: want 1 to 1024"},
+		{"baseline too many workers", []string{"baseline", "--workers", "1025", "--runs", "1"}, "--workers 1025: want 1 to 1024"},
 		{"mutants budget past the last seed", []string{"mutants", "--first", "18446744073709551615", "--budget", "2"}, "--budget 2 from --first 18446744073709551615"},
 		{"compare bad workers", []string{"compare", "--system", "arbiter", "--set", "confirm_aware_grace=true", "--workers", "-1"}, "--workers -1"},
 		{"mutants bad budget", []string{"mutants", "--budget", "-3"}, "--budget -3"},
