@@ -30,7 +30,7 @@ func runBaseline(e *env, args []string) int {
 		return e.fail(c.name, checkWorkers(*workers))
 	case *first < 1:
 		return e.fail(c.name, usagef("--first must be at least 1 (seed 0 is not a seed)"))
-	case *first+uint64(*runs)-1 >= 1<<63:
+	case *first >= 1<<63 || *first+uint64(*runs)-1 >= 1<<63:
 		return e.fail(c.name, usagef("--first %d: the baseline runs plain seeds, below 2^63 (a steered seed names levers)", *first))
 	}
 	start := time.Now()

@@ -194,10 +194,8 @@ func runExplore(e *env, args []string) int {
 		if err := checkOutFile("memprofile", cfg.memprof); err != nil {
 			return err
 		}
-		if cfg.cpuprof != "" && sameFile(cfg.cpuprof, cfg.memprof) {
-			return usagef("--cpuprofile and --memprofile name the same file %s: give each its own", cfg.cpuprof)
-		}
-		return nil
+		return distinctOutputs([][2]string{{"out", cfg.out}, {"per-seed", cfg.perSeed}, {"summary-out", cfg.summary},
+			{"cpuprofile", cfg.cpuprof}, {"memprofile", cfg.memprof}})
 	}()
 	if err != nil {
 		return e.fail(c.name, err)
@@ -260,6 +258,20 @@ func writeHeapProfile(path string) error {
 		return err
 	}
 	return f.Close()
+}
+
+// distinctOutputs refuses two output flags (name, path) that name one
+// path: one file would overwrite the other (a directory and a file, the
+// run's artifacts). An empty path is a flag not given.
+func distinctOutputs(outs [][2]string) error {
+	for i, a := range outs {
+		for _, b := range outs[i+1:] {
+			if sameFile(a[1], b[1]) {
+				return usagef("--%s and --%s name the same path %s: give each its own", a[0], b[0], a[1])
+			}
+		}
+	}
+	return nil
 }
 
 // sameFile reports whether two paths name one file (as written, or once

@@ -21,6 +21,11 @@ func runMerge(e *env, args []string) int {
 	if err := checkOutFile("summary-out", *out); err != nil {
 		return e.fail(c.name, err)
 	}
+	for _, p := range pos {
+		if sameFile(*out, p) {
+			return e.fail(c.name, usagef("--summary-out %s is one of the summaries to merge: it would be overwritten; name another file", p))
+		}
+	}
 	var parts []*summary.Summary
 	for _, p := range pos {
 		s, err := summary.Read(p)

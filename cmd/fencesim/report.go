@@ -34,6 +34,9 @@ func runReport(e *env, args []string) int {
 	if err := checkOutFile("out", page); err != nil {
 		return e.fail(c.name, err)
 	}
+	if sameFile(page, path) {
+		return e.fail(c.name, usagef("--out %s is the trace itself: the report would overwrite it; name another file (or leave --out out: %s)", page, strings.TrimSuffix(path, ".jsonl")+"-report.html"))
+	}
 	h, recorded, sys, err := readTrace(path)
 	if err != nil {
 		return e.fail(c.name, err)
