@@ -246,7 +246,9 @@ func exploreDirected(e *env, ctx context.Context, cfg *exploreConfig, sys system
 	prog := newProgress(e.stderr, !cfg.json, int64(budget), sys.Name()+": directed")
 	agg := newAggregate(sys, d, cfg.texts[sys.Name()])
 	dir := &summary.Directed{Target: t.spec, SearchSeed: cfg.searchSeed}
-	round := max(8, 4*cfg.workers)
+	// Rounds of 8 whatever --workers: its default is the machine's CPUs,
+	// and the seeds a search picks must not depend on the machine.
+	round := 8
 	cfg.records.beginPicked()
 	for len(dir.Order) < budget && ctx.Err() == nil && !(cfg.failfast && dir.FirstFailure > 0) {
 		seeds, err := search.Next(min(round, budget-len(dir.Order)))

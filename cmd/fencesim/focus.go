@@ -176,7 +176,7 @@ func (fo *focuser) system(sr *sideRunner, sys systems.System, p plan, n, w int, 
 	}
 	fs.Order = append(fs.Order, first...)
 	rw.observe(search, sys.Name(), warm)
-	round := max(16, 4*sr.workers)
+	round := 16 // whatever --workers: the picks must not depend on the machine
 	for len(fs.Order) < n && sr.ctx.Err() == nil {
 		seeds, err := search.Next(min(round, n-len(fs.Order)))
 		if err != nil {
