@@ -6,12 +6,12 @@ package db
 
 import (
 	"fmt"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/fencesim/fencesim/clock"
+	"github.com/fencesim/fencesim/traces/canon"
 )
 
 // Epoch is the wall-clock instant that simulated time 0 stands for when a
@@ -46,7 +46,7 @@ func (s Stmt) AppendSQL(b []byte) []byte {
 			for c := range s.Values {
 				cols = append(cols, c)
 			}
-			sort.Strings(cols)
+			canon.SortKeys(cols)
 			b = append(b, " ("...)
 			for i, c := range cols {
 				if i > 0 {
@@ -268,7 +268,7 @@ func appendLiteral(b []byte, v Value) []byte {
 		return append(b, "false"...)
 	case clock.Time:
 		b = append(b, "timestamptz '"...)
-		b = Epoch.Add(time.Duration(x)).AppendFormat(b, "2006-01-02 15:04:05.999999")
+		b = appendTimestamp(b, Epoch.Add(time.Duration(x)))
 		return append(b, "+00'"...)
 	case time.Duration:
 		return appendInterval(b, x)
@@ -281,6 +281,34 @@ func appendLiteral(b []byte, v Value) []byte {
 		return strconv.AppendInt(b, n.(int64), 10)
 	}
 	return fmt.Appendf(b, "/* unsupported %T */ NULL", v)
+}
+
+// appendTimestamp appends t as t.AppendFormat(b, "2006-01-02 15:04:05.999999")
+// does, without parsing the layout at every statement a trace renders.
+func appendTimestamp(b []byte, t time.Time) []byte {
+	year, month, day := t.Date()
+	if year < 0 || year > 9999 {
+		return t.AppendFormat(b, "2006-01-02 15:04:05.999999")
+	}
+	hour, min, sec := t.Clock()
+	b = append(b, byte('0'+year/1000), byte('0'+year/100%10), byte('0'+year/10%10), byte('0'+year%10), '-')
+	b = append(b, byte('0'+int(month)/10), byte('0'+int(month)%10), '-', byte('0'+day/10), byte('0'+day%10), ' ')
+	b = append(b, byte('0'+hour/10), byte('0'+hour%10), ':', byte('0'+min/10), byte('0'+min%10), ':', byte('0'+sec/10), byte('0'+sec%10))
+	us := t.Nanosecond() / 1000
+	if us == 0 {
+		return b
+	}
+	var frac [7]byte
+	frac[0] = '.'
+	for i := 6; i >= 1; i-- {
+		frac[i] = byte('0' + us%10)
+		us /= 10
+	}
+	n := 7
+	for frac[n-1] == '0' {
+		n--
+	}
+	return append(b, frac[:n]...)
 }
 
 func appendInterval(b []byte, d time.Duration) []byte {
@@ -319,17 +347,23 @@ func appendQuoted(b []byte, s string) []byte {
 	return append(b, '\'')
 }
 
-var reserved = map[string]bool{}
-
-func init() {
-	for _, w := range strings.Fields(`all analyse analyze and any array as asc asymmetric both case cast check collate
-		column constraint create current_catalog current_date current_role current_time current_timestamp
-		current_user default deferrable desc distinct do else end except false fetch for foreign from grant
-		group having in initially intersect into lateral leading limit localtime localtimestamp not null
-		offset on only or order placing primary references returning select session_user some symmetric
-		table then to trailing true union unique user using variadic when where window with`) {
-		reserved[w] = true
+// reserved reports whether a lower-case name is one of PostgreSQL's reserved
+// key words (which an identifier must quote): a switch, which Go compiles to
+// a search by length and content, costs a fraction of a map's hashing at
+// every identifier of every statement a trace renders.
+func reserved(s string) bool {
+	switch s {
+	case "all", "analyse", "analyze", "and", "any", "array", "as", "asc", "asymmetric", "both", "case", "cast",
+		"check", "collate", "column", "constraint", "create", "current_catalog", "current_date", "current_role",
+		"current_time", "current_timestamp", "current_user", "default", "deferrable", "desc", "distinct", "do",
+		"else", "end", "except", "false", "fetch", "for", "foreign", "from", "grant", "group", "having", "in",
+		"initially", "intersect", "into", "lateral", "leading", "limit", "localtime", "localtimestamp", "not",
+		"null", "offset", "on", "only", "or", "order", "placing", "primary", "references", "returning", "select",
+		"session_user", "some", "symmetric", "table", "then", "to", "trailing", "true", "union", "unique", "user",
+		"using", "variadic", "when", "where", "window", "with":
+		return true
 	}
+	return false
 }
 
 // ident renders an identifier, quoted when it is not a plain lower-case name
@@ -346,7 +380,7 @@ func appendIdent(b []byte, s string) []byte {
 			break
 		}
 	}
-	if plain && !reserved[s] {
+	if plain && !reserved(s) {
 		return append(b, s...)
 	}
 	b = append(b, '"')
@@ -372,7 +406,7 @@ func (r Row) appendString(b []byte) []byte {
 	for k := range r {
 		keys = append(keys, k)
 	}
-	sort.Strings(keys)
+	canon.SortKeys(keys)
 	b = append(b, '{')
 	for i, k := range keys {
 		if i > 0 {

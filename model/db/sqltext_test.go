@@ -223,10 +223,46 @@ func fmtInterval(d time.Duration) string {
 // quoteLit quotes a string literal, doubling single quotes.
 func fmtQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
 
+// pgReserved is PostgreSQL's reserved key words (its documentation's
+// appendix "SQL Key Words", the column "reserved"), as the renderer had
+// them in a map: reserved, its switch, must agree.
+var pgReserved = map[string]bool{}
+
+func init() {
+	for _, w := range strings.Fields(`all analyse analyze and any array as asc asymmetric both case cast check collate
+		column constraint create current_catalog current_date current_role current_time current_timestamp
+		current_user default deferrable desc distinct do else end except false fetch for foreign from grant
+		group having in initially intersect into lateral leading limit localtime localtimestamp not null
+		offset on only or order placing primary references returning select session_user some symmetric
+		table then to trailing true union unique user using variadic when where window with`) {
+		pgReserved[w] = true
+	}
+}
+
+// TestReservedWords: the switch says exactly the list's words are reserved
+// (and not their prefixes, extensions or upper-case forms).
+func TestReservedWords(t *testing.T) {
+	for w := range pgReserved {
+		if !reserved(w) {
+			t.Errorf("%q is reserved; reserved says not", w)
+		}
+		for _, n := range []string{w[:len(w)-1], w + "s", "x" + w, strings.ToUpper(w)} {
+			if reserved(n) != pgReserved[n] {
+				t.Errorf("reserved(%q) = %v, want %v", n, reserved(n), pgReserved[n])
+			}
+		}
+	}
+	for _, n := range []string{"", "id", "status", "lease_token", "worker_id", "submissions"} {
+		if reserved(n) {
+			t.Errorf("reserved(%q) is true", n)
+		}
+	}
+}
+
 // ident renders an identifier, quoted when it is not a plain lower-case name
 // or is a reserved word.
 func fmtIdent(s string) string {
-	plain := s != "" && !reserved[s]
+	plain := s != "" && !pgReserved[s]
 	for i, r := range s {
 		if !(r == '_' || (r >= 'a' && r <= 'z') || (i > 0 && r >= '0' && r <= '9')) {
 			plain = false
@@ -431,5 +467,35 @@ func TestSQLAsFmt(t *testing.T) {
 		if got, want := resp.String(), fmtResponse(resp); got != want {
 			t.Fatalf("#%d response:\n got %q\nwant %q", i, got, want)
 		}
+	}
+}
+
+// TestTimestampAsFormat: appendTimestamp renders as time's AppendFormat with
+// the literal's layout: fractions with trailing zeros (trimmed, or no point
+// at all), before the epoch, and years time renders differently (past
+// 9999, before 0).
+func TestTimestampAsFormat(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	const layout = "2006-01-02 15:04:05.999999"
+	check := func(tm time.Time) {
+		if got, want := string(appendTimestamp(nil, tm)), tm.Format(layout); got != want {
+			t.Fatalf("%v: got %q, want %q", tm, got, want)
+		}
+	}
+	for _, d := range []time.Duration{0, 1, 999, 1000, 100 * time.Microsecond, 120 * time.Millisecond, time.Second, -1, -time.Microsecond, -time.Hour} {
+		check(Epoch.Add(d))
+	}
+	for range 20000 {
+		d := time.Duration(r.Int64())
+		switch r.IntN(4) {
+		case 0:
+			d = d.Truncate(time.Millisecond * time.Duration(1+r.IntN(100)))
+		case 1:
+			d %= 24 * time.Hour
+		}
+		check(Epoch.Add(d))
+	}
+	for _, y := range []int{-1, 0, 9, 99, 999, 9999, 10000, 123456} {
+		check(time.Date(y, 3, 4, 5, 6, 7, 8000, time.UTC))
 	}
 }

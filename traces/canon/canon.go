@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math"
 	"reflect"
-	"slices"
 	"strconv"
 	"unicode/utf8"
 
@@ -244,6 +243,27 @@ func Slice(b []byte, xs []any) []byte {
 	return append(b, ']')
 }
 
+// SortKeys sorts a map's few keys (slices.Sort's order): an insertion sort
+// that compares first bytes before whole strings, which is most of what
+// telling column names apart takes.
+func SortKeys(keys []string) {
+	for i := 1; i < len(keys); i++ {
+		k := keys[i]
+		j := i
+		for ; j > 0 && keyLess(k, keys[j-1]); j-- {
+			keys[j] = keys[j-1]
+		}
+		keys[j] = k
+	}
+}
+
+func keyLess(a, b string) bool {
+	if len(a) > 0 && len(b) > 0 && a[0] != b[0] {
+		return a[0] < b[0]
+	}
+	return a < b
+}
+
 // Map appends a map[string]any with its keys sorted (null when nil).
 func Map(b []byte, m map[string]any) []byte {
 	if m == nil {
@@ -254,7 +274,7 @@ func Map(b []byte, m map[string]any) []byte {
 	for k := range m {
 		keys = append(keys, k)
 	}
-	slices.Sort(keys)
+	SortKeys(keys)
 	b = append(b, '{')
 	for i, k := range keys {
 		if i > 0 {
