@@ -136,9 +136,14 @@ func TestWastedJudgingsMA2(t *testing.T) {
 	// 108: abandoned on a 410, worker healthy: wasted.
 	b.on(60*s).judge("home-8", 108, "H", hist.JudgeStart)
 	b.on(65*s).judge("home-8", 108, "H", hist.JudgeAbandon)
-	// 109: a fault kind that is not a network fault excuses nothing.
-	b.on(80 * s).fault(map[string]any{"kind": "delay", "node": "home-9", "for": 50 * s})
+	// 109: a fault kind that is not a network fault (its clock jumped)
+	// excuses nothing.
+	b.on(80 * s).fault(map[string]any{"kind": "jump", "node": "home-9", "amount": 50 * s})
 	judged("home-9", 109, "I", 90*s, 95*s)
+	// 118: its links' datagrams delayed (up to 5 s, for 20 s from 220 s):
+	// a link fault, as a stall is, until the last may arrive (245 s).
+	b.on(220 * s).fault(map[string]any{"kind": "delay", "node": "home-14", "for": 20 * s, "amount": 5 * s})
+	judged("home-14", 118, "R", 244*s, 250*s)
 	// 110: a loss on every link (no node named) while it judged.
 	b.on(100 * s).fault(map[string]any{"kind": "loss", "for": 20 * s})
 	judged("home-1", 110, "J", 110*s, 115*s)
@@ -165,7 +170,7 @@ func TestWastedJudgingsMA2(t *testing.T) {
 	m := Measure(b.run(t))
 	assert.Equal(t, []int64{101, 104, 108, 109, 114}, m.WastedSubs)
 	assert.Equal(t, 5, m.Wasted)
-	assert.Equal(t, 16, m.Judgings)
+	assert.Equal(t, 17, m.Judgings)
 }
 
 // TestFalseSystemErrorsMA3: a system_error is false unless max_attempts (3)

@@ -162,6 +162,15 @@ func TestTrueSystemErrorsMustPassMA3(t *testing.T) {
 				{"kind": "message-fate", "node": "home-1", "peer": "arbiter-1", "arg": "drop"},
 			}[i-1])
 		}, 0),
+		// The last lease's links delayed (up to 20 s late, for 30 s); the
+		// run ends before that judging could have ended on its own, so
+		// only the delay excuses it (the first two judgings died).
+		"delayed": lost(claim, func(b *h, i int, tok string) {
+			answered(b, i, tok)
+			if i == 3 {
+				b.fault(map[string]any{"kind": "delay", "node": "home-1", "peer": "arbiter-1", "for": 30 * s, "amount": 20 * s})
+			}
+		}, 300*s+s/5+150*s-1),
 		// A poison submission: each judging crashes its worker (a crash of
 		// the worker's node, with a note).
 		"poison": lost(claim, func(b *h, i int, tok string) {
@@ -277,12 +286,14 @@ func TestSystemErrorsCountFromTheRejudgeMA3(t *testing.T) {
 // TestInstantNetFaults: a break, and a message's forced fate, touch a
 // node at their instant (a delayed message until it arrives), not until
 // the next heal as a cut without a length does: seed 1960's break of
-// db->home-1, 18 s before home-1's lease, is no failure of that lease.
+// db->home-1, 18 s before home-1's lease, is no failure of that lease. A
+// delay burst touches it while its messages may be late.
 func TestInstantNetFaults(t *testing.T) {
 	b := &h{}
 	b.on(10 * s).fault(map[string]any{"kind": "break", "node": "db", "peer": "home-1"})
 	b.on(20 * s).fault(map[string]any{"kind": "message-fate", "node": "home-2", "peer": "arbiter-1", "arg": "delay", "amount": 5 * s})
 	b.on(30 * s).fault(map[string]any{"kind": "cut", "node": "home-3", "peer": "arbiter-1"})
+	b.on(40 * s).fault(map[string]any{"kind": "delay", "node": "home-4", "peer": "arbiter-1", "for": 10 * s, "amount": 5 * s})
 	b.on(100 * s).fault(map[string]any{"kind": "heal"})
 	r := b.run(t)
 	for _, c := range []struct {
@@ -293,6 +304,9 @@ func TestInstantNetFaults(t *testing.T) {
 		{"home-1", 10 * s, 10 * s, true}, {"home-1", 10*s + 1, 50 * s, false}, {"home-1", 0, 10*s - 1, false},
 		{"home-2", 25 * s, 30 * s, true}, {"home-2", 25*s + 1, 30 * s, false},
 		{"home-3", 99 * s, 99 * s, true}, {"home-3", 100 * s, 120 * s, true}, {"home-3", 100*s + 1, 120 * s, false},
+		// A delay burst: from its start until its last message may arrive
+		// (For, then Amount), no longer.
+		{"home-4", 0, 40 * s, true}, {"home-4", 55 * s, 80 * s, true}, {"home-4", 55*s + 1, 80 * s, false}, {"home-4", 0, 40*s - 1, false},
 	} {
 		assert.Equal(t, c.want, r.netFaulted(c.node, c.a, c.b), "%s in [%v, %v]", c.node, c.a, c.b)
 	}
