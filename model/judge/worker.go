@@ -50,15 +50,26 @@ type job struct {
 	lease     Lease
 	verdict   string
 	ended     bool                // judged, or abandoned
+	stopped   bool                // its heartbeats stopped (stop)
 	confirmed bool                // a heartbeat got 200: the unconfirmed lease became a full one
 	gone      sim.Queue[struct{}] // a heartbeat got 410: the lease is gone, stop judging
-	over      sim.Queue[struct{}] // the judging ended: stop the heartbeats
+	over      sim.Queue[struct{}] // stop the heartbeats
+}
+
+// stop ends the lease's heartbeats: its judging was abandoned, or its
+// result was answered, or a heartbeat after the judging found the lease gone.
+func (j *job) stop() {
+	if !j.stopped {
+		j.stopped = true
+		j.over.Put(struct{}{})
+	}
 }
 
 // pending is a result not yet answered by the arbiter.
 type pending struct {
 	key string // its key on disk
 	res hist.Result
+	job *job // the judging's lease, heartbeated until the answer (nil: a result read back from disk)
 }
 
 // Worker is one judge worker (A.3).
@@ -150,6 +161,12 @@ func (w *Worker) main(p *sim.Proc) {
 // return. A timeout gives up on the connection (it is closed, and the
 // client moves on to the next arbiter); a broken connection moves on too.
 func (w *Worker) call(p *sim.Proc, c *client, r Request, timeout time.Duration) (Reply, error) {
+	return w.callOn(p, c, r, timeout, true)
+}
+
+// callOn is call; a timeout gives up on the connection (the next request
+// goes to the next arbiter, the others on it fail) only when drop says so.
+func (w *Worker) callOn(p *sim.Proc, c *client, r Request, timeout time.Duration, drop bool) (Reply, error) {
 	w.no++
 	no := w.no
 	r.No, r.Worker, r.Home = no, w.id, w.cfg.Home
@@ -169,7 +186,9 @@ func (w *Worker) call(p *sim.Proc, c *client, r Request, timeout time.Duration) 
 	m, err := p.Call(conn, r, timeout, r.Op.Path(), no)
 	if err != nil {
 		if errors.Is(err, sim.ErrTimeout) {
-			w.drop(p, c, conn)
+			if drop {
+				w.drop(p, c, conn)
+			}
 		} else if c.conn == conn {
 			c.conn = 0
 			c.next(len(w.cfg.Arbiters))
@@ -312,8 +331,9 @@ func (w *Worker) requestID() string {
 
 // judgeAll judges the leases of one claim, one after another. Each lease
 // is heartbeated from the start (the first heartbeat confirms its short
-// unconfirmed lease at once) until its judging ends; a lease whose
-// heartbeat gets 410 is gone: its judging is abandoned, or never started.
+// unconfirmed lease at once) until its judging is abandoned or its result
+// answered (heartbeats); a lease whose heartbeat gets 410 while it is
+// judged is gone: its judging is abandoned, or never started.
 func (w *Worker) judgeAll(p *sim.Proc, ls []Lease) {
 	w.held = make([]*job, len(ls))
 	for i, l := range ls {
@@ -334,7 +354,7 @@ func (w *Worker) judge(p *sim.Proc, j *job) {
 	l := j.lease
 	if j.gone.Len() > 0 { // reclaimed before its turn came
 		j.ended = true
-		j.over.Put(struct{}{})
+		j.stop()
 		return
 	}
 	d := w.cfg.Design
@@ -349,15 +369,26 @@ func (w *Worker) judge(p *sim.Proc, j *job) {
 		p.Die(fmt.Sprintf("judging poison submission %d", l.Sub), PoisonRestart)
 	}
 	j.ended = true
-	j.over.Put(struct{}{})
 	if err == nil {
+		j.stop()
 		p.Note(hist.Judge{Worker: w.name, WorkerID: w.workerID(), Sub: l.Sub, Token: l.Token, Gen: l.Gen, Phase: hist.JudgeAbandon})
 		return
 	}
 	w.finish(p, j)
 }
 
-// heartbeats sends a heartbeat now and every interval until the judging ends.
+// heartbeats sends a heartbeat now and every interval until the lease's
+// judging is abandoned or its result answered (stop). A finished judging
+// whose result is still being uploaded keeps its lease alive: the lease
+// says "we heard from you within 60 s" (A.2), and a worker that holds a
+// result is still there. Without it the lease lives only as long as the
+// uploader's backoff lets it reach an arbiter, and with two arbiter
+// addresses tried in turn that is up to two backoff caps, longer than the
+// grace a restarted arbiter gives (found by the baseline, wide world, heavy
+// faults, seed 5002754: arbiter-1 crashed, its replacement arbiter-2 came
+// up 37 s later; home-2, holding a finished result, tried arbiter-1 26 s
+// into arbiter-2's grace and arbiter-2 next 66 s into it, after the sweep
+// had made the submission a system_error, MA3).
 func (w *Worker) heartbeats(p *sim.Proc, j *job) {
 	for {
 		w.beat(p, j)
@@ -374,23 +405,51 @@ func (w *Worker) heartbeats(p *sim.Proc, j *job) {
 // does: an arbiter that cannot reach the database (its link to it cut)
 // cannot renew a lease that the other one can (found by the wide world:
 // heavy faults, seed 2698, a lease lost to a cut between the database and
-// the arbiter the worker kept asking, MA3).
+// the arbiter the worker kept asking, MA3). A connection that fails before
+// any answer (nobody at that address: an arbiter crashed, or a replacement
+// not yet up) tries the next arbiter at once, each once: a heartbeat that
+// waited a whole interval per address would leave a replacement unheard
+// from for as many intervals as there are addresses, longer than the grace
+// it gives (a design whose grace covers one interval and a request's
+// timeout, the checkers' keepsLeases). After the judging ended (its result
+// still being uploaded) a 410 stops the heartbeats.
 func (w *Worker) beat(p *sim.Proc, j *job) {
 	p.Go("beat", func(p *sim.Proc) {
 		l := j.lease
-		rep, err := w.call(p, &w.jobs, Request{Op: OpHeartbeat, Sub: l.Sub, Token: l.Token}, w.cfg.Design.RequestTimeout)
-		switch {
-		case j.ended:
-		case errors.Is(err, sim.ErrTimeout):
-			w.reconfirm(p, j)
-		case err != nil: // the connection broke: the next heartbeat tries again
-		case rep.Code == Code410:
-			j.gone.Put(struct{}{})
-		case rep.Code == Code200:
-			j.confirmed = true
-		default:
-			w.elsewhere(p, &w.jobs)
-			w.reconfirm(p, j)
+		for tries := 1; ; tries++ {
+			// After the judging ended, the lease's heartbeats go with its
+			// result, on the uploader's connection, and one that fails
+			// leaves that connection to the uploader: the claims'
+			// connection and the uploader's backoff are as before (a
+			// heartbeat queued on the claims' connection behind a stalled
+			// one held up A-S5's second claim until its lease ran out).
+			c := &w.jobs
+			if j.ended {
+				c = &w.uploads
+			}
+			rep, err := w.callOn(p, c, Request{Op: OpHeartbeat, Sub: l.Sub, Token: l.Token}, w.cfg.Design.RequestTimeout, !j.ended)
+			switch {
+			case j.stopped:
+			case errors.Is(err, sim.ErrTimeout):
+				w.reconfirm(p, j)
+			case err != nil: // the connection failed: the next arbiter at once
+				if tries < len(w.cfg.Arbiters) {
+					continue
+				}
+			case j.ended && rep.Code != Code200 && rep.Code != Code410:
+				// A 503 after the judging: the uploader's own 503 moves
+				// its connection on; the next heartbeat follows it.
+			case rep.Code == Code410 && j.ended:
+				j.stop()
+			case rep.Code == Code410:
+				j.gone.Put(struct{}{})
+			case rep.Code == Code200:
+				j.confirmed = true
+			default:
+				w.elsewhere(p, &w.jobs)
+				w.reconfirm(p, j)
+			}
+			return
 		}
 	})
 }
@@ -404,7 +463,7 @@ func (w *Worker) reconfirm(p *sim.Proc, j *job) {
 	}
 	p.Go("reconfirm", func(p *sim.Proc) {
 		p.Sleep(w.cfg.Design.BackoffBase, "reconfirm")
-		if !j.ended && !j.confirmed {
+		if !j.stopped && !j.confirmed {
 			w.beat(p, j)
 		}
 	})
@@ -425,7 +484,7 @@ func (w *Worker) finish(p *sim.Proc, j *job) {
 		p.Sync("result")
 	}
 	p.Note(w.noted(res))
-	w.results[key] = &pending{key: key, res: res}
+	w.results[key] = &pending{key: key, res: res, job: j}
 	w.upload(p, key)
 }
 
@@ -491,6 +550,9 @@ func (w *Worker) submit(p *sim.Proc, r hist.Result) (code int, done bool) {
 
 // answered forgets a result the arbiter answered for good.
 func (w *Worker) answered(p *sim.Proc, key string, pd *pending, code int) {
+	if pd.job != nil {
+		pd.job.stop()
+	}
 	res := pd.res
 	res.Phase, res.Code = hist.ResultAnswered, code
 	if w.results[key] != pd {

@@ -30,6 +30,17 @@ type Workload struct {
 	// trace header by WorkloadJSON (derived from the design, never read
 	// back by the model).
 	Shape *hist.Shape `json:"shape,omitempty"`
+	// Bounds are the worst costs the run is held to besides the
+	// properties: a drawn world's generic bounds (MA5), written into the
+	// trace's header so that a replay holds the run to them too (never
+	// read by the model).
+	Bounds *Bounds `json:"bounds,omitempty"`
+}
+
+// Bounds are a run's promised worst costs (the checkers' judge.Bounds that
+// a trace header carries).
+type Bounds struct {
+	OutageLoad int `json:"outage_load,omitempty"` // MA5: the most requests one worker process sends in a minute of an outage
 }
 
 // DefaultWorkload is a small busy judge: 12 submissions of 4 users over 3

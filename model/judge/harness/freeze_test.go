@@ -2,6 +2,7 @@ package harness
 
 import (
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -13,6 +14,7 @@ import (
 	"github.com/fencesim/fencesim/clock"
 	"github.com/fencesim/fencesim/model/judge"
 	"github.com/fencesim/fencesim/sim"
+	"github.com/fencesim/fencesim/traces"
 )
 
 // frozen is one submission judged for 30 s by one home worker while node
@@ -103,4 +105,112 @@ func TestDatabaseOutageOwesTheGrace(t *testing.T) {
 		}
 	}
 	assert.False(t, ma2.OK, "MA2 covers the database outage: %v", ma2)
+}
+
+// TestFreezeDuringTheGraceOwesItAgain: the arbiter freezes for 20 s (the
+// grace is owed on waking), and again a millisecond after it sent that
+// grace, for 100 s, while a worker judges for 150 s; the database's link
+// to the arbiter stalls meanwhile, so the grace's answer comes after the
+// arbiter's next tick fell due. The grace renewed the lease to 60 s past
+// its commit, which passes during the second freeze, and its answer comes
+// at the thaw. The default design sees that the answer came late and
+// gives the grace again before its sweep runs. Taking the late answer as
+// the grace given (as before the baseline's seed 5001118 found it: the
+// tick's wake, due first, found the grace still in flight and owed
+// nothing more) sends the sweep first, which reclaims the lease unless a
+// heartbeat held through the freeze lands before it (here one does; in
+// seed 5001118 a delay burst kept them away, and MA3 failed).
+func TestFreezeDuringTheGraceOwesItAgain(t *testing.T) {
+	d := judge.Default()
+	o := frozen("arbiter-1", d)
+	o.Design.JudgeMin, o.Design.JudgeMax = 150*time.Second, 150*time.Second
+	o.Schedule = sim.Schedule{
+		{At: clock.Time(20 * time.Second), Kind: sim.Pause, Node: "arbiter-1"},
+		{At: clock.Time(40 * time.Second), Kind: sim.Resume, Node: "arbiter-1"},
+		{At: clock.Time(39 * time.Second), Kind: sim.Stall, Node: "db", Peer: "arbiter-1", For: 2900 * time.Millisecond},
+		{At: clock.Time(40*time.Second + time.Millisecond), Kind: sim.Pause, Node: "arbiter-1"},
+		{At: clock.Time(140 * time.Second), Kind: sim.HealAll},
+	}
+	out, err := Play(o)
+	require.NoError(t, err)
+	assert.Empty(t, failedNames(out), "the grace given again after the second freeze")
+	assert.Empty(t, out.Transitions(101, judge.StatusJudging, judge.StatusPending), "no reclaim")
+	// Grace first, then sweep (scenario 7): after the thaw, the sweep's
+	// statements go out only after a grace sent after the thaw.
+	graced, swept := false, false
+	for _, e := range out.Events {
+		if e.T < int64(140*time.Second) || e.Node != "arbiter-1" || e.Kind != "send" {
+			continue
+		}
+		text := e.Desc()
+		if strings.Contains(text, "greatest(lease_expires_at") {
+			graced = true
+		}
+		if strings.Contains(text, "SET status = 'system_error'") {
+			swept = true
+			assert.True(t, graced, "a sweep after the thaw before a grace: %s", text)
+			break
+		}
+	}
+	assert.True(t, swept, "the sweep ran after the thaw")
+}
+
+// TestResultHolderKeepsItsLease: arbiter-1 crashes at 10 s while home-1
+// judges (30 s); its standby, arbiter-2, comes up at 68 s and gives the
+// grace. home-1 finished at about 32 s and uploads its result, trying the
+// two addresses in turn on a backoff that reaches 40 s, longer than half
+// the 60 s grace: its attempts at arbiter-2 fall before it came up and
+// after its grace ended. The default design heartbeats the lease until the
+// result is answered (every 20 s, the next address at once when one
+// refuses), so arbiter-2 hears of it within its grace and the result lands:
+// no system_error, every property holds. A worker that stopped
+// heartbeating when its judging ended (as before the baseline's seed
+// 5002754 found it) lost the lease to arbiter-2's sweep, and with
+// max_attempts 1 the submission became a system_error: MA3.
+func TestResultHolderKeepsItsLease(t *testing.T) {
+	d := judge.Default()
+	d.HomeWorkers, d.ProdWorkers = 1, 0
+	d.StandbyArbiters, d.MaxAttempts = 1, 1
+	d.BackoffCap = 40 * time.Second
+	d.JudgeMin, d.JudgeMax = 30*time.Second, 30*time.Second
+	o := judge.Options{Design: d, Entropy: sim.NewPCG(1), Until: 10 * time.Minute,
+		Workload: judge.Workload{Arrivals: []judge.Arrival{{At: 2 * time.Second, ID: 101, User: 1, Problem: 1}}},
+		Schedule: sim.Schedule{
+			{At: clock.Time(10 * time.Second), Kind: sim.Crash, Node: "arbiter-1"},
+			{At: clock.Time(68 * time.Second), Kind: sim.Restart, Node: "arbiter-2"},
+		}}
+	out, err := Play(o)
+	require.NoError(t, err)
+	assert.Empty(t, failedNames(out))
+	assert.Empty(t, out.Transitions(101, judge.StatusJudging, judge.StatusSystemError), "no system_error")
+	assert.Empty(t, out.Transitions(101, judge.StatusJudging, judge.StatusPending), "no reclaim")
+	beats := 0
+	for _, e := range out.Events {
+		if e.Node == "home-1" && e.Kind == "call" && e.T > int64(33*time.Second) && strings.Contains(e.Desc(), "/heartbeat") {
+			beats++
+		}
+	}
+	assert.NotZero(t, beats, "heartbeats after the judging ended")
+}
+
+// TestReplayHoldsTheGenericBounds: a drawn world's run is held to MA5 (the
+// generic bounds) and its trace's header says so, so its replay fails MA5
+// as the run did (it replayed as passing when replay knew nothing of the
+// world the run was drawn in).
+func TestReplayHoldsTheGenericBounds(t *testing.T) {
+	f, err := Intensity("moderate")
+	require.NoError(t, err)
+	opts, _ := SeedOptionsIn(judge.Default().MustWith(judge.NoBackoffCap), WorldDrawn, f, 124)
+	opts.Filter = nil
+	o, err := Play(opts)
+	require.NoError(t, err)
+	JudgeGeneric(&o.Result, opts.Design)
+	require.Contains(t, failedNames(o), jc.MA5, "no-backoff-cap fails MA5 on seed 124")
+	again, err := Replay(o.Header)
+	require.NoError(t, err)
+	assert.True(t, traces.Compare(o.Events, again.Events).Identical)
+	assert.Contains(t, failedNames(again), jc.MA5, "the replay holds the run to MA5")
+
+	fixed, _ := SeedOptionsIn(judge.Default().MustWith(judge.NoBackoffCap), WorldFixed, f, 124)
+	assert.Nil(t, fixed.Workload.Bounds, "the fixed world carries no generic bounds")
 }

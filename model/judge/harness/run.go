@@ -262,7 +262,13 @@ func Replay(h HeaderInputs) (*Outcome, error) {
 		}
 		o.Network = &p
 	}
-	return Play(o)
+	out, err := Play(o)
+	if err == nil {
+		// A drawn world's run is held to the generic bounds (MA5), as
+		// explore held it: its header says so.
+		judgeBounds(&out.Result, wl.Bounds)
+	}
+	return out, err
 }
 
 // Property returns the rapid property of system A under a design: draw a

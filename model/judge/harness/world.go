@@ -176,6 +176,7 @@ func DrawWorld(r sim.Rand, d judge.Design, mode WorldMode, f Faults) World {
 		acts = append(acts, sim.Action{At: ms("world/old-leader-at", wl.Window), Kind: sim.PauseAt, Node: names.Arbiters[0], Peer: names.DB,
 			Point: judge.PointBeforeCommit, Count: 1 + n("world/old-leader-claim", 3), For: 20*time.Second + time.Duration(ms("world/old-leader-frozen", 130*time.Second))})
 	}
+	wl.Bounds = &judge.Bounds{OutageLoad: GenericBounds(d).OutageLoad}
 	return World{Design: d, Workload: wl, Actions: acts.Sorted()}
 }
 
@@ -293,6 +294,14 @@ func GenericBounds(d judge.Design) jc.Bounds {
 // JudgeGeneric adds the generic bounds' verdicts to a drawn world's run.
 func JudgeGeneric(res *jc.Result, d judge.Design) {
 	res.Verdicts = append(res.Verdicts, GenericBounds(d).Check(res.Metrics)...)
+}
+
+// judgeBounds adds the verdicts of the bounds a trace's workload carries
+// (a drawn world's generic bounds) to its replayed run.
+func judgeBounds(res *jc.Result, b *judge.Bounds) {
+	if b != nil {
+		res.Verdicts = append(res.Verdicts, jc.Bounds{OutageLoad: b.OutageLoad}.Check(res.Metrics)...)
+	}
 }
 
 // Protocol returns the fault spec of a drawn world: the generic faults,
