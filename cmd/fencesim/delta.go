@@ -277,7 +277,7 @@ func (d *runDelta) writeText(w io.Writer, what string) {
 	for _, p := range d.Properties {
 		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%s\t\n", pp(p.Property), p.Failed[0], p.Failed[1],
 			orDash(countText(len(p.NewlyFailing))), orDash(countText(len(p.NewlyPassing))))
-		id := strings.Fields(p.Property)[0]
+		id := propertyLabel(p.Property)
 		if n := len(p.NewlyFailing); n > 0 {
 			flips = append(flips, fmt.Sprintf("  %s newly fails on %d:%s", id, n, seedList(" seeds ", p.NewlyFailing, 10)))
 		}
@@ -570,4 +570,16 @@ func (t threshold) MarshalJSON() ([]byte, error) {
 		Values  [2]*float64 `json:"values"`
 		Crossed bool        `json:"crossed"`
 	}{t.Spec, t.Metric, t.Stat, t.Unit, stats.NullPair(t.Values), t.Crossed})
+}
+
+// propertyLabel is a property's short name in a line about it: its id, and
+// the view it is checked in when it has one, so that two checks of one
+// property ("PA1 at-most-one-owner" and "PA1 at-most-one-owner (porcupine,
+// oracle view)") read apart: "PA1", "PA1 (porcupine, oracle view)".
+func propertyLabel(p string) string {
+	id := strings.Fields(p)[0]
+	if i := strings.Index(p, " ("); i >= 0 && strings.HasSuffix(p, ")") {
+		return id + p[i:]
+	}
+	return id
 }

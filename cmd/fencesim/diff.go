@@ -423,7 +423,7 @@ func (r *diffResult) writeText(w io.Writer) {
 		for _, d := range r.Systems {
 			for _, p := range d.Properties {
 				if len(p.NewlyFailing) > 0 {
-					why = append(why, fmt.Sprintf("%s %s newly fails on%s", d.System, strings.Fields(p.Property)[0], seedList(" seeds ", p.NewlyFailing, 8)))
+					why = append(why, fmt.Sprintf("%s %s newly fails on%s", d.System, propertyLabel(p.Property), seedList(" seeds ", p.NewlyFailing, 8)))
 				}
 			}
 			for _, t := range d.Thresholds {

@@ -76,10 +76,13 @@ func runExhaustive(e *env, cmd string, sel *selection, explicit bool, pairs, wor
 	for i, p := range props {
 		props[i] = fmt.Sprintf("%s: %d", p, r.ByProperty[p])
 	}
-	fmt.Fprintf(w, "result: FAIL in %d runs (%s)\n", r.Failed, strings.Join(props, ", "))
+	fmt.Fprintf(w, "result: FAIL in %d runs (runs failing each property: %s)\n", r.Failed, strings.Join(props, ", "))
 	for i, f := range r.Failures {
 		fmt.Fprintf(w, "failure %d (%s world): %s: %s\n  schedule: %s\n  json: %s\n", i+1, f.World, f.Property, oneLine(f.Message),
 			strings.ReplaceAll(f.Schedule.String(), "\n", "; "), f.Schedule.JSON())
+	}
+	if n := r.Failed - len(r.Failures); n > 0 {
+		fmt.Fprintf(w, "(%d more failing runs not shown: the first %d in enumeration order are)\n", n, len(r.Failures))
 	}
 	return 1
 }

@@ -22,6 +22,14 @@ func TestExploreExhaustive(t *testing.T) {
 	assert.Regexp(t, `result: FAIL in \d+ runs \(.*PA4 idempotent-claim: \d+`, stdout)
 	assert.Regexp(t, `failure 1 \(singles world\): PA4 idempotent-claim: .*\n  schedule: @0.000s crash-yield arbiter-1 for=1s count=\d+ from-start; @[0-9.]+s heal-all\n  json: \[`, stdout)
 
+	// A run counts under every property it failed (PA3 was missing when
+	// only a run's first failed property was counted), and the failing
+	// runs not shown are counted.
+	code, stdout, stderr = run(t, "explore", "--exhaustive", "--system", "arbiter", "--knob", "reclaim-keeps-token", "--pairs", "100", "--workers", "2")
+	require.Equal(t, exitFail, code, "stdout:\n%s\nstderr:\n%s", stdout, stderr)
+	assert.Regexp(t, `result: FAIL in \d+ runs \(runs failing each property: PA1 at-most-one-owner: \d+, PA1 at-most-one-owner \(porcupine, oracle view\): \d+, PA3 linearizable-api: \d+\)\n`, stdout)
+	assert.Regexp(t, `\n\(\d+ more failing runs not shown: the first 5 in enumeration order are\)\n`, stdout)
+
 	// The old leader's world: only it shows claim-lookup-only (PA4 needs
 	// two arbiters dispatching).
 	code, stdout, stderr = run(t, "explore", "--exhaustive", "--system", "arbiter", "--knob", "claim-lookup-only", "--pairs", "50", "--workers", "2")

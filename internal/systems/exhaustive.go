@@ -24,8 +24,9 @@ func RunExhaustive(sys System, d Design, maxPairs, workers, keep int) (*Exhausti
 		return nil, err
 	}
 	type failure struct {
-		i int
-		f ExhaustiveFailure
+		i     int
+		f     ExhaustiveFailure
+		props []string // every property the run failed
 	}
 	var (
 		mu    sync.Mutex
@@ -56,9 +57,13 @@ func RunExhaustive(sys System, d Design, maxPairs, workers, keep int) (*Exhausti
 					mu.Unlock()
 					continue
 				}
-				if bad != nil {
+				if len(bad) > 0 {
+					var props []string
+					for _, v := range bad {
+						props = append(props, v.Property)
+					}
 					mu.Lock()
-					fails = append(fails, failure{i, ExhaustiveFailure{World: j.World, Schedule: played, Property: bad.Property, Message: bad.Message}})
+					fails = append(fails, failure{i, ExhaustiveFailure{World: j.World, Schedule: played, Property: bad[0].Property, Message: bad[0].Message}, props})
 					mu.Unlock()
 				}
 			}
@@ -71,7 +76,9 @@ func RunExhaustive(sys System, d Design, maxPairs, workers, keep int) (*Exhausti
 	sort.Slice(fails, func(a, b int) bool { return fails[a].i < fails[b].i })
 	r := &contract.Exhaustive{Worlds: x.Worlds, FaultFree: x.FaultFree, Failed: len(fails), ByProperty: map[string]int{}, Elapsed: time.Since(t0)}
 	for _, f := range fails {
-		r.ByProperty[f.f.Property]++
+		for _, p := range f.props {
+			r.ByProperty[p]++
+		}
 		if len(r.Failures) < keep {
 			r.Failures = append(r.Failures, f.f)
 		}

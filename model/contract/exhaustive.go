@@ -12,9 +12,9 @@ import (
 // of faults) of a kind played once, plus each world's fault-free run.
 type Exhaustive struct {
 	Worlds     []ExhaustiveWorld
-	FaultFree  int // fault-free runs (one per world)
-	Failed     int // runs where a property failed
-	ByProperty map[string]int
+	FaultFree  int                 // fault-free runs (one per world)
+	Failed     int                 // runs where a property failed
+	ByProperty map[string]int      // runs where each property failed (a run counts under each it failed)
 	Failures   []ExhaustiveFailure // the first few, in enumeration order
 	Elapsed    time.Duration
 }
@@ -49,9 +49,9 @@ type ExhaustiveSpace struct {
 // ExhaustiveJob is one run of the exhaustive mode.
 type ExhaustiveJob struct {
 	World string // the world's short name
-	// Run plays the schedule and returns the first failed verdict (nil
-	// when every property held) and the schedule as played.
-	Run func() (*checker.Verdict, sim.Schedule, error)
+	// Run plays the schedule and returns its failed verdicts (none when
+	// every property held) and the schedule as played.
+	Run func() ([]checker.Verdict, sim.Schedule, error)
 	// Faults are the job's faults, for the error of a run that could not
 	// be played.
 	Faults sim.Schedule

@@ -36,15 +36,12 @@ func ExhaustiveSpace(dd contract.Design, maxPairs int) (*contract.ExhaustiveSpac
 		FaultFree: 3,
 	}
 	job := func(s *Space, world string, faults ...sim.Action) contract.ExhaustiveJob {
-		return contract.ExhaustiveJob{World: world, Faults: faults, Run: func() (*checker.Verdict, sim.Schedule, error) {
+		return contract.ExhaustiveJob{World: world, Faults: faults, Run: func() ([]checker.Verdict, sim.Schedule, error) {
 			o, err := s.Run(faults...)
 			if err != nil {
 				return nil, faults, err
 			}
-			if bad := o.Failed(); len(bad) > 0 {
-				return &bad[0], o.Options.Schedule, nil
-			}
-			return nil, o.Options.Schedule, nil
+			return o.Failed(), o.Options.Schedule, nil
 		}}
 	}
 	x.Jobs = append(x.Jobs, job(ss, "singles"), job(ls, "old-leader"), job(ps, "pairs")) // the fault-free runs
