@@ -313,3 +313,14 @@ func TestUndecidedIsNotAFailure(t *testing.T) {
 	}
 	assert.Positive(t, undecided, "the per-seed records name the undecided property")
 }
+
+// TestWorldFlag: with every system --world applies to the arbiter's runs
+// (the others draw no worlds); a diff's child of systems without worlds
+// is not given --world, which it would refuse.
+func TestWorldFlag(t *testing.T) {
+	code, stdout, stderr := run(t, "explore", "--world", "fixed", "--runs", "1", "--artifacts", "0", "--audit", "0")
+	require.Contains(t, []int{exitOK, exitFail}, code, stderr)
+	assert.Contains(t, stdout, "world: fixed")
+	assert.Equal(t, []string{"--world", "wide"}, worldFlag("wide", []string{"twopc", "arbiter"}))
+	assert.Nil(t, worldFlag("wide", []string{"outbox", "twopc"}))
+}

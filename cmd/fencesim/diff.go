@@ -216,7 +216,7 @@ func runDiff(e *env, args []string) int {
 		names[i] = sys.Name()
 	}
 	sr := &sideRunner{ctx: e.ctx, root: root, tmp: tmp, workers: *workers, names: names,
-		common: append(sel.forward(), "--faults", string(f))}
+		common: append(sel.forward(), "--faults", string(f)), world: sel.world}
 	// The base's seeds run as soon as its binary is there, while the
 	// working tree builds (prefetch).
 	parts := prefetchParts(p, fo.mode, len(list))
@@ -494,6 +494,7 @@ type sideRunner struct {
 	workers int
 	names   []string // every system of the diff, in order
 	common  []string // the selection and faults, for every child
+	world   string   // --world, for the children of a system that draws worlds (worldFlag)
 	// hashArgs are each side's flags for its records' hash version: the
 	// same version on both sides (hashArgs).
 	hashArgs [2][]string
@@ -644,7 +645,7 @@ func childArgs(file string) []string {
 // run1 is side without the base's kept records.
 func (sr *sideRunner) run1(ctx context.Context, i int, p plan, names []string, workers int, round string) ([]seedRecord, error) {
 	sides := [2]string{"base", "working"}
-	common := append(append([]string(nil), sr.common...), "--system", strings.Join(names, ","))
+	common := append(append(append([]string(nil), sr.common...), "--system", strings.Join(names, ",")), worldFlag(sr.world, names)...)
 	children := [][]string{append(p.forward(), "--workers", strconv.Itoa(workers))}
 	if sr.counted[i] {
 		children = nil
@@ -695,7 +696,19 @@ func (sr *sideRunner) run1(ctx context.Context, i int, p plan, names []string, w
 	return recs, nil
 }
 
-// forward renders the selection as flags for a child fencesim.
+// worldFlag is --world for a child fencesim running the named systems:
+// nothing when none of them draws worlds (the child would refuse it).
+func worldFlag(world string, names []string) []string {
+	for _, n := range names {
+		if sys, err := systems.ByName(n); err == nil && len(sys.Supports().Worlds) > 0 {
+			return []string{"--world", world}
+		}
+	}
+	return nil
+}
+
+// forward renders the selection as flags for a child fencesim, but for
+// --world (worldFlag: only a system that draws worlds takes it).
 func (s *selection) forward() []string {
 	var out []string
 	for _, k := range s.knobs {
@@ -714,7 +727,7 @@ func (s *selection) forward() []string {
 	if s.unsafe {
 		out = append(out, "--unsafe")
 	}
-	return append(out, "--world", s.world)
+	return out
 }
 
 // sharedLevers is, per system, how many of its levers the base binary
@@ -872,6 +885,7 @@ func keepOne(ctx context.Context, bins [2]string, root string, sel selection, f 
 	args := func(i int, extra ...string) []string {
 		k.Dirs[i] = filepath.Join(out, fmt.Sprintf("%s-seed-%d", k.System, k.Seed), sides[i])
 		a := append([]string{"run", "--system", k.System, "--seed", strconv.FormatUint(k.Seed, 10), "--faults", string(f), "--out", k.Dirs[i]}, sel.forward()...)
+		a = append(a, worldFlag(sel.world, []string{k.System})...)
 		return append(a, extra...)
 	}
 	full := func(note string) {

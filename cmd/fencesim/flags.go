@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"errors"
 	"flag"
 	"fmt"
@@ -96,15 +97,19 @@ type selection struct {
 	// warning is set by designOf when --unsafe waived a rule: the one line
 	// the command prints before it runs.
 	warning string
+	// fs is the flag set the selection's flags are parsed by (nil when
+	// the command registers --system alone): systems reads which flags
+	// were given.
+	fs *flag.FlagSet
 }
 
 func (s *selection) register(fs *flag.FlagSet, def string) {
-	s.system = def
+	s.system, s.fs = def, fs
 	fs.StringVar(&s.system, "system", def, "the system: "+strings.Join(systems.Names(), ", ")+", or all (a comma-separated list works too)")
 	fs.Var(&s.knobs, "knob", "turn a design knob on (repeatable); see fencesim mutants for the registry")
 	fs.Var(&s.sets, "set", "set a design parameter, `name=value` (repeatable), e.g. --set lease=90s")
 	fs.StringVar(&s.design, "design", "", "a design `FILE` (JSON, as in a trace header); --knob and --set apply on top")
-	fs.StringVar(&s.world, "world", "drawn", "system A: how much of each run's world is drawn: fixed (the design's fleet, 12 submissions), drawn (fleet, sandboxes per worker_id, a zombie, request ids, poison, rejudges, arbiters, 1-50 submissions) or wide (drawn, and the timing parameters too)")
+	fs.StringVar(&s.world, "world", "drawn", "system A: how much of each run's world is drawn: fixed (the design's fleet, 12 submissions), drawn (fleet, sandboxes per worker_id, a zombie, request ids, poison, rejudges, arbiters, 1-50 submissions) or wide (drawn, and the timing parameters too); refused with a --system that draws no worlds (outbox, twopc); with every system it applies to the arbiter's runs")
 	fs.BoolVar(&s.unsafe, "unsafe", false, "run a design whose timing rules refuse it (heartbeat >= lease, unconfirmed_lease > lease, backoff_cap < backoff_base), with a warning: to measure such a configuration (the arbiter's design)")
 }
 
@@ -113,10 +118,25 @@ func (s *selection) changed() bool {
 	return len(s.knobs) > 0 || len(s.sets) > 0 || s.design != "" || s.unsafe
 }
 
+// given reports whether a flag of the selection was on the command line.
+func (s *selection) given(name string) bool {
+	return s.fs != nil && isSet(s.fs, name)
+}
+
 // systems resolves --system. With a design change and no --system, the
-// knobs name the system.
+// knobs name the system. An empty --system, a system, knob or parameter
+// named twice, and --world for systems that draw no worlds are refused.
 func (s *selection) systems(explicit bool) ([]systems.System, error) {
 	name := strings.TrimSpace(s.system)
+	if name == "" && (explicit || s.given("system") || s.system != "") {
+		return nil, usagef("--system is empty: name a system (%s) or all", strings.Join(systems.Names(), ", "))
+	}
+	if err := once("--knob", s.knobs, func(k string) string { return k }); err != nil {
+		return nil, err
+	}
+	if err := onceSets(s.sets); err != nil {
+		return nil, err
+	}
 	if s.changed() && (name == "" || name == "all") && !explicit {
 		owner := ""
 		for _, k := range s.knobs {
@@ -146,10 +166,63 @@ func (s *selection) systems(explicit bool) ([]systems.System, error) {
 			out = append(out, sys)
 		}
 	}
+	for i, sys := range out {
+		for _, other := range out[:i] {
+			if other.Name() == sys.Name() {
+				return nil, usagef("--system %s names %s twice: name each system once", s.system, sys.Name())
+			}
+		}
+	}
 	if s.changed() && len(out) > 1 {
 		return nil, usagef("--knob, --set and --design change one system's design: pick it with --system (one of %s)", strings.Join(systems.Names(), ", "))
 	}
+	if s.given("world") {
+		var drawn, names []string
+		for _, sys := range out {
+			names = append(names, sys.Name())
+			if len(sys.Supports().Worlds) > 0 {
+				drawn = append(drawn, sys.Name())
+			}
+		}
+		if len(drawn) == 0 {
+			verb := "draws"
+			if len(names) > 1 {
+				verb = "draw"
+			}
+			return nil, usagef("--world %s: %s %s no worlds (--world is for %s): drop --world", s.world, strings.Join(names, " and "), verb,
+				strings.Join(supporting(func(x systems.Support) bool { return len(x.Worlds) > 0 }), ", "))
+		}
+	}
 	return out, nil
+}
+
+// once refuses an entry of a repeatable flag given twice (key names what
+// must differ).
+func once(flagName string, vals []string, key func(string) string) error {
+	seen := map[string]string{}
+	for _, v := range vals {
+		k := key(v)
+		if prev, dup := seen[k]; dup {
+			if prev == v {
+				return usagef("%s %s is given twice: give it once", flagName, v)
+			}
+			return usagef("%s %s is given twice (%s, %s): give it once, with the value you mean", flagName, k, prev, v)
+		}
+		seen[k] = v
+	}
+	return nil
+}
+
+// onceSets refuses a parameter that --set sets twice (the later would
+// win silently).
+func onceSets(sets []string) error {
+	return once("--set", sets, func(v string) string {
+		name, _, ok := strings.Cut(v, "=")
+		if !ok {
+			return v // malformed: the design reports it
+		}
+		return strings.TrimSpace(name)
+	})
 }
 
 // designOf builds the design of a system from the flags (the default when
@@ -332,6 +405,7 @@ func (p plan) has(s uint64) bool {
 func parseSeedList(v string) ([]uint64, error) {
 	bad := usagef("--seeds %q: want a range A-B with A <= B (e.g. --seeds 1-1000), one seed, or a list of them (e.g. --seeds 5,9,12-14)", v)
 	var out []uint64
+	var parts [][2]uint64
 	for _, part := range strings.Split(v, ",") {
 		a, b, isRange := strings.Cut(part, "-")
 		lo, err1 := strconv.ParseUint(strings.TrimSpace(a), 10, 64)
@@ -342,6 +416,7 @@ func parseSeedList(v string) ([]uint64, error) {
 		if err1 != nil || err2 != nil || hi < lo {
 			return nil, bad
 		}
+		parts = append(parts, [2]uint64{lo, hi})
 		if hi-lo > maxListSpan {
 			return nil, usagef("--seeds %q: a list spans at most %d seeds", v, maxListSpan)
 		}
@@ -355,8 +430,28 @@ func parseSeedList(v string) ([]uint64, error) {
 			return nil, usagef("--seeds %q: a list spans at most %d seeds", v, maxListSpan)
 		}
 	}
+	// A seed given twice (a repeat, or ranges that overlap) is refused:
+	// the parts sorted by their first seed, each must end before the next.
+	slices.SortStableFunc(parts, func(a, b [2]uint64) int { return cmp.Compare(a[0], b[0]) })
+	for i := 1; i < len(parts); i++ {
+		a, b := parts[i-1], parts[i]
+		if b[0] <= a[1] {
+			if a == b && a[0] == a[1] {
+				return nil, usagef("--seeds %q: seed %d is given twice: give each seed once", v, a[0])
+			}
+			return nil, usagef("--seeds %q: seed %d is given twice (in %s and %s): give each seed once", v, b[0], rangeText(a[0], a[1]), rangeText(b[0], b[1]))
+		}
+	}
 	slices.Sort(out)
-	return slices.Compact(out), nil
+	return out, nil
+}
+
+// rangeText renders seeds lo to hi as --seeds writes them.
+func rangeText(lo, hi uint64) string {
+	if lo == hi {
+		return strconv.FormatUint(lo, 10)
+	}
+	return fmt.Sprintf("%d-%d", lo, hi)
 }
 
 // seedList renders sorted seeds as a --seeds list, runs as ranges.

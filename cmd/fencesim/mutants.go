@@ -51,6 +51,12 @@ func runMutants(e *env, args []string) int {
 		if err != nil {
 			return err
 		}
+		if err := once("--knob", only, func(k string) string { return k }); err != nil {
+			return err
+		}
+		if err := onceSets(sets); err != nil {
+			return err
+		}
 		if *budget < 0 {
 			return usagef("--budget %d: want at least 1 (or 0 for each system's default)", *budget)
 		}

@@ -51,7 +51,7 @@ const recordsMaxFiles = 32
 // with the flags its children get but the seeds, workers, shard and the
 // records' file.
 func keptRecords(sr *sideRunner) *recordCache {
-	args := append(append(childArgs(""), sr.common...), sr.hashArgs[0]...)
+	args := append(append(append(childArgs(""), sr.common...), worldFlag(sr.world, sr.names)...), sr.hashArgs[0]...)
 	design := ""
 	for i := 0; i+1 < len(args); i++ {
 		if args[i] == "--design" {
