@@ -157,6 +157,12 @@ func runDiff(e *env, args []string) int {
 			}
 			fo.mode = "off"
 		}
+		if fo.mode == "off" && isSet(fs, "search-seed") {
+			if focus.mode == "off" {
+				return usagef("--search-seed is the seed of --focus's directed search, and --focus=false turns it off: drop --search-seed")
+			}
+			return usagef("--search-seed is the seed of --focus's directed search, which does not go with --shard, --steer or a --seeds list: drop --search-seed")
+		}
 		if limits, err = diffThresholds(failOn, list); err != nil {
 			return err
 		}

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/pprof"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -51,6 +52,29 @@ type exploreConfig struct {
 	// when this binary does not count it: explore reruns itself in a
 	// build that does (countedExplore).
 	counting []codeRange
+}
+
+// exhaustiveUses are the flags explore --exhaustive reads: any other
+// (seeds, faults, outputs, ...) would be ignored, so it is refused.
+var exhaustiveUses = []string{"exhaustive", "system", "knob", "set", "design", "unsafe", "pairs", "workers"}
+
+// exhaustiveFlags refuses the flags given that --exhaustive ignores.
+func exhaustiveFlags(fs *flag.FlagSet) error {
+	var unused []string
+	fs.Visit(func(f *flag.Flag) {
+		if !slices.Contains(exhaustiveUses, f.Name) {
+			unused = append(unused, "--"+f.Name)
+		}
+	})
+	if len(unused) == 0 {
+		return nil
+	}
+	them := "it"
+	if len(unused) > 1 {
+		them = "them"
+	}
+	return usagef("--exhaustive does not use %s: drop %s (it plays every single fault and fault pair of one small world, not seeds; it takes --%s)",
+		strings.Join(unused, ", "), them, strings.Join(exhaustiveUses[1:], ", --"))
 }
 
 func isSet(fs *flag.FlagSet, name string) bool {
@@ -97,7 +121,13 @@ func runExplore(e *env, args []string) int {
 		return e.fail(c.name, usagef("unexpected argument %q (explore takes flags only)", pos[0]))
 	}
 	if *exhaustive {
+		if err := exhaustiveFlags(fs); err != nil {
+			return e.fail(c.name, err)
+		}
 		return runExhaustive(e, c.name, &cfg.sel, isSet(fs, "system"), *pairs, *workers)
+	}
+	if isSet(fs, "pairs") {
+		return e.fail(c.name, usagef("--pairs bounds the fault pairs of --exhaustive: add --exhaustive, or drop --pairs"))
 	}
 	err := func() error {
 		var err error
@@ -187,6 +217,9 @@ func runExplore(e *env, args []string) int {
 		}
 		if cfg.failfast && !isSet(fs, "artifacts") {
 			cfg.artifacts = 1
+		}
+		if cfg.artifacts == 0 && isSet(fs, "minimize-budget") {
+			return usagef("--minimize-budget bounds the minimization of the failures --artifacts writes, and --artifacts 0 writes none: drop --minimize-budget, or give --artifacts N")
 		}
 		if err := checkOutFile("cpuprofile", cfg.cpuprof); err != nil {
 			return err

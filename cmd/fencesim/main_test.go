@@ -170,6 +170,17 @@ func TestBadInput(t *testing.T) {
 		{"mutants knob twice", []string{"mutants", "--knob", "no-grace", "--knob", "no-grace"}, "--knob no-grace is given twice"},
 		{"seed twice", []string{"explore", "--seeds", "1,1", "--out", out}, `--seeds "1,1": seed 1 is given twice`},
 		{"seed ranges overlapping", []string{"explore", "--seeds", "1-3,2-4", "--out", out}, "seed 2 is given twice (in 1-3 and 2-4)"},
+		{"exhaustive with seeds", []string{"explore", "--exhaustive", "--runs", "5", "--faults", "heavy"}, "--exhaustive does not use --faults, --runs: drop them"},
+		{"exhaustive with a seed range", []string{"explore", "--exhaustive", "--seeds", "1-9"}, "--exhaustive does not use --seeds: drop it"},
+		{"exhaustive with outputs", []string{"explore", "--exhaustive", "--system", "arbiter", "--json", "--out", out, "--summary-out", filepath.Join(dir, "s.json")}, "--exhaustive does not use --json, --out, --summary-out"},
+		{"exhaustive with a world", []string{"explore", "--exhaustive", "--world", "fixed"}, "--exhaustive does not use --world"},
+		{"pairs without exhaustive", []string{"explore", "--system", "twopc", "--pairs", "5", "--out", out}, "--pairs bounds the fault pairs of --exhaustive: add --exhaustive"},
+		{"minimize budget without artifacts", []string{"explore", "--system", "twopc", "--artifacts", "0", "--minimize-budget", "5"}, "--minimize-budget bounds the minimization of the failures --artifacts writes"},
+		{"run minimize budget without minimize", []string{"run", "--system", "twopc", "--seed", "1", "--minimize-budget", "5", "--out", out}, "--minimize-budget bounds --minimize: add --minimize ID"},
+		{"mutants searches without search", []string{"mutants", "--searches", "3"}, "--searches is how many directed searches --search directed makes"},
+		{"mutants minimize budget of searches", []string{"mutants", "--search", "directed", "--budget", "5", "--minimize-budget", "3"}, "--search directed minimizes nothing"},
+		{"diff search seed unfocused", []string{"diff", "--focus=false", "--search-seed", "3"}, "--search-seed is the seed of --focus's directed search, and --focus=false turns it off"},
+		{"diff search seed of a shard", []string{"diff", "--shard", "0/2", "--search-seed", "3"}, "does not go with --shard, --steer or a --seeds list"},
 		{"seed in a range", []string{"compare", "--system", "arbiter", "--set", "lease=90s", "--seeds", "9,2-10"}, "seed 9 is given twice (in 2-10 and 9)"},
 	}
 	before := listing(t, dir)

@@ -106,7 +106,13 @@ func runMutants(e *env, args []string) int {
 		}
 		switch *search {
 		case "":
+			if isSet(fs, "searches") {
+				return usagef("--searches is how many directed searches --search directed makes: add --search directed, or drop --searches")
+			}
 		case "directed":
+			if isSet(fs, "minimize-budget") {
+				return usagef("--minimize-budget bounds the minimization of the matrix's failures: --search directed minimizes nothing, drop it")
+			}
 			if *searches < 1 {
 				return usagef("--searches %d: want at least 1", *searches)
 			}

@@ -72,6 +72,9 @@ func runRun(e *env, args []string) int {
 				given = sim.Schedule{} // "[]": no fault at all, not the seed's
 			}
 		}
+		if *minimize == "" && isSet(fs, "minimize-budget") {
+			return usagef("--minimize-budget bounds --minimize: add --minimize ID, or drop --minimize-budget")
+		}
 		if *minimize != "" {
 			if ids := propertyIDs(sys, d); !contains(ids, *minimize) {
 				return usagef("--minimize %q: not a property id of %s (one of %s)", *minimize, sys.Name(), strings.Join(ids, ", "))
