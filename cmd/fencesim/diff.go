@@ -929,6 +929,9 @@ func keepOne(ctx context.Context, bins [2]string, root string, sel selection, f 
 	case err != nil && strings.Contains(err.Error(), errPredates):
 		full(fmt.Sprintf("the full seed: the %s's run has no --schedule (it predates it)", names[o]))
 		return
+	case err != nil && strings.Contains(err.Error(), "not a schedule of"):
+		full(fmt.Sprintf("the full seed: the schedule minimized on the %s names nodes the %s's world does not have", names[m], names[o]))
+		return
 	case err != nil:
 		k.Error = fmt.Sprintf("%s: %v", sides[o], err)
 		return

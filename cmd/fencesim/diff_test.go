@@ -193,7 +193,22 @@ func TestKeepFallsBack(t *testing.T) {
 			assert.Equal(t, [2]int{9, 2}, k.Faults, tc.name)
 		}
 	}
-	k := keptRun{System: "arbiter", Seed: 7, Why: "altered; MA1 moved most"}
+	// A base whose world lacks a node the minimized schedule names
+	// refuses it (run --schedule, exit 2): the full seed, and why.
+	other := filepath.Join(dir, "base-other-world")
+	require.NoError(t, os.WriteFile(other, []byte(`#!/bin/sh
+for a in "$@"; do
+  if [ "$a" = "--schedule" ]; then echo "fencesim run: --schedule s.json: fault action 1 (crash): node \"x\" is not a node of this world (nodes: a): not a schedule of arbiter seed 7's world: give one of its own" >&2; exit 2; fi
+done
+echo 'x: every property held'
+`), 0o755))
+	k := keptRun{System: "arbiter", Seed: 7, Why: prop + " newly fails", prop: prop, fail: 1}
+	keepOne(context.Background(), [2]string{other, working}, dir, selection{world: "drawn"}, systems.Moderate, &k, filepath.Join(dir, "out-other-world"))
+	assert.Empty(t, k.Error)
+	assert.False(t, k.Minimized)
+	assert.Equal(t, "the full seed: the schedule minimized on the working tree names nodes the base revision's world does not have", k.Note)
+
+	k = keptRun{System: "arbiter", Seed: 7, Why: "altered; MA1 moved most"}
 	keepOne(context.Background(), [2]string{working, working}, dir, selection{world: "drawn"}, systems.Moderate, &k, filepath.Join(dir, "out-move"))
 	assert.False(t, k.Minimized)
 	assert.Contains(t, k.Note, "a metric move has no failure for minimization to keep")

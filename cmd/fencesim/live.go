@@ -83,7 +83,7 @@ func runLive(e *env, args []string) int {
 		}
 		sel.sets = userSets
 		if *schedule != "" {
-			if sched, err = readSchedule(*schedule); err != nil {
+			if sched, err = readSchedule(*schedule, sys.Name()); err != nil {
 				return err
 			}
 		} else {
@@ -197,9 +197,9 @@ func liveTable(e *env, ctx context.Context, o live.Options) int {
 	return exitOK
 }
 
-// readSchedule reads a schedule file: a JSON list of actions, or a trace
-// whose header's schedule to play.
-func readSchedule(path string) (sim.Schedule, error) {
+// readSchedule reads a schedule file for a system: a JSON list of
+// actions, or a trace of the same system whose header's schedule to play.
+func readSchedule(path, system string) (sim.Schedule, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, usagef("--schedule %s: %v", path, unwrapPath(err))
@@ -213,6 +213,9 @@ func readSchedule(path string) (sim.Schedule, error) {
 		tr, err := traces.NewReader(f)
 		if err != nil {
 			return nil, usagef("--schedule %s: not a trace: %v", path, err)
+		}
+		if tr.Header.System != system {
+			return nil, usagef("--schedule %s: a trace of %s, not of %s: give a trace or schedule of %s, or --system %s", path, tr.Header.System, system, system, tr.Header.System)
 		}
 		b = tr.Header.Schedule
 	}

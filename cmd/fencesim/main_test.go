@@ -75,6 +75,9 @@ func TestBadInput(t *testing.T) {
 	empty := write("empty.jsonl", "")
 	notTrace := write("header.jsonl", `{"format":"something-else/1","system":"twopc","seed":1,"entropy":"pcg"}`+"\n")
 	otherSystem := write("system.jsonl", strings.Replace(lines[0], `"system":"twopc"`, `"system":"nosuch"`, 1))
+	var header struct{ Schedule json.RawMessage }
+	require.NoError(t, json.Unmarshal([]byte(lines[0]), &header))
+	twopcSchedule := write("twopc-schedule.json", string(header.Schedule))
 	summary := write("summary.json", `{"format":"fencesim-summary/1","command":"explore","faults":"moderate","seeds":"1-10","shard":"0/2"}`)
 	summary2 := write("summary2.json", `{"format":"fencesim-summary/1","command":"explore","faults":"heavy","seeds":"1-10","shard":"1/2"}`)
 
@@ -181,6 +184,9 @@ func TestBadInput(t *testing.T) {
 		{"mutants minimize budget of searches", []string{"mutants", "--search", "directed", "--budget", "5", "--minimize-budget", "3"}, "--search directed minimizes nothing"},
 		{"diff search seed unfocused", []string{"diff", "--focus=false", "--search-seed", "3"}, "--search-seed is the seed of --focus's directed search, and --focus=false turns it off"},
 		{"diff search seed of a shard", []string{"diff", "--shard", "0/2", "--search-seed", "3"}, "does not go with --shard, --steer or a --seeds list"},
+		{"run schedule of another system's trace", []string{"run", "--system", "outbox", "--seed", "1", "--schedule", good, "--out", out}, "--schedule " + good + ": a trace of twopc, not of outbox"},
+		{"run schedule of another system", []string{"run", "--system", "outbox", "--seed", "1", "--schedule", twopcSchedule, "--out", out}, "is not a node of this world"},
+		{"run schedule of another world", []string{"run", "--system", "arbiter", "--seed", "1", "--schedule", twopcSchedule, "--out", out}, "not a schedule of arbiter seed 1's world"},
 		{"seed in a range", []string{"compare", "--system", "arbiter", "--set", "lease=90s", "--seeds", "9,2-10"}, "seed 9 is given twice (in 2-10 and 9)"},
 	}
 	before := listing(t, dir)

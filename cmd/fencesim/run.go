@@ -29,7 +29,7 @@ func runRun(e *env, args []string) int {
 	seed := fs.Uint64("seed", 0, "the seed `N` to run (as explore numbers them)")
 	faults := fs.String("faults", "moderate", "fault intensity: none, moderate or heavy (as explore's)")
 	out := fs.String("out", "fencesim-out", "`DIR` for the trace and the report (<system>-seed-<N>.jsonl, <system>-seed-<N>-report.html: explore's names)")
-	schedFile := fs.String("schedule", "", "play the fault schedule in `FILE` instead of the seed's drawn one (the workload and every other draw still come from the seed): a JSON list of actions, as a trace header's \"schedule\" or the <system>-seed-<N>-schedule.json --minimize writes, or a trace (.jsonl) whose schedule to play")
+	schedFile := fs.String("schedule", "", "play the fault schedule in `FILE` instead of the seed's drawn one (the workload and every other draw still come from the seed): a JSON list of actions, as a trace header's \"schedule\" or the <system>-seed-<N>-schedule.json --minimize writes, or a trace (.jsonl) of the same system whose schedule to play; its actions must name nodes of the seed's world")
 	minimize := fs.String("minimize", "", "when the run fails property `ID` (e.g. PA1), minimize its fault schedule with the seed fixed while ID keeps failing (as explore minimizes a failure); the trace and report are then the minimized run's, and the schedule is written as <system>-seed-<N>-schedule.json for --schedule")
 	minBudget := fs.Int("minimize-budget", 300, "runs the minimization may make")
 	pos, code, done := parse(e, fs, c, args)
@@ -65,11 +65,21 @@ func runRun(e *env, args []string) int {
 			return err
 		}
 		if *schedFile != "" {
-			if given, err = readSchedule(*schedFile); err != nil {
+			if given, err = readSchedule(*schedFile, sys.Name()); err != nil {
 				return err
 			}
 			if given == nil {
 				given = sim.Schedule{} // "[]": no fault at all, not the seed's
+			}
+			// The actions must name the nodes of the seed's world (a
+			// schedule of another system, or of another drawn fleet, would
+			// only fail to play).
+			w, err := sys.Draw(d, *seed, f, systems.Options{Schedule: given, Given: true})
+			if err != nil {
+				return usagef("--schedule %s: %v", *schedFile, err)
+			}
+			if err := given.Validate(w.Nodes); err != nil {
+				return usagef("--schedule %s: %v: not a schedule of %s seed %d's world: give one of its own (this seed's trace, or the schedule run --minimize writes)", *schedFile, err, sys.Name(), *seed)
 			}
 		}
 		if *minimize == "" && isSet(fs, "minimize-budget") {
