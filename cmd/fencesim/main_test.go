@@ -80,6 +80,8 @@ func TestBadInput(t *testing.T) {
 	twopcSchedule := write("twopc-schedule.json", string(header.Schedule))
 	summary := write("summary.json", `{"format":"fencesim-summary/1","command":"explore","faults":"moderate","seeds":"1-10","shard":"0/2"}`)
 	summary2 := write("summary2.json", `{"format":"fencesim-summary/1","command":"explore","faults":"heavy","seeds":"1-10","shard":"1/2"}`)
+	third0 := write("third0.json", `{"format":"fencesim-summary/1","command":"explore","faults":"moderate","seeds":"1-10","shard":"0/3"}`)
+	third2 := write("third2.json", `{"format":"fencesim-summary/1","command":"explore","faults":"moderate","seeds":"1-10","shard":"2/3"}`)
 
 	cases := []struct {
 		name string
@@ -187,6 +189,8 @@ func TestBadInput(t *testing.T) {
 		{"run schedule of another system's trace", []string{"run", "--system", "outbox", "--seed", "1", "--schedule", good, "--out", out}, "--schedule " + good + ": a trace of twopc, not of outbox"},
 		{"run schedule of another system", []string{"run", "--system", "outbox", "--seed", "1", "--schedule", twopcSchedule, "--out", out}, "is not a node of this world"},
 		{"run schedule of another world", []string{"run", "--system", "arbiter", "--seed", "1", "--schedule", twopcSchedule, "--out", out}, "not a schedule of arbiter seed 1's world"},
+		{"merge a shard missing", []string{"merge", third0, third2}, "shard 1/3 missing: the summaries given cover only part of the run's seeds; pass every shard's summary (or --partial"},
+		{"merge shards missing", []string{"merge", "--summary-out", filepath.Join(dir, "merged.json"), third2}, "shards 0/3, 1/3 missing"},
 		{"seed in a range", []string{"compare", "--system", "arbiter", "--set", "lease=90s", "--seeds", "9,2-10"}, "seed 9 is given twice (in 2-10 and 9)"},
 	}
 	before := listing(t, dir)
@@ -306,6 +310,15 @@ func TestShardMerge(t *testing.T) {
 		merged := filepath.Join(dir, "merged.json")
 		_, _, _ = run(t, append([]string{"merge", "--summary-out", merged}, files...)...)
 		assert.Equal(t, comparable(t, whole), comparable(t, merged))
+		// Shards missing: refused, unless --partial asks for the others.
+		c, got, stderr = run(t, "merge", files[0], files[2])
+		assert.Equal(t, exitUsage, c)
+		assert.Empty(t, got)
+		assert.Equal(t, "fencesim merge: shards 1/4, 3/4 missing: the summaries given cover only part of the run's seeds; pass every shard's summary (or --partial to merge these alone)\n", stderr)
+		c, got, stderr = run(t, "merge", "--partial", files[0], files[2])
+		assert.Contains(t, []int{exitOK, exitFail}, c, stderr)
+		assert.Contains(t, got, "runs: ")
+		assert.Equal(t, "fencesim merge: shards missing: 1/4, 3/4 (the summary covers only the others)\n", stderr)
 	}
 }
 

@@ -11,6 +11,7 @@ func runMerge(e *env, args []string) int {
 	fs := newFlags(c.name)
 	asJSON := fs.Bool("json", false, "print the merged summary as JSON")
 	out := fs.String("summary-out", "", "also write the merged JSON summary to `FILE`")
+	partial := fs.Bool("partial", false, "merge the shards given although some of the run's shards are missing (the summary then covers only their seeds: a line on stderr names the missing ones); without it a missing shard is refused")
 	pos, code, done := parse(e, fs, c, args)
 	if done {
 		return code
@@ -37,6 +38,13 @@ func runMerge(e *env, args []string) int {
 	s, notes, err := summary.Merge(parts)
 	if err != nil {
 		return e.fail(c.name, usagef("%v", err))
+	}
+	if named, count := summary.Missing(parts); count > 0 && !*partial {
+		n := "shard"
+		if count > 1 {
+			n = "shards"
+		}
+		return e.fail(c.name, usagef("%s %s missing: the summaries given cover only part of the run's seeds; pass every shard's summary (or --partial to merge these alone)", n, summary.MissingText(named, count)))
 	}
 	for _, n := range notes {
 		fmt.Fprintf(e.stderr, "fencesim merge: %s\n", n)

@@ -48,14 +48,8 @@ func Merge(parts []*Summary) (_ *Summary, notes []string, _ error) {
 		}
 		seen[key] = true
 	}
-	if uint64(len(seen)) != n {
-		var missing []string
-		for i := uint64(0); i < n; i++ {
-			if k := fmt.Sprintf("%d/%d", i, n); !seen[k] {
-				missing = append(missing, k)
-			}
-		}
-		notes = append(notes, fmt.Sprintf("shards missing: %s (the summary covers only the others)", strings.Join(missing, ", ")))
+	if named, count := Missing(parts); count > 0 {
+		notes = append(notes, fmt.Sprintf("shards missing: %s (the summary covers only the others)", MissingText(named, count)))
 	}
 	for i, p := range parts {
 		for _, x := range p.Systems {
@@ -87,6 +81,46 @@ func Merge(parts []*Summary) (_ *Summary, notes []string, _ error) {
 		}
 	}
 	return out, notes, nil
+}
+
+// Missing counts the shards of the run that parts, shards of one run,
+// leave out (a merge of them covers only the seeds of the others), and
+// names the first of them (i/n), at most missingNamed.
+func Missing(parts []*Summary) (named []string, count uint64) {
+	seen := map[uint64]bool{}
+	var n uint64
+	for _, p := range parts {
+		key := p.Shard
+		if key == "" {
+			key = "0/1"
+		}
+		sh, err := ParseShard(key)
+		if err != nil {
+			continue // Merge refuses it
+		}
+		n = max(n, sh.N)
+		seen[sh.I] = true
+	}
+	count = n - uint64(len(seen))
+	for i := uint64(0); i < n && len(named) < missingNamed && uint64(len(named)) < count; i++ {
+		if !seen[i] {
+			named = append(named, fmt.Sprintf("%d/%d", i, n))
+		}
+	}
+	return named, count
+}
+
+// missingNamed is how many missing shards Missing names.
+const missingNamed = 8
+
+// MissingText renders Missing's result: "1/3, 2/3", or the first shards
+// and how many more.
+func MissingText(named []string, count uint64) string {
+	s := strings.Join(named, ", ")
+	if more := count - uint64(len(named)); more > 0 {
+		s += fmt.Sprintf(" and %d more", more)
+	}
+	return s
 }
 
 func (s *Summary) mergeSystem(x System) error {

@@ -178,6 +178,16 @@ func TestMergeRefuses(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, []string{"shards missing: 0/3, 2/3 (the summary covers only the others)"}, notes)
 	assert.Equal(t, 3, got.Systems[0].Runs, "shard 1/3 of seeds 1-8: 1, 4 and 7")
+	named, count := Missing([]*Summary{shard(1, 3)})
+	assert.Equal(t, []string{"0/3", "2/3"}, named)
+	assert.Equal(t, uint64(2), count)
+	named, count = Missing([]*Summary{shard(0, 3), shard(1, 3), shard(2, 3)})
+	assert.Empty(t, named)
+	assert.Zero(t, count)
+	// Many shards missing: the first named, the rest counted.
+	named, count = Missing([]*Summary{shard(3, 1<<40)})
+	assert.Equal(t, uint64(1<<40-1), count)
+	assert.Equal(t, "0/1099511627776, 1/1099511627776, 2/1099511627776, 4/1099511627776, 5/1099511627776, 6/1099511627776, 7/1099511627776, 8/1099511627776 and 1099511627767 more", MissingText(named, count))
 }
 
 // TestMergeInterrupted: an interrupted shard marks the merged summary
