@@ -4,11 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -63,14 +66,24 @@ func runLive(e *env, args []string) int {
 		if isSet(fs, "world") {
 			return usagef("--world: a live run's world is the design's own fleet (--set home_workers=N, prod_workers=N, arbiters=N), not drawn")
 		}
-		if *subs < 0 || (*subs > 0 && !sys.Supports().LiveWorkload) {
-			return usagef("--submissions %d: a positive count, for --system %s only", *subs, strings.Join(supporting(func(s systems.Support) bool { return s.LiveWorkload }), " or "))
+		if isSet(fs, "submissions") {
+			if !sys.Supports().LiveWorkload {
+				return usagef("--submissions is for --system %s only: the %s world has no submissions", strings.Join(supporting(func(s systems.Support) bool { return s.LiveWorkload }), " or "), sys.Name())
+			}
+			if *subs < 1 {
+				return usagef("--submissions %d: give a positive count (leave it out for the default, 12)", *subs)
+			}
 		}
-		if *table && !sys.Supports().LiveTable {
-			return usagef("--table is for --system %s: the live tables of the source", strings.Join(supporting(func(s systems.Support) bool { return s.LiveTable }), " or "))
+		if *table {
+			if !sys.Supports().LiveTable {
+				return usagef("--table is for --system %s: the live tables of the source", strings.Join(supporting(func(s systems.Support) bool { return s.LiveTable }), " or "))
+			}
+			if err := tableFlags(fs); err != nil {
+				return err
+			}
 		}
-		if *ports < 0 || *ports > 65000 {
-			return usagef("--ports %d: give a port between 1024 and 65000", *ports)
+		if isSet(fs, "ports") && (*ports < 1024 || *ports > 65000) {
+			return usagef("--ports %d: give a port between 1024 and 65000 (leave it out for free ports)", *ports)
 		}
 		userSets := sel.sets
 		if sel.design == "" {
@@ -107,12 +120,12 @@ func runLive(e *env, args []string) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	kept := existing(dir)
 	if *table {
-		return liveTable(e, ctx, live.Options{Dir: dir, Binary: bin, PG: splitList(*pg), Ports: *ports, Seed: *seed})
+		return liveTable(e, ctx, live.Options{Dir: dir, Binary: bin, PG: splitList(*pg), Ports: *ports, Seed: *seed}, kept)
 	}
 	o := live.Options{System: sys.Name(), Design: d.JSON, Seed: *seed, Submissions: *subs, Duration: *duration, Schedule: sched,
 		PG: splitList(*pg), Ports: *ports, Dir: dir, Binary: bin, Log: e.stdout}
-	kept := existing(dir)
 	res, err := live.Run(ctx, o)
 	if err != nil {
 		// A run refused (bad input) or stopped at its start leaves no
@@ -173,12 +186,46 @@ func runLive(e *env, args []string) int {
 	return exitOK
 }
 
+// tableUses are the flags live --table reads: it plays C.1's positions
+// with the default design and schedules of its own.
+var tableUses = []string{"table", "system", "pg", "ports", "seed", "out"}
+
+// tableFlags refuses the flags given that --table ignores.
+func tableFlags(fs *flag.FlagSet) error {
+	var unused []string
+	fs.Visit(func(f *flag.Flag) {
+		if !slices.Contains(tableUses, f.Name) {
+			unused = append(unused, "--"+f.Name)
+		}
+	})
+	if len(unused) == 0 {
+		return nil
+	}
+	them := "it"
+	if len(unused) > 1 {
+		them = "them"
+	}
+	return usagef("--table plays C.1's five crash positions with the default design, each its own schedule and length: it does not use %s; drop %s (it takes --%s)",
+		strings.Join(unused, ", "), them, strings.Join(tableUses[1:], ", --"))
+}
+
 // liveTable runs C.1's positions live and prints the live C.1 and C.4
-// tables beside the simulated ones; it exits 1 when a cell differs.
-func liveTable(e *env, ctx context.Context, o live.Options) int {
-	fmt.Fprintf(e.stdout, "live: C.1's five crash positions, each a live world (coordinator, two PostgreSQL servers), about 5 s each\n")
+// tables beside the simulated ones; it exits 1 when a cell differs. Its
+// first line is printed once the first position's world is up: input the
+// live world refuses (--pg, --ports) is one line on stderr, nothing on
+// stdout.
+func liveTable(e *env, ctx context.Context, o live.Options, kept string) int {
+	var once sync.Once
+	o.Started = func() {
+		once.Do(func() {
+			fmt.Fprintf(e.stdout, "live: C.1's five crash positions, each a live world (coordinator, two PostgreSQL servers), about 5 s each\n")
+		})
+	}
 	rows, err := live.TwoPCTable(ctx, o)
 	if err != nil {
+		// As a run refused: no empty directories left (a position's
+		// directory with a node's log stays).
+		removeEmptyTree(o.Dir, kept)
 		var ue *live.UsageError
 		if errors.As(err, &ue) {
 			return e.fail("live", usagef("%s", ue.Msg))
@@ -240,6 +287,23 @@ func existing(dir string) string {
 		}
 		dir = up
 	}
+}
+
+// removeEmptyTree removes the empty directories under dir, deepest first,
+// then dir and its parents while they are empty, up to (not including)
+// kept.
+func removeEmptyTree(dir, kept string) {
+	var dirs []string
+	_ = filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err == nil && d.IsDir() && p != dir {
+			dirs = append(dirs, p)
+		}
+		return nil
+	})
+	for i := len(dirs) - 1; i >= 0; i-- {
+		_ = os.Remove(dirs[i]) // only an empty one goes
+	}
+	removeEmpty(dir, kept)
 }
 
 // removeEmpty removes dir and its parents while they are empty, up to (not

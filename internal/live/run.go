@@ -59,6 +59,10 @@ type Options struct {
 	// node --config FILE`).
 	Binary string
 	Log    io.Writer // progress lines (faults as they are injected); nil: none
+	// Started, when set, is called once every node is up: the input has
+	// passed every check (a caller prints nothing before it, so that bad
+	// input is one line on stderr).
+	Started func()
 }
 
 // Look is a look at the world at a time of the run.
@@ -318,6 +322,9 @@ func Run(ctx context.Context, o Options) (res *Result, err error) {
 				return nil, err
 			}
 		}
+	}
+	if o.Started != nil {
+		o.Started()
 	}
 	r.logf("live: %d nodes up, %d links proxied; running %s", len(names), len(links), o.Duration)
 	r.play(ctx)
