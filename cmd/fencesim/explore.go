@@ -418,10 +418,42 @@ func exploreSystem(e *env, ctx context.Context, cfg *exploreConfig, sys systems.
 	// A coverage build counts each run's changed code for its record.
 	covering := cfg.records != nil && changecov.Enabled()
 	var sent atomic.Int64
+	// With a time budget the first run is played whatever is left of it,
+	// as go test -benchtime runs a benchmark at least once: a verdict is
+	// never one over no run. Only a signal (e.ctx) stops it.
+	stop := ctx
+	firstDone := func() {}
+	if timed {
+		var cancel context.CancelFunc
+		stop, cancel = context.WithCancel(e.ctx)
+		defer cancel()
+		got := make(chan struct{})
+		var once sync.Once
+		firstDone = func() { once.Do(func() { close(got) }) }
+		go func() {
+			select {
+			case <-ctx.Done():
+			case <-stop.Done():
+				return
+			}
+			select {
+			case <-got:
+			case <-stop.Done():
+				return
+			}
+			cancel()
+		}()
+	}
 	go func() {
 		defer close(in)
 		send := func(seed uint64, hash, second bool) bool {
-			if over() {
+			done := ctx.Done()
+			if timed && sent.Load() == 0 {
+				if e.ctx.Err() != nil {
+					return false
+				}
+				done = e.ctx.Done()
+			} else if over() {
 				return false
 			}
 			select {
@@ -431,7 +463,7 @@ func exploreSystem(e *env, ctx context.Context, cfg *exploreConfig, sys systems.
 			case in <- task{sys: sys, d: d, seed: seed, opts: systems.Options{Hash: hash, Full: cfg.records != nil && hash, Digest: cfg.records.digest()}, second: second, cover: covering}:
 				sent.Add(1)
 				return true
-			case <-ctx.Done():
+			case <-done:
 				return false
 			}
 		}
@@ -480,7 +512,8 @@ func exploreSystem(e *env, ctx context.Context, cfg *exploreConfig, sys systems.
 	firsts := map[uint64]firstRun{}
 	var odd []mismatchedHashes
 	var received int64
-	abandoned := collect(ctx, runPool(cfg.workers, cfg.faults, in), func(f finished) {
+	abandoned := collect(stop, runPool(cfg.workers, cfg.faults, in), func(f finished) {
+		firstDone()
 		received++
 		prog.add(1)
 		if !f.second {

@@ -317,7 +317,7 @@ func (s *seedFlags) register(fs *flag.FlagSet, defRuns int, timed bool) {
 	fs.IntVar(&s.runs, "runs", defRuns, "how many seeds to run, from --first")
 	fs.Uint64Var(&s.first, "first", 1, "the first seed")
 	if timed {
-		fs.DurationVar(&s.budget, "time", 0, "a time budget for the whole command instead of a seed count (e.g. 60s): runs, minimization and artifacts end within it plus a 2s grace; split evenly over the systems; seeds from --first on")
+		fs.DurationVar(&s.budget, "time", 0, "a time budget for the whole command instead of a seed count (e.g. 60s): runs, minimization and artifacts end within it plus a 2s grace; split evenly over the systems; seeds from --first on; each system plays at least one run however short the budget, as go test -benchtime does")
 	}
 	fs.StringVar(&s.shard, "shard", "", "run only shard `i/n` of the seeds (seed s belongs to shard s mod n; i from 0)")
 	fs.StringVar(&s.steer, "steer", "", "steer every seed's world with these `LEVERS` of the system (e.g. arbiters=2,old-leader,on:crash-at; --steer help lists them): the seeds of --first and --runs become steered seeds (docs/directed.md), each one that replays alone")

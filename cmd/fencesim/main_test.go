@@ -395,6 +395,21 @@ func TestTimeBudget(t *testing.T) {
 	assert.Equal(t, "1- for "+budget.String(), s.Seeds)
 }
 
+// TestTimeBudgetTooShort: a budget spent before the first run still plays
+// one run per system (as go test -benchtime runs a benchmark once): the
+// verdict is never one over no run.
+func TestTimeBudgetTooShort(t *testing.T) {
+	code, stdout, stderr := run(t, "explore", "--time", "1ns", "--artifacts", "0", "--json")
+	require.Equal(t, exitOK, code, stderr)
+	var s summary.Summary
+	require.NoError(t, json.Unmarshal([]byte(stdout), &s))
+	require.Len(t, s.Systems, len(systems.All()))
+	for _, x := range s.Systems {
+		assert.Equal(t, 1, x.Runs, "%s plays one run", x.System)
+	}
+	assert.Empty(t, s.Interrupted)
+}
+
 // TestUnsafe: a design its timing rules refuse is refused (exit 2, the
 // rule named); with --unsafe it runs, after one warning line naming the
 // rule waived; --unsafe where there is nothing to waive is bad usage.
