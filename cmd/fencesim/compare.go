@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/fencesim/fencesim/internal/summary"
@@ -87,7 +88,13 @@ func runCompare(e *env, args []string) int {
 			if err != nil {
 				return usagef("--baseline: %v", err)
 			}
+			if err := checkDesignFile("baseline", *baseline, b, sys); err != nil {
+				return err
+			}
 			if base, err = sys.NewDesign(nil, nil, b); err != nil {
+				if strings.Contains(err.Error(), "json:") {
+					return usagef("--baseline %s: %v: %s", *baseline, err, designWant(sys))
+				}
 				return usagef("--baseline %s: %v", *baseline, err)
 			}
 			if sel.design == "" {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"cmp"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -234,6 +235,9 @@ func (s *selection) designOf(sys systems.System) (systems.Design, error) {
 		if err != nil {
 			return systems.Design{}, usagef("--design: %v", err)
 		}
+		if err := checkDesignFile("design", s.design, b, sys); err != nil {
+			return systems.Design{}, err
+		}
 		file = b
 	}
 	sets := s.sets
@@ -264,10 +268,52 @@ func (s *selection) designOf(sys systems.System) (systems.Design, error) {
 		}
 		if s.design != "" && strings.Contains(msg, "design:") {
 			msg = "--design " + s.design + ": " + msg
+			if strings.Contains(msg, "json:") {
+				msg += ": " + designWant(sys)
+			}
 		}
 		return systems.Design{}, &usageError{msg}
 	}
 	return d, nil
+}
+
+// checkDesignFile refuses a design file (of --design or --baseline) that
+// is not a JSON object, naming the file, where it breaks and what it must
+// hold. A JSON null would be taken as the default design.
+func checkDesignFile(flagName, path string, b []byte, sys systems.System) error {
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(b, &m); err != nil {
+		return usagef("--%s %s: not a JSON object (%s): %s", flagName, path, jsonError(b, err), designWant(sys))
+	}
+	if m == nil {
+		return usagef("--%s %s: not a JSON object (null): %s", flagName, path, designWant(sys))
+	}
+	return nil
+}
+
+// designWant says what a design file holds.
+func designWant(sys systems.System) string {
+	return fmt.Sprintf("want the %s design's parameters as a JSON object, as a trace header's \"design\" holds them (fencesim params --system %s lists them)", sys.Name(), sys.Name())
+}
+
+// jsonError is a JSON decoding error with the line it is on.
+func jsonError(b []byte, err error) string {
+	var off int64 = -1
+	var syn *json.SyntaxError
+	var typ *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &syn):
+		off = syn.Offset
+	case errors.As(err, &typ):
+		if typ.Field == "" {
+			return "it is a JSON " + typ.Value
+		}
+		off = typ.Offset
+	}
+	if off < 0 || off > int64(len(b)) {
+		return err.Error()
+	}
+	return fmt.Sprintf("line %d: %v", 1+strings.Count(string(b[:off]), "\n"), err)
 }
 
 // unsafeParam is the design switch --unsafe turns on.

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -336,13 +337,22 @@ func runNode(e *env, args []string) int {
 	if done {
 		return code
 	}
+	const want = "want the JSON file fencesim live writes for each node (live-<system>-<time>/<node>.json): fencesim live starts fencesim node"
+	if *cfgPath == "" {
+		return e.fail(c.name, usagef("--config FILE is missing: %s", want))
+	}
 	b, err := os.ReadFile(*cfgPath)
 	if err != nil {
-		return e.fail(c.name, usagef("--config: %v", unwrapPath(err)))
+		return e.fail(c.name, usagef("--config %s: %v", *cfgPath, unwrapPath(err)))
 	}
 	var cfg live.NodeConfig
-	if err := json.Unmarshal(b, &cfg); err != nil {
-		return e.fail(c.name, usagef("--config %s: %v", *cfgPath, err))
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&cfg); err != nil {
+		return e.fail(c.name, usagef("--config %s: not a node's configuration (%s): %s", *cfgPath, jsonError(b, err), want))
+	}
+	if cfg.System == "" || cfg.Name == "" {
+		return e.fail(c.name, usagef("--config %s: not a node's configuration (no system or node name): %s", *cfgPath, want))
 	}
 	w, err := live.Wire(cfg)
 	if err != nil {

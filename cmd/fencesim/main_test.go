@@ -80,6 +80,7 @@ func TestBadInput(t *testing.T) {
 	twopcSchedule := write("twopc-schedule.json", string(header.Schedule))
 	summary := write("summary.json", `{"format":"fencesim-summary/1","command":"explore","faults":"moderate","seeds":"1-10","shard":"0/2"}`)
 	summary2 := write("summary2.json", `{"format":"fencesim-summary/1","command":"explore","faults":"heavy","seeds":"1-10","shard":"1/2"}`)
+	null := write("null.json", "null\n")
 	third0 := write("third0.json", `{"format":"fencesim-summary/1","command":"explore","faults":"moderate","seeds":"1-10","shard":"0/3"}`)
 	third2 := write("third2.json", `{"format":"fencesim-summary/1","command":"explore","faults":"moderate","seeds":"1-10","shard":"2/3"}`)
 
@@ -191,6 +192,19 @@ func TestBadInput(t *testing.T) {
 		{"run schedule of another world", []string{"run", "--system", "arbiter", "--seed", "1", "--schedule", twopcSchedule, "--out", out}, "not a schedule of arbiter seed 1's world"},
 		{"merge a shard missing", []string{"merge", third0, third2}, "shard 1/3 missing: the summaries given cover only part of the run's seeds; pass every shard's summary (or --partial"},
 		{"merge shards missing", []string{"merge", "--summary-out", filepath.Join(dir, "merged.json"), third2}, "shards 0/3, 1/3 missing"},
+		{"design not JSON", []string{"explore", "--system", "arbiter", "--design", file, "--out", out}, "--design " + file + ": not a JSON object (line 1: invalid character 'x' looking for beginning of value): want the arbiter design's parameters as a JSON object, as a trace header's \"design\" holds them"},
+		{"design null", []string{"run", "--system", "twopc", "--seed", "1", "--design", null, "--out", out}, "--design " + null + ": not a JSON object (null): want the twopc design's parameters"},
+		{"design a summary", []string{"explore", "--system", "arbiter", "--design", summary, "--out", out}, `json: unknown field "format": want the arbiter design's parameters as a JSON object`},
+		{"design a trace", []string{"explore", "--system", "twopc", "--design", good, "--out", out}, "--design " + good + ": not a JSON object (line 2: invalid character"},
+		{"baseline not JSON", []string{"compare", "--system", "arbiter", "--set", "lease=90s", "--baseline", file}, "--baseline " + file + ": not a JSON object (line 1: invalid character 'x'"},
+		{"baseline a summary", []string{"compare", "--system", "arbiter", "--set", "lease=90s", "--baseline", summary}, `json: unknown field "format": want the arbiter design's parameters`},
+		{"node config not JSON", []string{"node", "--config", file}, "--config " + file + ": not a node's configuration (line 1: invalid character 'x' looking for beginning of value): want the JSON file fencesim live writes for each node"},
+		{"node config a summary", []string{"node", "--config", summary}, `not a node's configuration (json: unknown field "format")`},
+		{"node config null", []string{"node", "--config", null}, "not a node's configuration (no system or node name)"},
+		{"node without config", []string{"node"}, "--config FILE is missing"},
+		{"replay a summary", []string{"replay", summary}, summary + ": a summary (fencesim-summary/1, what --summary-out writes; fencesim merge reads it), not a trace: want a trace, the JSON Lines file (.jsonl)"},
+		{"report a summary", []string{"report", summary}, summary + ": a summary (fencesim-summary/1"},
+		{"replay not JSON", []string{"replay", file}, "trace line 1: expected a JSON header object: invalid character 'x' looking for beginning of value: want a trace"},
 		{"seed in a range", []string{"compare", "--system", "arbiter", "--set", "lease=90s", "--seeds", "9,2-10"}, "seed 9 is given twice (in 2-10 and 9)"},
 	}
 	before := listing(t, dir)

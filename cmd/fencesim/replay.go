@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"strings"
 
 	"github.com/fencesim/fencesim/internal/systems"
 	"github.com/fencesim/fencesim/traces"
@@ -82,6 +83,12 @@ func readTrace(path string) (traces.Header, []traces.Event, systems.System, erro
 	h, recorded, err := traces.ReadAll(f)
 	f.Close()
 	if err != nil {
+		if what := notATrace(path); what != "" {
+			return traces.Header{}, nil, nil, usagef("%s: %s, not a trace: %s", path, what, traceWant)
+		}
+		if strings.HasPrefix(err.Error(), "trace line 1:") {
+			return traces.Header{}, nil, nil, usagef("%s: %v: %s", path, err, traceWant)
+		}
 		return traces.Header{}, nil, nil, usagef("%s: %v", path, err)
 	}
 	sys, err := systems.ByName(h.System)
@@ -89,6 +96,31 @@ func readTrace(path string) (traces.Header, []traces.Event, systems.System, erro
 		return traces.Header{}, nil, nil, usagef("%s: trace line 1: %v", path, err)
 	}
 	return h, recorded, sys, nil
+}
+
+// traceWant says what a trace file is.
+const traceWant = "want a trace, the JSON Lines file (.jsonl) that explore, run and live write under --out, a header line then one event a line"
+
+// notATrace names what a file that is not a trace is, when it is one of
+// fencesim's other JSON files ("" otherwise): a summary, a design.
+func notATrace(path string) string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return ""
+	}
+	var doc struct {
+		Format string `json:"format"`
+	}
+	if json.Unmarshal(b, &doc) != nil {
+		return ""
+	}
+	switch {
+	case strings.HasPrefix(doc.Format, "fencesim-summary/"):
+		return "a summary (" + doc.Format + ", what --summary-out writes; fencesim merge reads it)"
+	case strings.HasPrefix(doc.Format, "fencesim-") && !strings.HasPrefix(doc.Format, "fencesim-trace/"):
+		return "a file of format " + doc.Format
+	}
+	return ""
 }
 
 // replayTrace reads a trace file and replays it. A file that cannot be
