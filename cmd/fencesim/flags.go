@@ -143,7 +143,7 @@ func (s *selection) systems(explicit bool) ([]systems.System, error) {
 		for _, k := range s.knobs {
 			sys, ok := systems.OwnerOf(k)
 			if !ok {
-				return nil, usagef("unknown knob %q (fencesim mutants lists the knobs of every system)", k)
+				return nil, usagef("unknown knob %q (%s)", k, knobList(systems.All()))
 			}
 			if owner != "" && owner != sys.Name() {
 				return nil, usagef("knobs %q of %s and of %s: pick one system with --system", s.knobs.String(), owner, sys.Name())

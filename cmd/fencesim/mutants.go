@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strings"
 	"sync/atomic"
@@ -12,6 +13,23 @@ import (
 	"github.com/fencesim/fencesim/internal/summary"
 	"github.com/fencesim/fencesim/internal/systems"
 )
+
+// knobList names the knobs of the systems (by system when there are
+// several), for an error about a --knob.
+func knobList(list []systems.System) string {
+	var parts []string
+	for _, sys := range list {
+		var names []string
+		for _, k := range sys.Knobs() {
+			names = append(names, k.Name)
+		}
+		if len(list) == 1 {
+			return sys.Name() + "'s knobs: " + strings.Join(names, ", ") + "; fencesim knobs describes them"
+		}
+		parts = append(parts, sys.Name()+": "+strings.Join(names, ", "))
+	}
+	return "the knobs of " + strings.Join(parts, "; ") + "; fencesim knobs describes them"
+}
 
 func runMutants(e *env, args []string) int {
 	c := commandByName("mutants")
@@ -86,8 +104,12 @@ func runMutants(e *env, args []string) int {
 		}
 		want := map[string]bool{}
 		for _, k := range only {
-			if _, ok := systems.OwnerOf(k); !ok {
-				return usagef("unknown knob %q", k)
+			owner, ok := systems.OwnerOf(k)
+			if !ok {
+				return usagef("unknown knob %q (%s)", k, knobList(list))
+			}
+			if !slices.ContainsFunc(list, func(s systems.System) bool { return s.Name() == owner.Name() }) {
+				return usagef("--knob %s is a knob of %s, not of --system %s (%s)", k, owner.Name(), sel.system, knobList(list))
 			}
 			want[k] = true
 		}
