@@ -77,7 +77,7 @@ func usagef(format string, args ...any) error { return &usageError{fmt.Sprintf(f
 func Main(args []string, stdout, stderr io.Writer) int {
 	e := &env{stdout: stdout, stderr: stderr, ctx: context.Background()}
 	if len(args) == 0 {
-		mainUsage(stderr)
+		fmt.Fprintf(stderr, "fencesim: no command (commands: %s; fencesim help prints the usage)\n", strings.Join(commandNames(), ", "))
 		return exitUsage
 	}
 	switch args[0] {
@@ -102,12 +102,17 @@ func Main(args []string, stdout, stderr io.Writer) int {
 			return c.run(e, args[1:])
 		}
 	}
+	fmt.Fprintf(stderr, "fencesim: unknown command %q (commands: %s; fencesim -h for help)\n", args[0], strings.Join(commandNames(), ", "))
+	return exitUsage
+}
+
+// commandNames lists the commands' names, in order.
+func commandNames() []string {
 	var names []string
 	for _, c := range commands() {
 		names = append(names, c.name)
 	}
-	fmt.Fprintf(stderr, "fencesim: unknown command %q (commands: %s; fencesim -h for help)\n", args[0], strings.Join(names, ", "))
-	return exitUsage
+	return names
 }
 
 func mainUsage(w io.Writer) {

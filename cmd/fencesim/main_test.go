@@ -89,7 +89,7 @@ func TestBadInput(t *testing.T) {
 		args []string
 		want string // in the one line on stderr
 	}{
-		{"no command", nil, "Usage"},
+		{"no command", nil, "fencesim: no command (commands: explore, run, "},
 		{"unknown command", []string{"frobnicate"}, `unknown command "frobnicate"`},
 		{"unknown flag", []string{"explore", "--bogus"}, "flag provided but not defined: -bogus"},
 		{"unknown system", []string{"explore", "--system", "nosuch"}, `unknown system "nosuch"`},
@@ -215,10 +215,8 @@ func TestBadInput(t *testing.T) {
 			code, stdout, stderr := run(t, c.args...)
 			assert.Equal(t, exitUsage, code, "exit code; stderr: %s", stderr)
 			assert.Contains(t, stderr, c.want)
-			if c.args != nil {
-				assert.Empty(t, stdout, "nothing on stdout")
-				assert.Equal(t, 1, strings.Count(stderr, "\n"), "one line on stderr, got %q", stderr)
-			}
+			assert.Empty(t, stdout, "nothing on stdout")
+			assert.Equal(t, 1, strings.Count(stderr, "\n"), "one line on stderr, got %q", stderr)
 			assert.Equal(t, before, listing(t, dir), "nothing written")
 		})
 	}
@@ -240,12 +238,15 @@ func TestHelp(t *testing.T) {
 			assert.Contains(t, stdout, "Usage: fencesim "+c.name)
 		}
 	}
-	code, stdout, _ := run(t, "--help")
-	assert.Equal(t, exitOK, code)
-	for _, c := range commands() {
-		assert.Contains(t, stdout, c.name)
+	for _, h := range []string{"--help", "-h", "help"} {
+		code, stdout, _ := run(t, h)
+		assert.Equal(t, exitOK, code)
+		assert.Contains(t, stdout, "Usage: fencesim <command> [flags]")
+		for _, c := range commands() {
+			assert.Contains(t, stdout, c.name)
+		}
 	}
-	code, stdout, _ = run(t, "help", "explore")
+	code, stdout, _ := run(t, "help", "explore")
 	assert.Equal(t, exitOK, code)
 	assert.Contains(t, stdout, "-shard i/n")
 	for _, c := range []string{"explore", "compare", "mutants"} {
