@@ -60,21 +60,27 @@ var exhaustiveUses = []string{"exhaustive", "system", "knob", "set", "design", "
 
 // exhaustiveFlags refuses the flags given that --exhaustive ignores.
 func exhaustiveFlags(fs *flag.FlagSet) error {
-	var unused []string
-	fs.Visit(func(f *flag.Flag) {
-		if !slices.Contains(exhaustiveUses, f.Name) {
-			unused = append(unused, "--"+f.Name)
-		}
-	})
+	unused, them := flagsUnused(fs, exhaustiveUses)
 	if len(unused) == 0 {
 		return nil
 	}
-	them := "it"
+	return usagef("--exhaustive does not use %s: drop %s (it plays every single fault and fault pair of one small world, not seeds; it takes --%s)",
+		strings.Join(unused, ", "), them, strings.Join(exhaustiveUses[1:], ", --"))
+}
+
+// flagsUnused returns the flags given (as --name) that a mode does not
+// read (uses: the flags it reads), and "it" or "them" for a message.
+func flagsUnused(fs *flag.FlagSet, uses []string) (unused []string, them string) {
+	fs.Visit(func(f *flag.Flag) {
+		if !slices.Contains(uses, f.Name) {
+			unused = append(unused, "--"+f.Name)
+		}
+	})
+	them = "it"
 	if len(unused) > 1 {
 		them = "them"
 	}
-	return usagef("--exhaustive does not use %s: drop %s (it plays every single fault and fault pair of one small world, not seeds; it takes --%s)",
-		strings.Join(unused, ", "), them, strings.Join(exhaustiveUses[1:], ", --"))
+	return unused, them
 }
 
 func isSet(fs *flag.FlagSet, name string) bool {

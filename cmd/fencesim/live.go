@@ -10,7 +10,6 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
-	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -193,18 +192,9 @@ var tableUses = []string{"table", "system", "pg", "ports", "seed", "out"}
 
 // tableFlags refuses the flags given that --table ignores.
 func tableFlags(fs *flag.FlagSet) error {
-	var unused []string
-	fs.Visit(func(f *flag.Flag) {
-		if !slices.Contains(tableUses, f.Name) {
-			unused = append(unused, "--"+f.Name)
-		}
-	})
+	unused, them := flagsUnused(fs, tableUses)
 	if len(unused) == 0 {
 		return nil
-	}
-	them := "it"
-	if len(unused) > 1 {
-		them = "them"
 	}
 	return usagef("--table plays C.1's five crash positions with the default design, each its own schedule and length: it does not use %s; drop %s (it takes --%s)",
 		strings.Join(unused, ", "), them, strings.Join(tableUses[1:], ", --"))
