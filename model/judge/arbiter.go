@@ -611,9 +611,29 @@ func (a *Arbiter) claim(p *sim.Proc, w *waitClaim) (paired, again bool) {
 	for _, l := range ls {
 		tx.Queue(d.StartLease(p.Now(), l.Sub, l.Token).Named("start-lease"))
 	}
+	sent := p.Mono()
 	if err := tx.Commit(); err != nil {
 		a.abort(p, tx, err)
 		return false, false
+	}
+	if late := p.Mono().Sub(sent); late > d.Away() && !d.Has(ResendAsFound) {
+		// The COMMIT's answer came late (the database's link slow or
+		// held): the unconfirmed leases count from the commit and may
+		// have run out, and been swept, before the worker could hear of
+		// them. Each is sent only while it is still the submission's,
+		// restarted from now, as a lease found again is (found by the
+		// baseline, fixed world, heavy faults, seed 5001582: a delay of
+		// up to 13 s on the database's answers to the arbiter brought a
+		// grant's answer 12 s after its commit, after the sweep had
+		// taken the lease back, and the worker judged a dead lease: MA2).
+		for _, l := range ls {
+			res, err := c.Exec(p, d.Resend(p.Now(), l.Sub, l.Token).Named("resend"))
+			if err != nil || res.Affected != 1 {
+				w.answered = true
+				a.hand(p, w, claimAnswer{code: Code204, why: "its lease was taken back"})
+				return false, true
+			}
+		}
 	}
 	p.Point(PointAfterCommit)
 	if d.Has(MemoryFacts) {

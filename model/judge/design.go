@@ -60,7 +60,7 @@ var Knobs = design.Registry[Knob]{
 	{Knob: AttemptsAtGrant, Removes: "judge_attempts counts every grant, not the leases their workers confirmed: a lease nobody heard of spends an attempt", Harmful: true, CaughtBy: []string{"MA3"}, Scenarios: []string{"A-S1"}},
 	{Knob: BlindSweep, Removes: "the sweep reclaims without asking how late it runs: an arbiter or a database frozen past a lease reclaims every lease whose heartbeats could not land meanwhile, without the grace", Harmful: true, CaughtBy: []string{"MA2", "MA3"}, Scenarios: []string{"A-S2", "A-S7"}},
 	{Knob: ClaimByRequestIDOnly, Removes: "claim idempotency keyed by request_id alone; request ids can collide between workers", Harmful: true, CaughtBy: []string{"PA1"}, Scenarios: []string{"A-S1"}},
-	{Knob: ResendAsFound, Removes: "a retried claim re-sends the leases its request_id found as they are (the source's words), without asking whether each is still the submission's or giving it its unconfirmed lease again: a retry answered after the sweep took the lease back hands the worker a dead lease", Harmful: true, CaughtBy: []string{"MA2"}, Scenarios: []string{"A-S1"}},
+	{Knob: ResendAsFound, Removes: "a retried claim re-sends the leases its request_id found as they are (the source's words), without asking whether each is still the submission's or giving it its unconfirmed lease again (nor a grant whose COMMIT answered late): a retry answered after the sweep took the lease back hands the worker a dead lease", Harmful: true, CaughtBy: []string{"MA2"}, Scenarios: []string{"A-S1"}},
 }
 
 // KnobNames lists the knob names, sorted.

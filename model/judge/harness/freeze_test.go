@@ -214,3 +214,36 @@ func TestReplayHoldsTheGenericBounds(t *testing.T) {
 	fixed, _ := SeedOptionsIn(judge.Default().MustWith(judge.NoBackoffCap), WorldFixed, f, 124)
 	assert.Nil(t, fixed.Workload.Bounds, "the fixed world carries no generic bounds")
 }
+
+// TestLateGrantAnswerIsCheckedFirst: the database's answer to a claim's
+// COMMIT is held up 14 s on its way back (a fault of the link between the
+// arbiter and the database, which the grace's promise covers): the lease
+// it started, unconfirmed for 10 s, runs out and the sweep at 15 s takes
+// it back before the arbiter hears of its own grant. The default arbiter,
+// hearing the COMMIT's answer late, sends the lease only if it is still
+// the submission's (it is not: a 204, and the worker claims again); MA2
+// holds and no judging is thrown away. Sending it as committed (as before
+// the baseline's seed 5001582 found it) had the worker judge a dead lease
+// until its first heartbeat's 410: MA2 fails.
+func TestLateGrantAnswerIsCheckedFirst(t *testing.T) {
+	d := judge.Default()
+	d.HomeWorkers, d.ProdWorkers = 1, 0
+	d.JudgeMin, d.JudgeMax = 30*time.Second, 30*time.Second
+	// The fourth message the database sends the arbiter from 2 s on is
+	// the claim's COMMIT answer (BEGIN and find-claim, pick-pending,
+	// grant, then record-claim, start-lease and COMMIT).
+	o := judge.Options{Design: d, Entropy: sim.NewPCG(1), Until: 10 * time.Minute,
+		Workload: judge.Workload{Arrivals: []judge.Arrival{{At: 2 * time.Second, ID: 101, User: 1, Problem: 1}}},
+		Schedule: sim.Schedule{{At: clock.Time(2 * time.Second), Kind: sim.Message, Node: "db", Peer: "arbiter-1", Count: 4, Arg: sim.FateDelay, Amount: 14 * time.Second}}}
+	out, err := Play(o)
+	require.NoError(t, err)
+	assert.Len(t, out.Transitions(101, judge.StatusJudging, judge.StatusPending), 1, "the sweep took the lease back before its grant's answer came")
+	assert.Empty(t, failedNames(out))
+	abandoned := 0
+	for _, e := range out.Events {
+		if e.Node == "home-1" && e.Kind == "judge" && strings.HasPrefix(e.Desc(), "abandon") {
+			abandoned++
+		}
+	}
+	assert.Zero(t, abandoned, "no judging of a dead lease")
+}
