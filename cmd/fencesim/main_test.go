@@ -339,6 +339,38 @@ func TestShardMerge(t *testing.T) {
 	}
 }
 
+// TestMergeRefusesOtherRuns: shards of command lines that differ in what
+// they ran are refused (one line naming the difference and what to do,
+// exit 2, nothing written), as the docs promise.
+func TestMergeRefusesOtherRuns(t *testing.T) {
+	dir := t.TempDir()
+	shard := func(name, sh string, args ...string) string {
+		t.Helper()
+		f := filepath.Join(dir, name+".json")
+		code, _, stderr := run(t, append(append([]string{}, args...), "--shard", sh, "--summary-out", f, "--workers", "2", "--json")...)
+		require.Contains(t, []int{exitOK, exitFail}, code, stderr)
+		return f
+	}
+	arbiter := []string{"explore", "--system", "arbiter", "--runs", "12", "--artifacts", "0", "--audit", "0"}
+	for _, c := range []struct {
+		name   string
+		shards []string
+		want   string
+	}{
+		{"worlds", []string{shard("drawn", "0/2", arbiter...), shard("fixed", "1/2", append(arbiter, "--world", "fixed")...)},
+			"fencesim merge: summary 2 ran arbiter in world fixed, summary 1 in world drawn: not shards of one run; run every shard with the same --world\n"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			merged := filepath.Join(dir, "merged.json")
+			code, stdout, stderr := run(t, append([]string{"merge", "--summary-out", merged}, c.shards...)...)
+			assert.Equal(t, exitUsage, code)
+			assert.Empty(t, stdout)
+			assert.Equal(t, c.want, stderr)
+			assert.NoFileExists(t, merged)
+		})
+	}
+}
+
 // comparable reads a summary without its timings and artifacts.
 func comparable(t *testing.T, path string) summary.Summary {
 	var s summary.Summary

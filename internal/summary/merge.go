@@ -1,6 +1,8 @@
 package summary
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -48,14 +50,15 @@ func Merge(parts []*Summary) (_ *Summary, notes []string, _ error) {
 		}
 		seen[key] = true
 	}
+	if err := sameRun(parts); err != nil {
+		return nil, nil, err
+	}
 	if named, count := Missing(parts); count > 0 {
 		notes = append(notes, fmt.Sprintf("shards missing: %s (the summary covers only the others)", MissingText(named, count)))
 	}
 	for i, p := range parts {
 		for _, x := range p.Systems {
-			if err := out.mergeSystem(x); err != nil {
-				return nil, nil, err
-			}
+			out.mergeSystem(x)
 		}
 		for _, m := range p.Mutants {
 			out.mergeMutant(m)
@@ -81,6 +84,51 @@ func Merge(parts []*Summary) (_ *Summary, notes []string, _ error) {
 		}
 	}
 	return out, notes, nil
+}
+
+// sameRun refuses parts that are not shards of one command line: each
+// system two of them ran must have the same design and world.
+func sameRun(parts []*Summary) error {
+	type ran struct {
+		i int // the first summary that ran the system, from 1
+		x System
+	}
+	seen := map[string]ran{}
+	for i, p := range parts {
+		for _, x := range p.Systems {
+			y, ok := seen[x.System]
+			if !ok {
+				seen[x.System] = ran{i + 1, x}
+				continue
+			}
+			if !sameJSON(x.DesignJSON, y.x.DesignJSON) {
+				return fmt.Errorf("summary %d ran another design of %s (%s) than summary %d (%s): not shards of one run; run every shard with the same --knob, --set and --design",
+					i+1, x.System, x.Design, y.i, y.x.Design)
+			}
+			if x.World != y.x.World {
+				return fmt.Errorf("summary %d ran %s in world %s, summary %d in world %s: not shards of one run; run every shard with the same --world",
+					i+1, x.System, orNone(x.World), y.i, orNone(y.x.World))
+			}
+		}
+	}
+	return nil
+}
+
+// sameJSON reports whether two JSON documents are the same, however
+// indented (a saved summary indents its designs).
+func sameJSON(a, b json.RawMessage) bool {
+	var x, y bytes.Buffer
+	if json.Compact(&x, a) != nil || json.Compact(&y, b) != nil {
+		return string(a) == string(b)
+	}
+	return x.String() == y.String()
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "(none)"
+	}
+	return s
 }
 
 // Missing counts the shards of the run that parts, shards of one run,
@@ -123,14 +171,11 @@ func MissingText(named []string, count uint64) string {
 	return s
 }
 
-func (s *Summary) mergeSystem(x System) error {
+func (s *Summary) mergeSystem(x System) {
 	for i := range s.Systems {
 		y := &s.Systems[i]
 		if y.System != x.System {
 			continue
-		}
-		if string(y.DesignJSON) != string(x.DesignJSON) {
-			return fmt.Errorf("the shards ran different designs of %s", x.System)
 		}
 		y.Runs += x.Runs
 		y.FailedRuns += x.FailedRuns
@@ -162,14 +207,13 @@ func (s *Summary) mergeSystem(x System) error {
 		y.Timing.RunNS += x.Timing.RunNS
 		y.Timing.CheckNS += x.Timing.CheckNS
 		y.Timing.Workers += x.Timing.Workers
-		return nil
+		return
 	}
 	x.Metrics = append([]MetricSamples(nil), x.Metrics...)
 	for j := range x.Metrics {
 		x.Metrics[j].Values = append([]float64{}, x.Metrics[j].Values...)
 	}
 	s.Systems = append(s.Systems, x)
-	return nil
 }
 
 func mergeCounts(a, b []PropertyCount) []PropertyCount {

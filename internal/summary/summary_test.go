@@ -155,7 +155,22 @@ func TestMergeRefuses(t *testing.T) {
 		err   string
 	}{
 		{"nothing", nil, "nothing to merge"},
-		{"designs", []*Summary{shard(0, 2), explored(Shard{1, 2}, `{"knobs":["k"]}`)}, "the shards ran different designs of toy"},
+		{"designs", []*Summary{shard(0, 2), func() *Summary {
+			s := explored(Shard{1, 2}, `{"knobs":["k"]}`)
+			s.Systems[0].Design = "knobs k"
+			return s
+		}()},
+			"summary 2 ran another design of toy (knobs k) than summary 1 (default): not shards of one run; run every shard with the same --knob, --set and --design"},
+		{"worlds", []*Summary{shard(0, 2), func() *Summary { s := shard(1, 2); s.Systems[0].World = "fixed"; return s }()},
+			"summary 2 ran toy in world fixed, summary 1 in world (none): not shards of one run; run every shard with the same --world"},
+		{"worlds, the first shard interrupted before the system", []*Summary{
+			func() *Summary {
+				s := shard(0, 3)
+				s.Systems, s.Interrupted, s.NotRun = nil, "SIGINT", []string{"toy"}
+				return s
+			}(),
+			shard(1, 3), func() *Summary { s := shard(2, 3); s.Systems[0].World = "fixed"; return s }()},
+			"summary 3 ran toy in world fixed, summary 2 in world (none): not shards of one run; run every shard with the same --world"},
 		{"faults", []*Summary{shard(0, 2), func() *Summary { s := shard(1, 2); s.Faults = "heavy"; return s }()},
 			"summary 2 is of explore --faults heavy --seeds 1-8, summary 1 of explore --faults moderate --seeds 1-8: not shards of one run"},
 		{"seeds", []*Summary{shard(0, 2), func() *Summary { s := shard(1, 2); s.Seeds = "1-9"; return s }()},
