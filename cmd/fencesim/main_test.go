@@ -359,6 +359,10 @@ func TestMergeRefusesOtherRuns(t *testing.T) {
 	}{
 		{"worlds", []string{shard("drawn", "0/2", arbiter...), shard("fixed", "1/2", append(arbiter, "--world", "fixed")...)},
 			"fencesim merge: summary 2 ran arbiter in world fixed, summary 1 in world drawn: not shards of one run; run every shard with the same --world\n"},
+		{"systems", []string{shard("twopc", "0/2", "explore", "--system", "twopc", "--runs", "12", "--artifacts", "0"), shard("twopc-outbox", "1/2", "explore", "--system", "twopc,outbox", "--runs", "12", "--artifacts", "0")},
+			"fencesim merge: summary 2 ran the system outbox, which summary 1 did not: not shards of one run (the merged summary would cover some systems with only part of the seeds); run every shard with the same --system\n"},
+		{"knobs", []string{shard("one-knob", "0/2", "mutants", "--system", "twopc", "--knob", "commit-before-log"), shard("every-knob", "1/2", "mutants", "--system", "twopc")},
+			"fencesim merge: summary 2 ran the knobs timeout-abort, log-not-durable, presume-commit-on-no-record, which summary 1 did not: not shards of one run (the merged summary would cover some knobs with only part of the seeds); run every shard with the same --system and --knob\n"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			merged := filepath.Join(dir, "merged.json")

@@ -89,6 +89,12 @@ func Merge(parts []*Summary) (_ *Summary, notes []string, _ error) {
 // sameRun refuses parts that are not shards of one command line: each
 // system two of them ran must have the same design and world.
 func sameRun(parts []*Summary) error {
+	first := parts[0]
+	for i, p := range parts[1:] {
+		if err := sameList(i+2, p.Command, p.planned(), first.planned()); err != nil {
+			return err
+		}
+	}
 	type ran struct {
 		i int // the first summary that ran the system, from 1
 		x System
@@ -112,6 +118,63 @@ func sameRun(parts []*Summary) error {
 		}
 	}
 	return nil
+}
+
+// planned lists what the command was given to run, in its order: the
+// systems explore explored, the knobs of mutants' matrix. Each one is in
+// the summary (a system, a knob's row) or in NotRun (an interruption, or
+// --failfast after a failure, left it out), in the order they ran.
+func (s *Summary) planned() []string {
+	var out []string
+	for _, x := range s.Systems {
+		out = append(out, x.System)
+	}
+	for _, m := range s.Mutants {
+		out = append(out, m.Knob)
+	}
+	return append(out, s.NotRun...)
+}
+
+// sameList refuses a summary (the i-th) that planned other systems or
+// knobs than summary 1.
+func sameList(i int, command string, got, want []string) error {
+	what, flags := "systems", "--system"
+	if command == "mutants" {
+		what, flags = "knobs", "--system and --knob"
+	}
+	var more, fewer []string
+	for _, x := range got {
+		if !slices.Contains(want, x) {
+			more = append(more, x)
+		}
+	}
+	for _, x := range want {
+		if !slices.Contains(got, x) {
+			fewer = append(fewer, x)
+		}
+	}
+	// the system(s) x
+	named := func(xs []string) string {
+		w := what
+		if len(xs) == 1 {
+			w = strings.TrimSuffix(what, "s")
+		}
+		return "the " + w + " " + strings.Join(xs, ", ")
+	}
+	var diff string
+	switch {
+	case len(more) > 0 && len(fewer) > 0:
+		diff = fmt.Sprintf("ran %s and not %s, unlike summary 1", named(more), named(fewer))
+	case len(more) > 0:
+		diff = fmt.Sprintf("ran %s, which summary 1 did not", named(more))
+	case len(fewer) > 0:
+		diff = fmt.Sprintf("did not run %s, which summary 1 did", named(fewer))
+	case !slices.Equal(got, want):
+		diff = fmt.Sprintf("ran the %s in another order (%s) than summary 1 (%s)", what, strings.Join(got, ", "), strings.Join(want, ", "))
+	default:
+		return nil
+	}
+	return fmt.Errorf("summary %d %s: not shards of one run (the merged summary would cover some %s with only part of the seeds); run every shard with the same %s", i, diff, what, flags)
 }
 
 // sameJSON reports whether two JSON documents are the same, however

@@ -181,6 +181,18 @@ func TestMergeRefuses(t *testing.T) {
 			`summary 2: format "x" is not "fencesim-summary/1"`},
 		{"shard counts", []*Summary{shard(0, 2), shard(1, 3)}, "summary 2 is shard 1/3, summary 1 is of 2 shards"},
 		{"twice", []*Summary{shard(0, 2), shard(0, 2)}, "shard 0/2 is given twice"},
+		{"systems", []*Summary{shard(0, 2), func() *Summary { s := shard(1, 2); s.Systems = append(s.Systems, System{System: "outbox"}); return s }()},
+			"summary 2 ran the system outbox, which summary 1 did not: not shards of one run (the merged summary would cover some systems with only part of the seeds); run every shard with the same --system"},
+		{"fewer systems", []*Summary{shard(0, 2), func() *Summary { s := shard(1, 2); s.Systems = nil; s.NotRun = []string{"twopc"}; return s }()},
+			"summary 2 ran the system twopc and not the system toy, unlike summary 1: not shards of one run (the merged summary would cover some systems with only part of the seeds); run every shard with the same --system"},
+		{"systems in another order", []*Summary{
+			func() *Summary { s := shard(0, 2); s.NotRun = []string{"a", "b"}; return s }(),
+			func() *Summary { s := shard(1, 2); s.NotRun = []string{"b", "a"}; return s }()},
+			"summary 2 ran the systems in another order (toy, b, a) than summary 1 (toy, a, b): not shards of one run (the merged summary would cover some systems with only part of the seeds); run every shard with the same --system"},
+		{"knobs", []*Summary{
+			{Format: Format, Command: "mutants", Shard: "0/2", Mutants: []Mutant{{System: "twopc", Knob: "a"}}},
+			{Format: Format, Command: "mutants", Shard: "1/2", Mutants: []Mutant{{System: "twopc", Knob: "a"}}, NotRun: []string{"b"}}},
+			"summary 2 ran the knob b, which summary 1 did not: not shards of one run (the merged summary would cover some knobs with only part of the seeds); run every shard with the same --system and --knob"},
 		{"bad shard", []*Summary{func() *Summary { s := shard(0, 2); s.Shard = "2/2"; return s }()},
 			`summary 1: --shard "2/2": want i/n with 0 <= i < n, e.g. --shard 0/4 (seed s belongs to shard s mod n)`},
 	} {
@@ -211,6 +223,7 @@ func TestMergeInterrupted(t *testing.T) {
 	a, b := explored(Shard{0, 2}, "{}"), explored(Shard{1, 2}, "{}")
 	a.Interrupted, a.NotRun = "SIGINT", []string{"outbox", "twopc"}
 	b.Interrupted, b.NotRun = "SIGTERM", []string{"twopc"}
+	b.Systems = append(b.Systems, System{System: "outbox", Runs: 1}) // interrupted in it
 	got, notes, err := Merge([]*Summary{a, b})
 	require.NoError(t, err)
 	assert.Equal(t, "SIGTERM", got.Interrupted, "the last interruption's signal")
