@@ -363,6 +363,12 @@ func TestMergeRefusesOtherRuns(t *testing.T) {
 			"fencesim merge: summary 2 ran the system outbox, which summary 1 did not: not shards of one run (the merged summary would cover some systems with only part of the seeds); run every shard with the same --system\n"},
 		{"knobs", []string{shard("one-knob", "0/2", "mutants", "--system", "twopc", "--knob", "commit-before-log"), shard("every-knob", "1/2", "mutants", "--system", "twopc")},
 			"fencesim merge: summary 2 ran the knobs timeout-abort, log-not-durable, presume-commit-on-no-record, which summary 1 did not: not shards of one run (the merged summary would cover some knobs with only part of the seeds); run every shard with the same --system and --knob\n"},
+		{"matrix designs", []string{shard("sets", "0/2", "mutants", "--system", "twopc", "--knob", "commit-before-log", "--set", "participants=3"), shard("no-sets", "1/2", "mutants", "--system", "twopc", "--knob", "commit-before-log")},
+			"fencesim merge: summary 2 switched the knobs of twopc on in another design (default) than summary 1 (set participants=3): not shards of one run; run every shard with the same --set\n"},
+		{"matrix minimization", []string{shard("minimized", "0/2", "mutants", "--system", "twopc", "--knob", "commit-before-log", "--minimize-budget", "20"), shard("no-sets", "1/2", "mutants", "--system", "twopc", "--knob", "commit-before-log")},
+			"fencesim merge: summary 2 minimized its catches with --minimize-budget 300, summary 1 with 20: not shards of one run; run every shard with the same --minimize-budget\n"},
+		{"matrix of an older fencesim", []string{older(t, shard("older", "0/2", "mutants", "--system", "twopc", "--knob", "commit-before-log")), shard("no-sets", "1/2", "mutants", "--system", "twopc", "--knob", "commit-before-log")},
+			"fencesim merge: summary 1 records no design for its knobs (an older fencesim wrote it): merge cannot tell whether its shards ran one matrix; run every shard again with this fencesim\n"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			merged := filepath.Join(dir, "merged.json")
@@ -373,6 +379,16 @@ func TestMergeRefusesOtherRuns(t *testing.T) {
 			assert.NoFileExists(t, merged)
 		})
 	}
+}
+
+// older rewrites a mutants summary as a fencesim that recorded no
+// designs wrote it, and returns its path.
+func older(t *testing.T, path string) string {
+	s, err := summary.Read(path)
+	require.NoError(t, err)
+	s.Designs, s.MinimizeBudget = nil, 0
+	require.NoError(t, s.Save(path))
+	return path
 }
 
 // comparable reads a summary without its timings and artifacts.

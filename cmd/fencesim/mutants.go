@@ -166,7 +166,21 @@ func runMutants(e *env, args []string) int {
 		}
 		return plan{first: *first, last: *first + uint64(n) - 1, shard: sh}
 	}
-	s := &summary.Summary{Format: summary.Format, Command: "mutants", Faults: string(f), Seeds: fmt.Sprintf("from %d", *first), Budget: *budget}
+	s := &summary.Summary{Format: summary.Format, Command: "mutants", Faults: string(f), Seeds: fmt.Sprintf("from %d", *first), Budget: *budget, MinimizeBudget: *minBudget}
+	for _, ko := range knobs {
+		if n := len(s.Designs); n > 0 && s.Designs[n-1].System == ko.sys.Name() {
+			continue
+		}
+		d, err := ko.sys.NewDesign(nil, sets, nil)
+		if err != nil {
+			panic(err) // checked above
+		}
+		words := "default"
+		if len(sets) > 0 {
+			words = "set " + strings.Join(sets, ", ")
+		}
+		s.Designs = append(s.Designs, summary.Design{System: ko.sys.Name(), Design: words, DesignJSON: d.JSON})
+	}
 	if sh.N > 1 {
 		s.Shard = sh.String()
 	}

@@ -20,7 +20,8 @@ func Merge(parts []*Summary) (_ *Summary, notes []string, _ error) {
 		return nil, nil, errors.New("nothing to merge")
 	}
 	first := parts[0]
-	out := &Summary{Format: Format, Command: first.Command, Faults: first.Faults, Seeds: first.Seeds, Budget: first.Budget}
+	out := &Summary{Format: Format, Command: first.Command, Faults: first.Faults, Seeds: first.Seeds, Budget: first.Budget,
+		Designs: first.Designs, MinimizeBudget: first.MinimizeBudget}
 	seen := map[string]bool{}
 	var n uint64
 	for i, p := range parts {
@@ -95,6 +96,11 @@ func sameRun(parts []*Summary) error {
 			return err
 		}
 	}
+	if first.Command == "mutants" {
+		if err := sameMatrix(parts); err != nil {
+			return err
+		}
+	}
 	type ran struct {
 		i int // the first summary that ran the system, from 1
 		x System
@@ -115,6 +121,34 @@ func sameRun(parts []*Summary) error {
 				return fmt.Errorf("summary %d ran %s in world %s, summary %d in world %s: not shards of one run; run every shard with the same --world",
 					i+1, x.System, orNone(x.World), y.i, orNone(y.x.World))
 			}
+		}
+	}
+	return nil
+}
+
+// sameMatrix refuses mutants summaries whose knobs were switched on in
+// other designs, or whose catches were minimized with another budget; a
+// summary that does not say (an older fencesim's) is refused too.
+func sameMatrix(parts []*Summary) error {
+	first := parts[0]
+	for i, p := range parts {
+		if len(p.Designs) == 0 {
+			return fmt.Errorf("summary %d records no design for its knobs (an older fencesim wrote it): merge cannot tell whether its shards ran one matrix; run every shard again with this fencesim", i+1)
+		}
+		if i == 0 {
+			continue
+		}
+		for _, x := range p.Designs {
+			for _, y := range first.Designs {
+				if x.System == y.System && !sameJSON(x.DesignJSON, y.DesignJSON) {
+					return fmt.Errorf("summary %d switched the knobs of %s on in another design (%s) than summary 1 (%s): not shards of one run; run every shard with the same --set",
+						i+1, x.System, x.Design, y.Design)
+				}
+			}
+		}
+		if p.MinimizeBudget != first.MinimizeBudget {
+			return fmt.Errorf("summary %d minimized its catches with --minimize-budget %d, summary 1 with %d: not shards of one run; run every shard with the same --minimize-budget",
+				i+1, p.MinimizeBudget, first.MinimizeBudget)
 		}
 	}
 	return nil

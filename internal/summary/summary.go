@@ -24,6 +24,13 @@ type Summary struct {
 	FailFast bool     `json:"failfast,omitempty"`
 	Systems  []System `json:"systems,omitempty"`
 	Mutants  []Mutant `json:"mutants,omitempty"`
+	// Designs (mutants) are the designs the knobs were switched on in,
+	// one per system of the matrix (the default, or the --set given), and
+	// MinimizeBudget the runs a catch's minimization could make: merge
+	// compares them. A mutants summary without them, an older fencesim's,
+	// is not merged.
+	Designs        []Design `json:"designs,omitempty"`
+	MinimizeBudget int      `json:"minimize_budget,omitempty"`
 	// Interrupted names the signal (SIGINT, SIGTERM) that stopped the
 	// command: the summary covers only the runs that finished.
 	Interrupted string `json:"interrupted,omitempty"`
@@ -168,6 +175,13 @@ type Timing struct {
 	RunNS   int64 `json:"run_ns"`   // the sum of the runs' durations (one core each)
 	CheckNS int64 `json:"check_ns"` // the sum of the checkers' durations
 	Workers int   `json:"workers"`
+}
+
+// Design is the design mutants switched a system's knobs on in.
+type Design struct {
+	System     string          `json:"system"`
+	Design     string          `json:"design"` // in words: default, or the parameters set
+	DesignJSON json.RawMessage `json:"design_json"`
 }
 
 // Mutant is one knob of the matrix.

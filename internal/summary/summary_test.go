@@ -149,6 +149,16 @@ func TestMerge(t *testing.T) {
 func TestMergeRefuses(t *testing.T) {
 	const design = `{"knobs":[]}`
 	shard := func(i, n uint64) *Summary { return explored(Shard{i, n}, design) }
+	// matrix is shard i/2 of a knob matrix, changed by change.
+	matrix := func(i int, change func(*Summary)) *Summary {
+		s := &Summary{Format: Format, Command: "mutants", Faults: "moderate", Seeds: "from 1", Shard: fmt.Sprintf("%d/2", i),
+			Mutants: []Mutant{{System: "twopc", Knob: "a"}}, MinimizeBudget: 300,
+			Designs: []Design{{System: "twopc", Design: "default", DesignJSON: json.RawMessage(`{"n":1}`)}}}
+		if change != nil {
+			change(s)
+		}
+		return s
+	}
 	for _, tc := range []struct {
 		name  string
 		parts []*Summary
@@ -189,10 +199,19 @@ func TestMergeRefuses(t *testing.T) {
 			func() *Summary { s := shard(0, 2); s.NotRun = []string{"a", "b"}; return s }(),
 			func() *Summary { s := shard(1, 2); s.NotRun = []string{"b", "a"}; return s }()},
 			"summary 2 ran the systems in another order (toy, b, a) than summary 1 (toy, a, b): not shards of one run (the merged summary would cover some systems with only part of the seeds); run every shard with the same --system"},
-		{"knobs", []*Summary{
-			{Format: Format, Command: "mutants", Shard: "0/2", Mutants: []Mutant{{System: "twopc", Knob: "a"}}},
-			{Format: Format, Command: "mutants", Shard: "1/2", Mutants: []Mutant{{System: "twopc", Knob: "a"}}, NotRun: []string{"b"}}},
+		{"knobs", []*Summary{matrix(0, nil), matrix(1, func(s *Summary) { s.NotRun = []string{"b"} })},
 			"summary 2 ran the knob b, which summary 1 did not: not shards of one run (the merged summary would cover some knobs with only part of the seeds); run every shard with the same --system and --knob"},
+		{"matrix designs", []*Summary{matrix(0, nil), matrix(1, func(s *Summary) {
+			s.Designs = []Design{{System: "twopc", Design: "set n=2", DesignJSON: json.RawMessage(`{"n": 2}`)}}
+		})},
+			"summary 2 switched the knobs of twopc on in another design (set n=2) than summary 1 (default): not shards of one run; run every shard with the same --set"},
+		{"matrix designs, indented", []*Summary{matrix(0, nil), matrix(1, func(s *Summary) {
+			s.Designs = []Design{{System: "twopc", Design: "default", DesignJSON: json.RawMessage("{\n  \"n\": 1\n}")}}
+			s.MinimizeBudget = 5
+		})},
+			"summary 2 minimized its catches with --minimize-budget 5, summary 1 with 300: not shards of one run; run every shard with the same --minimize-budget"},
+		{"matrix of an older fencesim", []*Summary{matrix(0, nil), matrix(1, func(s *Summary) { s.Designs, s.MinimizeBudget = nil, 0 })},
+			"summary 2 records no design for its knobs (an older fencesim wrote it): merge cannot tell whether its shards ran one matrix; run every shard again with this fencesim"},
 		{"bad shard", []*Summary{func() *Summary { s := shard(0, 2); s.Shard = "2/2"; return s }()},
 			`summary 1: --shard "2/2": want i/n with 0 <= i < n, e.g. --shard 0/4 (seed s belongs to shard s mod n)`},
 	} {
@@ -244,7 +263,8 @@ func TestMergeMutants(t *testing.T) {
 	assert.Equal(t, []uint64{2, 3, 8}, s.Mutants[0].BaseFails, "the design's own failures before the catch, by seed")
 
 	part := func(sh string, m ...Mutant) *Summary {
-		return &Summary{Format: Format, Command: "mutants", Faults: "moderate", Seeds: "from 1", Budget: 20, Shard: sh, Mutants: m}
+		return &Summary{Format: Format, Command: "mutants", Faults: "moderate", Seeds: "from 1", Budget: 20, Shard: sh, Mutants: m,
+			Designs: []Design{{System: "outbox", Design: "default", DesignJSON: json.RawMessage(`{}`)}}, MinimizeBudget: 300}
 	}
 	got, notes, err := Merge([]*Summary{
 		part("0/2",
