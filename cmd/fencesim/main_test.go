@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -359,6 +360,8 @@ func TestMergeRefusesOtherRuns(t *testing.T) {
 	}{
 		{"worlds", []string{shard("drawn", "0/2", arbiter...), shard("fixed", "1/2", append(arbiter, "--world", "fixed")...)},
 			"fencesim merge: summary 2 ran arbiter in world fixed, summary 1 in world drawn: not shards of one run; run every shard with the same --world\n"},
+		{"failfast", []string{shard("drawn", "0/2", arbiter...), shard("failfast", "1/2", append(arbiter, "--failfast")...)},
+			"fencesim merge: summary 2 ran with --failfast, summary 1 without: not shards of one run (a --failfast shard stops at its first failing run and leaves its other seeds out); run every shard with --failfast, or none\n"},
 		{"systems", []string{shard("twopc", "0/2", "explore", "--system", "twopc", "--runs", "12", "--artifacts", "0"), shard("twopc-outbox", "1/2", "explore", "--system", "twopc,outbox", "--runs", "12", "--artifacts", "0")},
 			"fencesim merge: summary 2 ran the system outbox, which summary 1 did not: not shards of one run (the merged summary would cover some systems with only part of the seeds); run every shard with the same --system\n"},
 		{"knobs", []string{shard("one-knob", "0/2", "mutants", "--system", "twopc", "--knob", "commit-before-log"), shard("every-knob", "1/2", "mutants", "--system", "twopc")},
@@ -379,6 +382,31 @@ func TestMergeRefusesOtherRuns(t *testing.T) {
 			assert.NoFileExists(t, merged)
 		})
 	}
+}
+
+// TestMergeFailFast: --failfast shards merge to a --failfast summary that
+// says the runs are those the shards made (each stopped at its own first
+// failure), and prints the minimized schedules as one machine's does.
+func TestMergeFailFast(t *testing.T) {
+	dir := t.TempDir()
+	base := []string{"explore", "--system", "arbiter", "--knob", "fence-by-worker-id", "--runs", "200", "--failfast", "--workers", "2", "--out", dir}
+	var files []string
+	for i := 0; i < 2; i++ {
+		f := filepath.Join(dir, fmt.Sprintf("shard-%d.json", i))
+		code, _, stderr := run(t, append(base, "--shard", fmt.Sprintf("%d/2", i), "--summary-out", f)...)
+		require.Equal(t, exitFail, code, stderr)
+		files = append(files, f)
+	}
+	merged := filepath.Join(dir, "merged.json")
+	code, stdout, stderr := run(t, append([]string{"merge", "--summary-out", merged}, files...)...)
+	assert.Equal(t, exitFail, code, stderr)
+	assert.Equal(t, "fencesim merge: the shards ran --failfast: each stopped at its own first failing run, so the merged summary counts the runs they made, not every seed\n", stderr)
+	assert.NotContains(t, stdout, "runs: 200,")
+	assert.Contains(t, stdout, "FAILFAST: stopped at the first failing run (--failfast): the counts cover the runs made until then, not every seed\n")
+	assert.Contains(t, stdout, "minimized schedule of seed ")
+	s, err := summary.Read(merged)
+	require.NoError(t, err)
+	assert.True(t, s.FailFast)
 }
 
 // older rewrites a mutants summary as a fencesim that recorded no

@@ -157,6 +157,7 @@ func TestFailFast(t *testing.T) {
 	}
 	assert.Positive(t, n, "one action a line")
 	assert.Contains(t, out, "replay: fencesim replay "+dir)
+	assert.Contains(t, out, "\nFAILFAST: stopped at the first failing run (--failfast): the counts cover the runs made until then, not every seed\n")
 }
 
 // TestDeltaCounts: a rare event is counted exactly and named by seed; a

@@ -184,7 +184,21 @@ func writeText(w io.Writer, s *summary.Summary) {
 	if len(s.Mutants) > 0 || s.Command == "mutants" {
 		writeMutants(w, s)
 	}
+	writeFailFast(w, s)
 	writeInterrupted(w, s)
+}
+
+// writeFailFast marks a summary that --failfast stopped at a failing run:
+// its counts are of the runs made until then.
+func writeFailFast(w io.Writer, s *summary.Summary) {
+	if !s.FailFast || !s.Failed() {
+		return
+	}
+	fmt.Fprintf(w, "\nFAILFAST: stopped at the first failing run (--failfast): the counts cover the runs made until then, not every seed")
+	if len(s.NotRun) > 0 && s.Interrupted == "" {
+		fmt.Fprintf(w, "; systems not run: %s", strings.Join(s.NotRun, ", "))
+	}
+	fmt.Fprintln(w)
 }
 
 // writeInterrupted marks a summary that a signal cut short.

@@ -21,7 +21,7 @@ func Merge(parts []*Summary) (_ *Summary, notes []string, _ error) {
 	}
 	first := parts[0]
 	out := &Summary{Format: Format, Command: first.Command, Faults: first.Faults, Seeds: first.Seeds, Budget: first.Budget,
-		Designs: first.Designs, MinimizeBudget: first.MinimizeBudget}
+		FailFast: first.FailFast, Designs: first.Designs, MinimizeBudget: first.MinimizeBudget}
 	seen := map[string]bool{}
 	var n uint64
 	for i, p := range parts {
@@ -57,6 +57,7 @@ func Merge(parts []*Summary) (_ *Summary, notes []string, _ error) {
 	if named, count := Missing(parts); count > 0 {
 		notes = append(notes, fmt.Sprintf("shards missing: %s (the summary covers only the others)", MissingText(named, count)))
 	}
+	left := map[string]bool{} // what some shard did not run
 	for i, p := range parts {
 		for _, x := range p.Systems {
 			out.mergeSystem(x)
@@ -64,14 +65,40 @@ func Merge(parts []*Summary) (_ *Summary, notes []string, _ error) {
 		for _, m := range p.Mutants {
 			out.mergeMutant(m)
 		}
+		for _, n := range p.NotRun {
+			left[n] = true
+		}
 		if p.Interrupted != "" {
 			out.Interrupted = p.Interrupted
-			for _, n := range p.NotRun {
-				if !slices.Contains(out.NotRun, n) {
-					out.NotRun = append(out.NotRun, n)
-				}
-			}
 			notes = append(notes, fmt.Sprintf("summary %d (shard %s) was interrupted: the merged summary covers only what finished", i+1, p.Shard))
+		}
+	}
+	if out.FailFast {
+		// One machine's --failfast starts no system after the first that
+		// failed: the systems after it are left out.
+		var cut []string
+		for i, x := range out.Systems {
+			if x.FailedRuns > 0 || len(x.Audit.Mismatches) > 0 {
+				for _, y := range out.Systems[i+1:] {
+					cut = append(cut, y.System)
+					left[y.System] = true
+				}
+				out.Systems = out.Systems[:i+1]
+				break
+			}
+		}
+		if out.Failed() {
+			note := "the shards ran --failfast: each stopped at its own first failing run, so the merged summary counts the runs they made, not every seed"
+			if len(cut) > 0 {
+				note += fmt.Sprintf("; %s left out, as one machine would not have started them after %s failed (the shards' own summaries hold their runs)",
+					strings.Join(cut, ", "), out.Systems[len(out.Systems)-1].System)
+			}
+			notes = append(notes, note)
+		}
+	}
+	for _, n := range first.planned() {
+		if left[n] {
+			out.NotRun = append(out.NotRun, n)
 		}
 	}
 	for i := range out.Systems {
@@ -92,6 +119,14 @@ func Merge(parts []*Summary) (_ *Summary, notes []string, _ error) {
 func sameRun(parts []*Summary) error {
 	first := parts[0]
 	for i, p := range parts[1:] {
+		if p.FailFast != first.FailFast {
+			with, without := i+2, 1
+			if first.FailFast {
+				with, without = 1, i+2
+			}
+			return fmt.Errorf("summary %d ran with --failfast, summary %d without: not shards of one run (a --failfast shard stops at its first failing run and leaves its other seeds out); run every shard with --failfast, or none",
+				with, without)
+		}
 		if err := sameList(i+2, p.Command, p.planned(), first.planned()); err != nil {
 			return err
 		}

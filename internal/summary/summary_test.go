@@ -212,6 +212,10 @@ func TestMergeRefuses(t *testing.T) {
 			"summary 2 minimized its catches with --minimize-budget 5, summary 1 with 300: not shards of one run; run every shard with the same --minimize-budget"},
 		{"matrix of an older fencesim", []*Summary{matrix(0, nil), matrix(1, func(s *Summary) { s.Designs, s.MinimizeBudget = nil, 0 })},
 			"summary 2 records no design for its knobs (an older fencesim wrote it): merge cannot tell whether its shards ran one matrix; run every shard again with this fencesim"},
+		{"failfast", []*Summary{shard(0, 2), func() *Summary { s := shard(1, 2); s.FailFast = true; return s }()},
+			"summary 2 ran with --failfast, summary 1 without: not shards of one run (a --failfast shard stops at its first failing run and leaves its other seeds out); run every shard with --failfast, or none"},
+		{"failfast first", []*Summary{func() *Summary { s := shard(0, 2); s.FailFast = true; return s }(), shard(1, 2)},
+			"summary 1 ran with --failfast, summary 2 without: not shards of one run (a --failfast shard stops at its first failing run and leaves its other seeds out); run every shard with --failfast, or none"},
 		{"bad shard", []*Summary{func() *Summary { s := shard(0, 2); s.Shard = "2/2"; return s }()},
 			`summary 1: --shard "2/2": want i/n with 0 <= i < n, e.g. --shard 0/4 (seed s belongs to shard s mod n)`},
 	} {
@@ -251,6 +255,57 @@ func TestMergeInterrupted(t *testing.T) {
 		"summary 1 (shard 0/2) was interrupted: the merged summary covers only what finished",
 		"summary 2 (shard 1/2) was interrupted: the merged summary covers only what finished",
 	}, notes)
+}
+
+// TestMergeFailFast: --failfast shards merge as one machine's --failfast
+// run: no system after the first that failed (the others are not run),
+// and a note that the runs are those the shards made; without a failure
+// they merge to the whole run.
+func TestMergeFailFast(t *testing.T) {
+	failfast := func(sh Shard) *Summary {
+		s := explored(sh, "{}")
+		s.FailFast = true
+		// A second system that passed every seed.
+		s.Systems = append(s.Systems, System{System: "other", Runs: 4, Properties: []PropertyCount{{Property: "P1"}}, Metrics: []MetricSamples{}})
+		return s
+	}
+	a, b := failfast(Shard{0, 2}), failfast(Shard{1, 2})
+	// Shard 0/2 stopped at its first failing run, seed 2, before other.
+	a.Systems[0].Runs, a.Systems[0].FailedRuns = 1, 1
+	a.Systems[0].Failures = a.Systems[0].Failures[:1]
+	a.Systems, a.NotRun = a.Systems[:1], []string{"other"}
+	got, notes, err := Merge([]*Summary{a, b})
+	require.NoError(t, err)
+	assert.True(t, got.FailFast)
+	require.Len(t, got.Systems, 1, "other is left out")
+	assert.Equal(t, "toy", got.Systems[0].System)
+	assert.Equal(t, 1+4, got.Systems[0].Runs, "the runs the shards made")
+	assert.Equal(t, []string{"other"}, got.NotRun)
+	assert.Equal(t, []string{"the shards ran --failfast: each stopped at its own first failing run, so the merged summary counts the runs they made, not every seed; other left out, as one machine would not have started them after toy failed (the shards' own summaries hold their runs)"}, notes)
+
+	// A shard that failed in other, after toy passed in both.
+	a, b = failfast(Shard{0, 2}), failfast(Shard{1, 2})
+	for _, s := range []*Summary{a, b} {
+		s.Systems[0] = explored(Shard{0, 1}, "{}").Systems[0]
+		s.Systems[0].FailedRuns, s.Systems[0].Failures, s.Systems[0].Properties = 0, nil, nil
+	}
+	b.Systems[1].FailedRuns = 1
+	got, notes, err = Merge([]*Summary{a, b})
+	require.NoError(t, err)
+	assert.Len(t, got.Systems, 2)
+	assert.Empty(t, got.NotRun)
+	assert.Equal(t, []string{"the shards ran --failfast: each stopped at its own first failing run, so the merged summary counts the runs they made, not every seed"}, notes)
+
+	// No failure: nothing stopped, the whole run.
+	a, b = failfast(Shard{0, 2}), failfast(Shard{1, 2})
+	for _, s := range []*Summary{a, b} {
+		s.Systems = s.Systems[1:]
+	}
+	got, notes, err = Merge([]*Summary{a, b})
+	require.NoError(t, err)
+	assert.Empty(t, notes)
+	assert.Equal(t, 8, got.Systems[0].Runs)
+	assert.True(t, got.FailFast)
 }
 
 // TestMergeMutants: the knob matrix's shards merge to one machine's row:
