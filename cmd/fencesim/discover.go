@@ -232,11 +232,14 @@ func versionText(info *debug.BuildInfo, ok bool) string {
 }
 
 // listingExits is the exit status of the commands that judge nothing
-// themselves ("" for the others: exitStatus).
+// themselves, the listings, report and merge ("" for the others:
+// exitStatus).
 func listingExits(name string) string {
 	switch name {
 	case "knobs", "params", "version":
 		return "0 listed, 2 bad usage"
+	case "merge":
+		return "the whole exploration's, as one machine running every seed would exit: 0 every property held in every shard, 1 one failed (or a run was not deterministic, or a knob was not judged as expected), 130 a shard's summary says it was interrupted (whatever failed before: as that shard exited); 2 bad usage or input (summaries that are not shards of one run, a shard missing without --partial)"
 	case "report":
 		return "0 written (whatever the run's verdicts), 1 the trace does not replay identically (the report shows the replayed run), 2 bad usage or input (a missing file, not a trace); a live run's trace (fencesim live) is judged as recorded, not replayed: 0 every property held, 1 one failed"
 	}

@@ -337,13 +337,17 @@ func finish(e *env, cmd string, s *summary.Summary, asJSON bool, path string) in
 	return saved(e, cmd, s, path)
 }
 
-// saved saves a printed summary (--summary-out) and returns the exit code.
+// saved saves a printed summary (--summary-out) and returns the exit code:
+// 130 for an interrupted summary, whatever failed before the signal. A
+// merged summary is interrupted when a shard's was: merge, not itself
+// stopped by a signal, exits as one machine running every seed would
+// have, interrupted where that shard was.
 func saved(e *env, cmd string, s *summary.Summary, path string) int {
 	if err := s.Save(path); err != nil {
 		fmt.Fprintf(e.stderr, "fencesim %s: --summary-out: %v\n", cmd, err)
 		return exitUsage
 	}
-	if s.Interrupted != "" && cmd != "merge" {
+	if s.Interrupted != "" {
 		return exitInterrupted
 	}
 	return exitCode(s)

@@ -62,7 +62,7 @@ func help(w io.Writer, fs *flag.FlagSet, c command) {
 	fs.SetOutput(w)
 	fs.PrintDefaults()
 	fs.SetOutput(io.Discard)
-	exits := strings.Replace(exitStatus(c.interruptible), "; explore, compare, mutants)", ")", 1)
+	exits := strings.Replace(exitStatus(c.interruptible), "; explore, compare, mutants; merge when a shard was)", ")", 1)
 	if x := listingExits(c.name); x != "" {
 		exits = x
 	}

@@ -244,7 +244,8 @@ func TestAuditKeepsHashes(t *testing.T) {
 
 // TestMergeInterrupted: merging an interrupted shard marks the merged
 // summary interrupted, lists what did not run once, and says so; merge
-// itself exits as the failures say, not 130.
+// exits 130, as that shard did (and one machine interrupted would),
+// whatever failed before the signal.
 func TestMergeInterrupted(t *testing.T) {
 	dir := t.TempDir()
 	var files []string
@@ -255,8 +256,34 @@ func TestMergeInterrupted(t *testing.T) {
 		require.NoError(t, s.Save(f))
 		files = append(files, f)
 	}
-	code, stdout, stderr := run(t, append([]string{"merge"}, files...)...)
-	assert.Equal(t, exitOK, code, stderr)
+	merged := filepath.Join(dir, "merged.json")
+	code, stdout, stderr := run(t, append([]string{"merge", "--summary-out", merged}, files...)...)
+	assert.Equal(t, exitInterrupted, code, stderr)
 	assert.Contains(t, stderr, "was interrupted")
 	assert.Contains(t, stdout, "INTERRUPTED (SIGINT): the summary covers only the runs that finished; systems not run: outbox\n")
+	s, err := summary.Read(merged)
+	require.NoError(t, err, "the merged summary is written all the same")
+	assert.Equal(t, "SIGINT", s.Interrupted)
+
+	// A failure before the signal: still 130, as explore exits.
+	one, err := summary.Read(files[0])
+	require.NoError(t, err)
+	one.Systems[0].FailedRuns = 1
+	one.Systems[0].Failures = []summary.Failure{{Seed: 3, Properties: []string{"PC1"}, Message: "PC1: FAILED"}}
+	require.NoError(t, one.Save(files[0]))
+	code, stdout, stderr = run(t, append([]string{"merge"}, files...)...)
+	assert.Equal(t, exitInterrupted, code, stderr)
+	assert.Contains(t, stdout, "failing seeds: 3\n")
+
+	// Only one shard interrupted, the other complete.
+	two, err := summary.Read(files[1])
+	require.NoError(t, err)
+	two.Interrupted, two.NotRun = "", nil
+	two.Systems = append(two.Systems, summary.System{System: "outbox", Runs: 5})
+	require.NoError(t, two.Save(files[1]))
+	code, stdout, stderr = run(t, append([]string{"merge"}, files...)...)
+	assert.Equal(t, exitInterrupted, code, stderr)
+	assert.Contains(t, stdout, "INTERRUPTED (SIGINT)")
+	assert.NotContains(t, stdout, "== outbox", "outbox, run by one shard alone, is left out")
+	assert.Contains(t, stderr, "fencesim merge: outbox left out: an interrupted shard did not run them")
 }

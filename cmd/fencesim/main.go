@@ -141,7 +141,7 @@ func (e *env) fail(cmd string, err error) int {
 func exitStatus(interruptible bool) string {
 	s := "0 every property held, 1 a property failed, 2 bad usage or input"
 	if interruptible {
-		s += ", 130 interrupted (Ctrl-C or SIGTERM: the summary covers the runs that finished; explore, compare, mutants)"
+		s += ", 130 interrupted (Ctrl-C or SIGTERM: the summary covers the runs that finished; explore, compare, mutants; merge when a shard was)"
 	}
 	return s
 }

@@ -254,6 +254,8 @@ func TestHelp(t *testing.T) {
 		_, stdout, _ = run(t, c, "-h")
 		assert.Contains(t, stdout, "130 interrupted (Ctrl-C or SIGTERM", "%s -h names exit status 130", c)
 	}
+	_, stdout, _ = run(t, "merge", "-h")
+	assert.Contains(t, stdout, "130 a shard's summary says it was interrupted")
 	_, stdout, _ = run(t, "replay", "-h")
 	assert.NotContains(t, stdout, "130")
 }

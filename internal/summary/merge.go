@@ -96,6 +96,32 @@ func Merge(parts []*Summary) (_ *Summary, notes []string, _ error) {
 			notes = append(notes, note)
 		}
 	}
+	// A system (a knob) some shard did not run, interrupted before it,
+	// would cover only the others' seeds: it is left out and listed as
+	// not run, as one machine's interrupted run lists what it did not
+	// start (or, mutants, finish).
+	var dropped []string
+	systems := out.Systems[:0]
+	for _, x := range out.Systems {
+		if left[x.System] {
+			dropped = append(dropped, x.System)
+			continue
+		}
+		systems = append(systems, x)
+	}
+	out.Systems = systems
+	mutants := out.Mutants[:0]
+	for _, m := range out.Mutants {
+		if left[m.Knob] {
+			dropped = append(dropped, m.Knob)
+			continue
+		}
+		mutants = append(mutants, m)
+	}
+	out.Mutants = mutants
+	if len(dropped) > 0 {
+		notes = append(notes, fmt.Sprintf("%s left out: an interrupted shard did not run them (the other shards' summaries hold their runs)", strings.Join(dropped, ", ")))
+	}
 	for _, n := range first.planned() {
 		if left[n] {
 			out.NotRun = append(out.NotRun, n)

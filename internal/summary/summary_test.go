@@ -251,9 +251,12 @@ func TestMergeInterrupted(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "SIGTERM", got.Interrupted, "the last interruption's signal")
 	assert.Equal(t, []string{"outbox", "twopc"}, got.NotRun)
+	require.Len(t, got.Systems, 1, "outbox, run by shard 1/2 alone, is left out")
+	assert.Equal(t, "toy", got.Systems[0].System)
 	assert.Equal(t, []string{
 		"summary 1 (shard 0/2) was interrupted: the merged summary covers only what finished",
 		"summary 2 (shard 1/2) was interrupted: the merged summary covers only what finished",
+		"outbox left out: an interrupted shard did not run them (the other shards' summaries hold their runs)",
 	}, notes)
 }
 
