@@ -342,6 +342,44 @@ func TestShardMerge(t *testing.T) {
 	}
 }
 
+// TestShardMergeMutants: the knob matrix's shards merge to the JSON one
+// machine prints (the times of the runs aside): a knob one shard caught
+// by seed 2 while the other, missing it, played it in a scenario is
+// caught by that seed alone, and the runs are the seeds up to the catch
+// (the whole budget when none caught it), however many each shard's
+// workers ran past it.
+func TestShardMergeMutants(t *testing.T) {
+	dir := t.TempDir()
+	base := []string{"mutants", "--system", "arbiter", "--knob", "fence-by-worker-id", "--knob", "memory-facts", "--knob", "no-grace", "--budget", "12", "--workers", "2", "--json"}
+	whole := filepath.Join(dir, "whole.json")
+	code, _, stderr := run(t, append(base, "--summary-out", whole)...)
+	require.Equal(t, exitOK, code, stderr)
+	files := []string{filepath.Join(dir, "shard-0.json"), filepath.Join(dir, "shard-1.json")}
+	for i, f := range files {
+		c, _, stderr := run(t, append(base, "--shard", fmt.Sprintf("%d/2", i), "--summary-out", f)...)
+		require.Equal(t, exitOK, c, stderr)
+	}
+	one, err := summary.Read(files[1])
+	require.NoError(t, err)
+	require.NotEmpty(t, one.Mutants[0].Scenario, "shard 1/2 missed fence-by-worker-id and played it in a scenario")
+	merged := filepath.Join(dir, "merged.json")
+	c, _, stderr := run(t, "merge", "--json", "--summary-out", merged, files[0], files[1])
+	assert.Equal(t, code, c, stderr)
+	matrix := func(path string) summary.Summary {
+		s, err := summary.Read(path)
+		require.NoError(t, err)
+		for i := range s.Mutants {
+			s.Mutants[i].RunNS = 0
+		}
+		return *s
+	}
+	want, got := matrix(whole), matrix(merged)
+	assert.Equal(t, want, got)
+	assert.Equal(t, uint64(2), got.Mutants[0].Seed)
+	assert.Empty(t, got.Mutants[0].Scenario)
+	assert.Equal(t, 2, got.Mutants[0].Runs, "seeds 1 and 2")
+}
+
 // TestMergeRefusesOtherRuns: shards of command lines that differ in what
 // they ran are refused (one line naming the difference and what to do,
 // exit 2, nothing written), as the docs promise.

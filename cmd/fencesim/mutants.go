@@ -274,9 +274,15 @@ func huntKnob(ctx context.Context, sys systems.System, k systems.Knob, sets []st
 		}
 	}()
 	var best *systems.Result
+	// The runs made, by seed: the ones past the catch (started before it
+	// was found) are not counted.
+	type made struct {
+		seed uint64
+		dur  time.Duration
+	}
+	var runs []made
 	collect(ctx, runPool(workers, f, in), func(x finished) {
-		row.Runs++
-		row.RunNS += int64(x.dur)
+		runs = append(runs, made{x.seed, x.dur})
 		prog.add(1)
 		if len(x.r.Failed()) > 0 && (best == nil || x.seed < best.Seed) {
 			if len(ownFailures(x.r)) == 0 {
@@ -290,7 +296,16 @@ func huntKnob(ctx context.Context, sys systems.System, k systems.Knob, sets []st
 	if ctx.Err() != nil {
 		return row, false
 	}
-	prog.add(len(seeds) - row.Runs)
+	prog.add(len(seeds) - len(runs))
+	// Runs counts the seeds up to the catch, every one of which ran: the
+	// runs one machine going through the seeds in order makes, however
+	// many workers ran past it (and a merge of shards counts the same).
+	for _, r := range runs {
+		if best == nil || r.seed <= best.Seed {
+			row.Runs++
+			row.RunNS += int64(r.dur)
+		}
+	}
 	// Seeds past the catch that failed only as the design does are not
 	// reported: the search stopped there.
 	kept := row.BaseFails[:0]

@@ -96,6 +96,9 @@ func Merge(parts []*Summary) (_ *Summary, notes []string, _ error) {
 			notes = append(notes, note)
 		}
 	}
+	if out.Command == "mutants" {
+		out.matrixDone(parts)
+	}
 	// A system (a knob) some shard did not run, interrupted before it,
 	// would cover only the others' seeds: it is left out and listed as
 	// not run, as one machine's interrupted run lists what it did not
@@ -417,5 +420,37 @@ func (s *Summary) mergeMutant(m Mutant) {
 		}
 		return
 	}
+	m.BaseFails = append([]uint64(nil), m.BaseFails...)
 	s.Mutants = append(s.Mutants, m)
+}
+
+// matrixDone finishes the merged rows of the knob matrix as one machine
+// going through the seeds in order makes them. A knob a seed caught was
+// played in no scenario (a shard that missed it played them); its runs
+// are the seeds up to the catch, of the shards given, whatever each
+// shard ran past it; the time of a run is the shards' mean.
+func (s *Summary) matrixDone(parts []*Summary) {
+	var shards []Shard
+	for _, p := range parts {
+		sh, _ := ParseShard(p.Shard) // checked
+		shards = append(shards, sh)
+	}
+	for i := range s.Mutants {
+		y := &s.Mutants[i]
+		if y.Seed != 0 {
+			y.Scenario = ""
+		}
+		last := y.First + uint64(max(y.Budget, 1)-1)
+		if y.Seed != 0 {
+			last = y.Seed
+		}
+		runs := 0
+		for _, sh := range shards {
+			runs += int(sh.count(y.First, last))
+		}
+		if y.Runs > 0 {
+			y.RunNS = int64(float64(y.RunNS) / float64(y.Runs) * float64(runs))
+		}
+		y.Runs = runs
+	}
 }

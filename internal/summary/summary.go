@@ -192,14 +192,18 @@ type Mutant struct {
 	Expected []string `json:"expected,omitempty"` // the properties the registry expects to catch it
 	First    uint64   `json:"first"`              // the budget's first seed
 	Budget   int      `json:"budget"`             // seeds in the budget (every shard's)
-	Runs     int      `json:"runs"`               // runs made (fewer than the budget once caught)
+	// Runs counts the budget's seeds up to the first failing one (the
+	// whole budget when none failed), of the shards summarized: the runs
+	// one machine going through the seeds in order makes. The runs the
+	// workers started past it are not counted (nor timed in RunNS).
+	Runs     int      `json:"runs"`
 	Seed     uint64   `json:"seed,omitempty"`     // the first failing seed, 0 when none failed
 	Failed   []string `json:"failed,omitempty"`   // the properties that seed failed
 	Scenario string   `json:"scenario,omitempty"` // caught by a named scenario instead of the exploration
 	Faults   int      `json:"faults,omitempty"`   // fault actions of the failing seed's schedule
 	Kept     int      `json:"kept,omitempty"`     // after minimization
 	Needed   int      `json:"needed,omitempty"`   // of those, the ones the failure needs
-	RunNS    int64    `json:"run_ns"`             // time of the runs made (one core each)
+	RunNS    int64    `json:"run_ns"`             // time of the runs counted (one core each; merged: their mean time over the shards, times Runs)
 	// BaseFails are the seeds that failed with the knob and fail as well,
 	// by the same properties, without it: the design's own failures, not
 	// the knob's damage; they do not count as catches.
@@ -247,6 +251,28 @@ type Shard struct {
 // Has reports whether seed belongs to the shard (every seed does when the
 // seeds are not cut).
 func (s Shard) Has(seed uint64) bool { return s.N <= 1 || seed%s.N == s.I }
+
+// count is how many seeds of first..last belong to the shard.
+func (s Shard) count(first, last uint64) uint64 {
+	if last < first {
+		return 0
+	}
+	if s.N <= 1 {
+		return last - first + 1
+	}
+	// upTo counts the shard's seeds in 0..x.
+	upTo := func(x uint64) uint64 {
+		if x < s.I {
+			return 0
+		}
+		return (x-s.I)/s.N + 1
+	}
+	n := upTo(last)
+	if first > 0 {
+		n -= upTo(first - 1)
+	}
+	return n
+}
 
 // String is the shard as i/n, as a summary names it.
 func (s Shard) String() string { return fmt.Sprintf("%d/%d", s.I, s.N) }

@@ -312,8 +312,10 @@ func TestMergeFailFast(t *testing.T) {
 }
 
 // TestMergeMutants: the knob matrix's shards merge to one machine's row:
-// the first failing seed of either shard is the catch, runs and times add,
-// and the design's own failures are kept only before the catch, by seed.
+// the first failing seed of either shard is the catch, the runs are the
+// seeds up to it (the time the shards' mean per run), a scenario counts
+// only when no seed caught the knob, and the design's own failures are
+// kept only before the catch, by seed.
 func TestMergeMutants(t *testing.T) {
 	s := &Summary{}
 	s.mergeMutant(Mutant{System: "arbiter", Knob: "k", Harmful: true, Seed: 10, BaseFails: []uint64{8, 2}})
@@ -327,16 +329,19 @@ func TestMergeMutants(t *testing.T) {
 	got, notes, err := Merge([]*Summary{
 		part("0/2",
 			Mutant{System: "outbox", Knob: "a", Harmful: true, First: 1, Budget: 20, Runs: 5, Seed: 10, Failed: []string{"PB1"}, Faults: 7, Kept: 2, Needed: 1, RunNS: 50},
-			Mutant{System: "outbox", Knob: "b", Harmful: false, First: 1, Budget: 20, Runs: 10, RunNS: 100}),
+			Mutant{System: "outbox", Knob: "b", Harmful: false, First: 1, Budget: 20, Runs: 10, RunNS: 100},
+			Mutant{System: "outbox", Knob: "c", Harmful: true, First: 1, Budget: 20, Runs: 2, Seed: 4, Failed: []string{"PB1"}, RunNS: 20}),
 		part("1/2",
 			Mutant{System: "outbox", Knob: "a", Harmful: true, First: 1, Budget: 20, Runs: 4, Seed: 7, Failed: []string{"PB2"}, Faults: 5, Kept: 1, Needed: 1, RunNS: 40},
-			Mutant{System: "outbox", Knob: "b", Harmful: false, First: 1, Budget: 20, Runs: 10, RunNS: 100, Scenario: "B.3"}),
+			Mutant{System: "outbox", Knob: "b", Harmful: false, First: 1, Budget: 20, Runs: 10, RunNS: 100, Scenario: "B.3"},
+			Mutant{System: "outbox", Knob: "c", Harmful: true, First: 1, Budget: 20, Runs: 10, RunNS: 100, Scenario: "B.5"}),
 	})
 	require.NoError(t, err)
 	assert.Empty(t, notes)
-	require.Len(t, got.Mutants, 2)
+	require.Len(t, got.Mutants, 3)
 	a := got.Mutants[0]
-	assert.Equal(t, Mutant{System: "outbox", Knob: "a", Harmful: true, First: 1, Budget: 20, Runs: 9, Seed: 7, Failed: []string{"PB2"}, Faults: 5, Kept: 1, Needed: 1, RunNS: 90}, a)
+	assert.Equal(t, Mutant{System: "outbox", Knob: "a", Harmful: true, First: 1, Budget: 20, Runs: 7, Seed: 7, Failed: []string{"PB2"}, Faults: 5, Kept: 1, Needed: 1, RunNS: 70}, a,
+		"seeds 1-7 run, 10ns each")
 	assert.Equal(t, 7, a.RunsToDetect())
 	assert.True(t, a.AsExpected())
 	b := got.Mutants[1]
@@ -345,6 +350,41 @@ func TestMergeMutants(t *testing.T) {
 	assert.True(t, b.Caught(), "a harmless knob a scenario caught")
 	assert.False(t, b.AsExpected())
 	assert.True(t, got.Failed(), "a false alarm fails the matrix")
+	c := got.Mutants[2]
+	assert.Equal(t, Mutant{System: "outbox", Knob: "c", Harmful: true, First: 1, Budget: 20, Runs: 4, Seed: 4, Failed: []string{"PB1"}, RunNS: 40}, c,
+		"caught by seed 4 of shard 0/2: no scenario played (shard 1/2 played one, having missed it), seeds 1-4 run")
+
+	// --partial: the runs are the seeds of the shards given.
+	got, _, err = Merge([]*Summary{part("1/3", Mutant{System: "outbox", Knob: "a", Harmful: true, First: 1, Budget: 20, Runs: 3, Seed: 7, RunNS: 30})})
+	require.NoError(t, err)
+	assert.Equal(t, 3, got.Mutants[0].Runs, "seeds 1, 4 and 7")
+}
+
+// TestShardCount: the seeds of a range that belong to a shard.
+func TestShardCount(t *testing.T) {
+	for _, c := range []struct {
+		sh          Shard
+		first, last uint64
+		want        uint64
+	}{
+		{Shard{0, 1}, 1, 20, 20},
+		{Shard{0, 2}, 1, 7, 3},
+		{Shard{1, 2}, 1, 7, 4},
+		{Shard{1, 3}, 1, 7, 3},
+		{Shard{0, 3}, 0, 0, 1},
+		{Shard{2, 3}, 0, 1, 0},
+		{Shard{3, 4}, 5, 4, 0},
+		{Shard{1, 4}, 1<<64 - 10, 1<<64 - 1, 2},
+	} {
+		n := uint64(0)
+		for s := c.first; s >= c.first && s <= c.last; s++ {
+			if c.sh.Has(s) {
+				n++
+			}
+		}
+		assert.Equal(t, n, c.want, "the test's own count, %v of %d-%d", c.sh, c.first, c.last)
+		assert.Equal(t, c.want, c.sh.count(c.first, c.last), "%v of %d-%d", c.sh, c.first, c.last)
+	}
 }
 
 // TestFile: a saved summary reads back the same (its design's JSON
