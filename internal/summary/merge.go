@@ -12,9 +12,12 @@ import (
 )
 
 // Merge combines shard summaries into the summary one run over every seed
-// prints. The shards must come from the same command, seeds, faults and
-// designs, each shard once. The notes say what the merged summary does
-// not cover (shards missing, shards interrupted).
+// prints. The shards must come from the same command, seeds, faults,
+// systems (or knobs), designs, worlds and --failfast (mutants: the same
+// --minimize-budget too), each shard once; a mutants summary that does
+// not record its designs is refused. The notes say what the merged
+// summary does not cover (shards missing, shards interrupted, what an
+// interrupted shard or --failfast left out).
 func Merge(parts []*Summary) (_ *Summary, notes []string, _ error) {
 	if len(parts) == 0 {
 		return nil, nil, errors.New("nothing to merge")
