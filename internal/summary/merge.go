@@ -146,8 +146,10 @@ func Merge(parts []*Summary) (_ *Summary, notes []string, _ error) {
 	return out, notes, nil
 }
 
-// sameRun refuses parts that are not shards of one command line: each
-// system two of them ran must have the same design and world.
+// sameRun refuses parts that are not shards of one command line: all or
+// none ran --failfast, each planned the same systems (knobs), a matrix's
+// knobs were switched on in the same designs, and each system two of
+// them ran has the same design and world.
 func sameRun(parts []*Summary) error {
 	first := parts[0]
 	for i, p := range parts[1:] {
