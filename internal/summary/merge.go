@@ -107,24 +107,14 @@ func Merge(parts []*Summary) (_ *Summary, notes []string, _ error) {
 	// not run, as one machine's interrupted run lists what it did not
 	// start (or, mutants, finish).
 	var dropped []string
-	systems := out.Systems[:0]
-	for _, x := range out.Systems {
-		if left[x.System] {
-			dropped = append(dropped, x.System)
-			continue
+	drop := func(name string) bool {
+		if left[name] {
+			dropped = append(dropped, name)
 		}
-		systems = append(systems, x)
+		return left[name]
 	}
-	out.Systems = systems
-	mutants := out.Mutants[:0]
-	for _, m := range out.Mutants {
-		if left[m.Knob] {
-			dropped = append(dropped, m.Knob)
-			continue
-		}
-		mutants = append(mutants, m)
-	}
-	out.Mutants = mutants
+	out.Systems = slices.DeleteFunc(out.Systems, func(x System) bool { return drop(x.System) })
+	out.Mutants = slices.DeleteFunc(out.Mutants, func(m Mutant) bool { return drop(m.Knob) })
 	if len(dropped) > 0 {
 		notes = append(notes, fmt.Sprintf("%s left out: an interrupted shard did not run them (the other shards' summaries hold their runs)", strings.Join(dropped, ", ")))
 	}
