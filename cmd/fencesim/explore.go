@@ -568,6 +568,9 @@ func exploreSystem(e *env, ctx context.Context, cfg *exploreConfig, sys systems.
 		x.Audit.Mismatches = append(x.Audit.Mismatches, explain(e, ctx, sys, d, cfg.faults, m))
 	}
 	x.Artifacts = writeFailures(e, ctx, cfg, sys, d, x)
+	for _, w := range cfg.worst[sys.Name()] {
+		x.KeepWorst = append(x.KeepWorst, summary.Keep{Metric: w.metric, N: w.n})
+	}
 	if ctx.Err() == nil {
 		x.Kept = keepWorst(cfg.worst[sys.Name()], cfg.out, sys, d, cfg.faults, cfg.texts[sys.Name()])
 	}

@@ -312,6 +312,9 @@ func TestShardMerge(t *testing.T) {
 	for _, args := range [][]string{
 		{"--runs", "24"},
 		{"--system", "outbox", "--knob", "conflict-is-500", "--seeds", "30-70", "--artifacts", "0"},
+		// The runs kept are the highest of every shard's, not the first
+		// shard's alone.
+		{"--system", "arbiter", "--runs", "16", "--keep-worst", "MA1=3", "--artifacts", "0"},
 	} {
 		base := append([]string{"explore", "--out", dir, "--workers", "2", "--audit", "0.2"}, args...)
 		whole := filepath.Join(dir, "whole.json")
@@ -340,6 +343,14 @@ func TestShardMerge(t *testing.T) {
 		assert.Contains(t, got, "runs: ")
 		assert.Equal(t, "fencesim merge: shards missing: 1/4, 3/4 (the summary covers only the others)\n", stderr)
 	}
+	// Shards that kept other runs: refused.
+	other := filepath.Join(dir, "other.json")
+	c, _, stderr := run(t, "explore", "--out", dir, "--system", "arbiter", "--runs", "16", "--keep-worst", "MA1=2", "--artifacts", "0", "--shard", "1/4", "--summary-out", other)
+	require.Contains(t, []int{exitOK, exitFail}, c, stderr)
+	c, got, stderr := run(t, "merge", filepath.Join(dir, "shard-0.json"), other, filepath.Join(dir, "shard-2.json"), filepath.Join(dir, "shard-3.json"))
+	assert.Equal(t, exitUsage, c)
+	assert.Empty(t, got)
+	assert.Contains(t, stderr, "--keep-worst extra_latency (MA1)=2) than summary 1 (--keep-worst extra_latency (MA1)=3)")
 }
 
 // TestShardMergeMutants: the knob matrix's shards merge to the JSON one

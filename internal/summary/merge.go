@@ -129,6 +129,7 @@ func Merge(parts []*Summary) (_ *Summary, notes []string, _ error) {
 		sort.Slice(x.Undecided, func(a, b int) bool { return x.Undecided[a].Seed < x.Undecided[b].Seed })
 		sort.Slice(x.Audit.Mismatches, func(a, b int) bool { return x.Audit.Mismatches[a].Seed < x.Audit.Mismatches[b].Seed })
 		sort.Slice(x.Artifacts, func(a, b int) bool { return x.Artifacts[a].Seed < x.Artifacts[b].Seed })
+		x.Kept = TopKept(x.Kept, x.KeepWorst)
 		for j := range x.Metrics {
 			sort.Float64s(x.Metrics[j].Values)
 		}
@@ -179,6 +180,10 @@ func sameRun(parts []*Summary) error {
 			if x.World != y.x.World {
 				return fmt.Errorf("summary %d ran %s in world %s, summary %d in world %s: not shards of one run; run every shard with the same --world",
 					i+1, x.System, orNone(x.World), y.i, orNone(y.x.World))
+			}
+			if !slices.Equal(x.KeepWorst, y.x.KeepWorst) {
+				return fmt.Errorf("summary %d kept other runs of %s (--keep-worst %s) than summary %d (--keep-worst %s): not shards of one run; run every shard with the same --keep-worst",
+					i+1, x.System, keepText(x.KeepWorst), y.i, keepText(y.x.KeepWorst))
 			}
 		}
 	}
@@ -280,6 +285,15 @@ func sameJSON(a, b json.RawMessage) bool {
 	return x.String() == y.String()
 }
 
+// keepText is --keep-worst as a summary recorded it ("none" for none).
+func keepText(keep []Keep) string {
+	var specs []string
+	for _, k := range keep {
+		specs = append(specs, fmt.Sprintf("%s=%d", k.Metric, k.N))
+	}
+	return orNone(strings.Join(specs, ","))
+}
+
 func orNone(s string) string {
 	if s == "" {
 		return "(none)"
@@ -358,6 +372,7 @@ func (s *Summary) mergeSystem(x System) {
 		y.Audit.Runs += x.Audit.Runs
 		y.Audit.Mismatches = append(y.Audit.Mismatches, x.Audit.Mismatches...)
 		y.Artifacts = append(y.Artifacts, x.Artifacts...)
+		y.Kept = append(y.Kept, x.Kept...)
 		y.Abandoned += x.Abandoned
 		y.Timing.WallNS = max(y.Timing.WallNS, x.Timing.WallNS)
 		y.Timing.RunNS += x.Timing.RunNS

@@ -3,6 +3,7 @@ package summary
 import (
 	"encoding/json"
 	"fmt"
+	"sort"
 	"strconv"
 	"strings"
 )
@@ -59,6 +60,9 @@ type System struct {
 	Audit     Audit           `json:"audit"`
 	Artifacts []Artifact      `json:"artifacts,omitempty"`
 	Kept      []Kept          `json:"kept,omitempty"` // --keep-worst: passing runs written in full
+	// KeepWorst is what --keep-worst asked of this system, in its order:
+	// a merge keeps the N highest of the shards' kept runs per metric.
+	KeepWorst []Keep `json:"keep_worst,omitempty"`
 	// Abandoned counts the runs still in progress when the system stopped
 	// (Ctrl-C, the end of --time) that did not finish within the grace:
 	// they are not in the counts.
@@ -167,6 +171,36 @@ type Kept struct {
 	Trace  string  `json:"trace,omitempty"`
 	Report string  `json:"report,omitempty"`
 	Error  string  `json:"error,omitempty"`
+}
+
+// Keep is one --keep-worst METRIC=N: the N passing runs with the highest
+// value of the metric.
+type Keep struct {
+	Metric string `json:"metric"`
+	N      int    `json:"n"`
+}
+
+// TopKept returns the runs one machine would have kept of those given (a
+// merge's shards' together): per Keep, in their order, the N with the
+// highest value, then the lowest seed.
+func TopKept(kept []Kept, keep []Keep) []Kept {
+	var out []Kept
+	for _, k := range keep {
+		var of []Kept
+		for _, r := range kept {
+			if r.Metric == k.Metric {
+				of = append(of, r)
+			}
+		}
+		sort.SliceStable(of, func(i, j int) bool {
+			if of[i].Value != of[j].Value {
+				return of[i].Value > of[j].Value
+			}
+			return of[i].Seed < of[j].Seed
+		})
+		out = append(out, of[:min(len(of), k.N)]...)
+	}
+	return out
 }
 
 // Timing is wall-clock time: it differs between machines and runs.
