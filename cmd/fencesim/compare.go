@@ -236,6 +236,11 @@ func parseThresholds(specs []string, sys systems.System) ([]threshold, error) {
 		if err != nil {
 			return nil, err
 		}
+		for _, o := range out {
+			if o.Metric == t.Metric && o.Stat == t.Stat && o.fall == t.fall {
+				return nil, usagef("--fail-on %q and %q both bound the %s of %s on a %s: give each bound once", o.Spec, t.Spec, t.Stat, t.Metric, map[bool]string{true: "fall", false: "rise"}[t.fall])
+			}
+		}
 		out = append(out, t)
 	}
 	return out, nil

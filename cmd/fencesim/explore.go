@@ -198,6 +198,11 @@ func runExplore(e *env, args []string) int {
 					continue // a metric of another system, maybe
 				}
 				found = true
+				for _, o := range cfg.worst[sys.Name()] {
+					if o.metric == w.metric {
+						return usagef("--keep-worst %q and %q both keep runs by %s: give each metric once", o.spec, spec, w.metric)
+					}
+				}
 				cfg.worst[sys.Name()] = append(cfg.worst[sys.Name()], w)
 			}
 			if !found {

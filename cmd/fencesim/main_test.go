@@ -127,6 +127,8 @@ func TestBadInput(t *testing.T) {
 		{"report over its trace", []string{"report", "--out", corrupt, corrupt}, "is the trace itself"},
 		{"merge over an input", []string{"merge", "--summary-out", file, file}, "is one of the summaries to merge"},
 		{"audit not a number", []string{"explore", "--audit", "NaN", "--out", out}, "--audit NaN"},
+		{"keep-worst one metric twice", []string{"explore", "--system", "arbiter", "--runs", "2", "--keep-worst", "MA1=3", "--keep-worst", "extra_latency=2", "--out", out}, `--keep-worst "MA1=3" and "extra_latency=2" both keep runs by extra_latency (MA1): give each metric once`},
+		{"fail-on one bound twice", []string{"compare", "--system", "arbiter", "--runs", "2", "--set", "confirm_aware_grace=true", "--fail-on", "MA2=+10%", "--fail-on", "MA2=+20%"}, `--fail-on "MA2=+10%" and "MA2=+20%" both bound the mean of wasted_judgings (MA2) on a rise: give each bound once`},
 		{"negative artifacts", []string{"explore", "--artifacts", "-1", "--out", out}, "--artifacts -1"},
 		{"zero minimize budget", []string{"explore", "--minimize-budget", "0", "--out", out}, "--minimize-budget 0"},
 		{"runs past the last seed", []string{"explore", "--first", "18446744073709551615", "--runs", "2", "--out", out}, "--runs 2 from --first 18446744073709551615"},
