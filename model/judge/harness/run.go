@@ -342,7 +342,7 @@ func PropertyOf(d judge.Design, mode WorldMode, f Faults, props []string, failed
 			t.Fatalf("run: %v (profile %s, schedule:\n%s)", err, prof, s)
 		}
 		o.Profile = prof
-		JudgeGeneric(&o.Result, wd.Design)
+		judgeBounds(&o.Result, wd.Workload.Bounds)
 		if bad := named(o); len(bad) > 0 {
 			// The counterexample stops at its violation when a prefix of
 			// the run shows it.

@@ -154,9 +154,9 @@ func (System) Judge(o *contract.Outcome) *contract.Result {
 	}
 	res := jc.Check(run)
 	if o.World != nil {
-		if x := o.World.V.(drawn); x.mode != WorldFixed {
-			JudgeGeneric(&res, x.opts.Design)
-		}
+		// A drawn world carries its generic bounds (DrawWorld), as its
+		// trace's header does for a replay.
+		judgeBounds(&res, o.World.V.(drawn).opts.Workload.Bounds)
 	}
 	judged(r, res)
 	sw.Lap("invariants, porcupine, metrics")

@@ -406,7 +406,7 @@ func replayUntil(o *Outcome, until time.Duration, prop string) *Outcome {
 	if err != nil {
 		return nil
 	}
-	JudgeGeneric(&t.Result, opts.Design)
+	judgeBounds(&t.Result, opts.Workload.Bounds)
 	for _, v := range t.Failed() {
 		if v.Property == prop {
 			t.Profile = o.Profile
