@@ -305,3 +305,48 @@ func TestRunKeepsTheSet(t *testing.T) {
 		assert.NotContains(t, string(free.Header.Design), `"pinned"`, "a design that pins nothing has no pinned list in its header")
 	}
 }
+
+// TestSettingsTogether: a rule between two parameters holds of the
+// settings of one command together, whichever comes first. --set
+// lease=10s --set heartbeat=3s was refused at the lease, checked
+// against the default heartbeat (20s) before the second setting.
+func TestSettingsTogether(t *testing.T) {
+	for _, c := range []struct {
+		sys   contract.System
+		pairs [2]string // accepted together in either order
+		alone string    // what the first alone breaks
+	}{
+		{harness.System{}, [2]string{"lease=10s", "heartbeat=3s"}, "heartbeat = 20s must be shorter than lease = 10s"},
+		{harness.System{}, [2]string{"backoff_base=40s", "backoff_cap=50s"}, "backoff_cap = 30s is below backoff_base = 40s"},
+		{outboxharness.System{}, [2]string{"retry_base=90s", "retry_cap=100s"}, "retry_cap = "},
+		{twopcharness.System{}, [2]string{"retry_base=90s", "retry_cap=100s"}, "retry_cap = "},
+	} {
+		_, err := c.sys.NewDesign(nil, c.pairs[:1], nil)
+		require.ErrorContains(t, err, c.alone, "%s: %s alone breaks a rule", c.sys.Name(), c.pairs[0])
+		for _, sets := range [][]string{{c.pairs[0], c.pairs[1]}, {c.pairs[1], c.pairs[0]}} {
+			d, err := c.sys.NewDesign(nil, sets, nil)
+			require.NoError(t, err, "%s: %v together", c.sys.Name(), sets)
+			for _, kv := range sets {
+				name, value, _ := strings.Cut(kv, "=")
+				assert.Contains(t, compact(t, d.JSON), fmt.Sprintf("%q:%d", name, mustDuration(t, value)), "%s: %v", c.sys.Name(), sets)
+			}
+		}
+	}
+	// The rules still hold of the settings together.
+	_, err := harness.System{}.NewDesign(nil, []string{"lease=10s", "heartbeat=10s"}, nil)
+	assert.ErrorContains(t, err, "heartbeat = 10s must be shorter than lease = 10s")
+}
+
+func mustDuration(t *testing.T, s string) int64 {
+	d, err := time.ParseDuration(s)
+	require.NoError(t, err)
+	return int64(d)
+}
+
+func compact(t *testing.T, raw json.RawMessage) string {
+	var v any
+	require.NoError(t, json.Unmarshal(raw, &v))
+	out, err := json.Marshal(v)
+	require.NoError(t, err)
+	return string(out)
+}

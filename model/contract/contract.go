@@ -555,10 +555,14 @@ type Designs[D any, K ~string] struct {
 	Default func() D                       // the correct design
 	Parse   func([]byte) (D, error)        // a design file (a trace header's design)
 	With    func(D, ...K) (D, error)       // knobs turned on
-	Set     func(*D, string, string) error // a parameter set from text
-	JSON    func(D) json.RawMessage        // the design as trace headers hold it
-	Knobs   func(D) []K                    // the knobs that are on
-	Pinned  func(*D) *[]string             // the parameters the drawn world keeps
+	Set     func(*D, string, string) error // a parameter set from text, not yet validated
+	// Validate checks the design once the file, the knobs and every
+	// setting are applied: a rule between two parameters holds of the
+	// settings together, whatever their order.
+	Validate func(D) error
+	JSON     func(D) json.RawMessage // the design as trace headers hold it
+	Knobs    func(D) []K             // the knobs that are on
+	Pinned   func(*D) *[]string      // the parameters the drawn world keeps
 	// Waivers are settings that pin nothing (not parameters of the world:
 	// system A's allow_unsafe).
 	Waivers []string
@@ -576,6 +580,9 @@ func (m Designs[D, K]) Wrap(d D) Design {
 func (m Designs[D, K]) New(knobs, sets []string, file []byte) (Design, error) {
 	d, err := DesignFrom(m.Default(), file, knobs, sets, m.Parse,
 		func(d D, k string) (D, error) { return m.With(d, K(k)) }, m.Set)
+	if err == nil {
+		err = m.Validate(d)
+	}
 	if err != nil {
 		return Design{}, err
 	}

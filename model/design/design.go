@@ -365,10 +365,18 @@ func (s Spec[D, K]) ParamNames() []string {
 
 // Set sets one parameter from text and validates the result.
 func (s Spec[D, K]) Set(d *D, name, value string) error {
-	if err := Set(s.System, s.Params(d), name, value); err != nil {
+	if err := s.Assign(d, name, value); err != nil {
 		return err
 	}
 	return s.Validate(*d)
+}
+
+// Assign sets one parameter from text without validating the design: of
+// several settings, one a rule ties to another may come before the other
+// (lease=10s, then heartbeat=3s, where the default heartbeat is 20s).
+// Validate the design once every setting is made.
+func (s Spec[D, K]) Assign(d *D, name, value string) error {
+	return Set(s.System, s.Params(d), name, value)
 }
 
 // Validate reports the first parameter below its minimum, broken rule or

@@ -145,6 +145,15 @@ func ParamNames() []string { return spec.ParamNames() }
 // "30s"). Durations take Go's syntax; counts are integers. The name "knob"
 // turns a knob on ("knob", "check-then-insert").
 func (d *Design) Set(name, value string) error {
+	if err := d.Assign(name, value); err != nil {
+		return err
+	}
+	return d.Validate()
+}
+
+// Assign is Set without validating the design: for several settings at
+// once, each may break a rule until the last is made (Validate then).
+func (d *Design) Assign(name, value string) error {
 	if name == "knob" || name == "knobs" {
 		var ks []Knob
 		for _, s := range strings.Split(value, ",") {
@@ -159,7 +168,7 @@ func (d *Design) Set(name, value string) error {
 		*d = out
 		return nil
 	}
-	return spec.Set(d, name, value)
+	return spec.Assign(d, name, value)
 }
 
 // Validate reports the first invalid parameter or unknown knob.

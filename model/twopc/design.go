@@ -161,6 +161,10 @@ func (d *Design) Set(name, value string) error {
 	return spec.Set(d, name, value)
 }
 
+// Assign is Set without validating the design: for several settings at
+// once, each may break a rule until the last is made (Validate then).
+func (d *Design) Assign(name, value string) error { return spec.Assign(d, name, value) }
+
 // Validate reports the first invalid parameter or unknown knob.
 func (d Design) Validate() error { return spec.Validate(d) }
 

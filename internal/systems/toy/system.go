@@ -42,7 +42,7 @@ func (System) Supports() contract.Support {
 
 // designs are the toy's designs behind the contract.
 var designs = contract.Designs[Design, Knob]{System: Name, Default: Default, Parse: spec.Parse,
-	With: spec.With, Set: spec.Set, JSON: Design.JSON,
+	With: spec.With, Set: spec.Assign, Validate: spec.Validate, JSON: Design.JSON,
 	Knobs: func(d Design) []Knob { return d.Knobs }, Pinned: func(d *Design) *[]string { return &d.Pinned },
 }
 

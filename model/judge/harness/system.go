@@ -60,7 +60,7 @@ func (System) Supports() contract.Support {
 
 // designs are the system's designs behind the contract.
 var designs = contract.Designs[judge.Design, judge.Knob]{System: judge.System, Default: judge.Default, Parse: judge.ParseDesign,
-	With: judge.Design.With, Set: (*judge.Design).Set, JSON: judge.Design.JSON,
+	With: judge.Design.With, Set: (*judge.Design).Assign, Validate: judge.Design.Validate, JSON: judge.Design.JSON,
 	Knobs: func(d judge.Design) []judge.Knob { return d.Knobs }, Pinned: func(d *judge.Design) *[]string { return &d.Pinned },
 	Waivers: []string{"allow_unsafe"},
 }

@@ -56,7 +56,7 @@ func (System) Supports() contract.Support {
 
 // designs are the system's designs behind the contract.
 var designs = contract.Designs[outbox.Design, outbox.Knob]{System: Name, Default: outbox.Default, Parse: outbox.ParseDesign,
-	With: outbox.Design.With, Set: (*outbox.Design).Set, JSON: outbox.Design.JSON,
+	With: outbox.Design.With, Set: (*outbox.Design).Assign, Validate: outbox.Design.Validate, JSON: outbox.Design.JSON,
 	Knobs: func(d outbox.Design) []outbox.Knob { return d.Knobs }, Pinned: func(d *outbox.Design) *[]string { return &d.Pinned },
 }
 

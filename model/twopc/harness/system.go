@@ -55,7 +55,7 @@ func (System) Supports() contract.Support {
 
 // designs are the system's designs behind the contract.
 var designs = contract.Designs[twopc.Design, twopc.Knob]{System: twopc.System, Default: twopc.Default, Parse: twopc.ParseDesign,
-	With: twopc.Design.With, Set: (*twopc.Design).Set, JSON: twopc.Design.JSON,
+	With: twopc.Design.With, Set: (*twopc.Design).Assign, Validate: twopc.Design.Validate, JSON: twopc.Design.JSON,
 	Knobs: func(d twopc.Design) []twopc.Knob { return d.Knobs }, Pinned: func(d *twopc.Design) *[]string { return &d.Pinned },
 }
 
