@@ -131,6 +131,12 @@ func runLive(e *env, args []string) int {
 		// A run refused (bad input) or stopped at its start leaves no
 		// empty directories behind; a directory with a node's log stays.
 		removeEmpty(dir, kept)
+		if ctx.Err() != nil {
+			// Interrupted before every node was up: nothing ran to judge
+			// (the servers started meanwhile are stopped).
+			fmt.Fprintf(e.stderr, "fencesim %s: interrupted before the run started: nothing to judge\n", c.name)
+			return exitInterrupted
+		}
 		var ue *live.UsageError
 		if errors.As(err, &ue) {
 			return e.fail(c.name, usagef("%s", ue.Msg))
@@ -217,6 +223,12 @@ func liveTable(e *env, ctx context.Context, o live.Options, kept string) int {
 		// As a run refused: no empty directories left (a position's
 		// directory with a node's log stays).
 		removeEmptyTree(o.Dir, kept)
+		if ctx.Err() != nil {
+			// Interrupted: a position cut short has no row, and no table
+			// is printed from the positions before it.
+			fmt.Fprintf(e.stderr, "fencesim live: interrupted: the table is not complete, nothing compared\n")
+			return exitInterrupted
+		}
 		var ue *live.UsageError
 		if errors.As(err, &ue) {
 			return e.fail("live", usagef("%s", ue.Msg))

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -384,4 +385,65 @@ func freePorts(t *testing.T, n int) int {
 			return base
 		}
 	}
+}
+
+// TestLiveInterrupted: SIGINT while a live run starts its servers, or
+// while live --table runs its positions, stops it with exit 130 and one
+// line, and leaves no server running. scripts/pg.sh start was killed with
+// the run's context: a server pg_ctl had started before the script wrote
+// its state file was left running (nothing knew to stop it), and the
+// command exited 2 naming the killed script, or, for --table, naming a
+// --pg the user never gave ("cannot connect: ... operation was canceled").
+func TestLiveInterrupted(t *testing.T) {
+	requireServerInstalled(t)
+	for _, c := range []struct {
+		name  string
+		after time.Duration
+		args  []string
+	}{
+		{"while the server starts", 300 * time.Millisecond, []string{"--system", "arbiter", "--duration", "5s"}},
+		{"while the server is up", 900 * time.Millisecond, []string{"--system", "arbiter", "--duration", "5s"}},
+		{"table while the servers start", time.Second, []string{"--system", "twopc", "--table"}},
+		{"table between positions", 6 * time.Second, []string{"--system", "twopc", "--table"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			out := filepath.Join(t.TempDir(), "out")
+			cmd, stdout, stderr := fencesim(t, append([]string{"live", "--out", out}, c.args...)...)
+			go io.Copy(io.Discard, stdout)
+			time.Sleep(c.after)
+			require.NoError(t, cmd.Process.Signal(os.Interrupt))
+			code := exited(t, cmd, time.Minute)
+			assert.Equal(t, exitInterrupted, code, "stderr: %s", stderr)
+			assert.Contains(t, stderr.String(), "interrupted")
+			assert.Equal(t, 1, strings.Count(stderr.String(), "\n"), "one line: %q", stderr)
+			assert.Empty(t, liveLeftovers(t, out), "nothing left running")
+			assert.Empty(t, serversOf(t, out), "no PostgreSQL server of the run left running")
+		})
+	}
+}
+
+// serversOf lists the PostgreSQL servers that scripts/pg.sh started for a
+// run under out and that still run: a postmaster's environment holds the
+// FENCESIM_PG_STATE the run gave the script, even when the script was
+// stopped before it recorded the server.
+func serversOf(t *testing.T, out string) []string {
+	t.Helper()
+	var left []string
+	procs, err := filepath.Glob("/proc/[0-9]*/environ")
+	require.NoError(t, err)
+	for _, p := range procs {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			continue // gone, or not ours to read
+		}
+		for _, kv := range strings.Split(string(b), "\x00") {
+			if v, ok := strings.CutPrefix(kv, "FENCESIM_PG_STATE="); ok && strings.HasPrefix(v, out+string(filepath.Separator)) {
+				cmdline, _ := os.ReadFile(filepath.Join(filepath.Dir(p), "cmdline"))
+				if pid, _ := strconv.Atoi(filepath.Base(filepath.Dir(p))); alive(pid) {
+					left = append(left, strings.ReplaceAll(string(cmdline), "\x00", " "))
+				}
+			}
+		}
+	}
+	return left
 }

@@ -195,9 +195,9 @@ func servers(t *testing.T, n int) []string {
 	var urls []string
 	for i := 0; i < n; i++ {
 		state := filepath.Join(t.TempDir(), "pg")
-		out, err := pgScript(context.Background(), state, "start")
+		out, err := pgScript(state, "start")
 		require.NoError(t, err)
-		t.Cleanup(func() { pgScript(context.Background(), state, "stop") })
+		t.Cleanup(func() { pgScript(state, "stop") })
 		_, v, ok := strings.Cut(strings.TrimSpace(out), "=")
 		require.True(t, ok, out)
 		urls = append(urls, strings.Trim(v, "'\""))

@@ -264,6 +264,9 @@ func Run(ctx context.Context, o Options) (res *Result, err error) {
 	if err := r.database(ctx); err != nil {
 		return nil, err
 	}
+	if err := ctx.Err(); err != nil {
+		return nil, err // interrupted while the servers started
+	}
 	// A proxy in front of every link: each node to every other node's
 	// server, and to each database.
 	var links []netproxy.Link
@@ -458,6 +461,9 @@ func (r *runner) database(ctx context.Context) error {
 		n = max(n, d.Server+1)
 	}
 	for i := 0; i < n; i++ {
+		if err := ctx.Err(); err != nil {
+			return err // interrupted: no more servers
+		}
 		s := &server{}
 		if len(r.o.PG) > 0 {
 			s.url = r.o.PG[min(i, len(r.o.PG)-1)]
@@ -466,7 +472,7 @@ func (r *runner) database(ctx context.Context) error {
 			// Registered before it starts: a start that fails half way
 			// is stopped with the rest (stop on its state is safe).
 			r.servers = append(r.servers, s)
-			out, err := pgScript(ctx, s.state, "start")
+			out, err := pgScript(s.state, "start")
 			if err != nil {
 				return fmt.Errorf("starting PostgreSQL (scripts/pg.sh start): %w", err)
 			}
@@ -491,6 +497,9 @@ func (r *runner) database(ctx context.Context) error {
 		schema := "live_" + stamp + "_" + strings.NewReplacer("-", "_", ".", "_").Replace(d.Name)
 		conn, err := r.connect(ctx, s, "")
 		if err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err() // interrupted, not a server that does not answer
+			}
 			if s.state == "" {
 				return usagef("--pg %s: cannot connect: %v", redact(s.url), oneLine(err))
 			}
@@ -538,13 +547,20 @@ func (r *runner) connect(ctx context.Context, s *server, schema string) (*pgx.Co
 	return pgx.ConnectConfig(ctx, cfg)
 }
 
-// pgScript runs scripts/pg.sh with a state directory of its own.
-func pgScript(ctx context.Context, state string, args ...string) (string, error) {
+// pgScript runs scripts/pg.sh with a state directory of its own, to its
+// end: it is never killed half way (an interrupt waits for it), and it runs
+// in a process group of its own, out of reach of a terminal's ^C. A start
+// killed after pg_ctl started the server, but before the script recorded it
+// in its state file, left a server nothing would stop (and a start killed
+// in initdb, its data directory); a run interrupted meanwhile stops the
+// server it started once the script is done.
+func pgScript(state string, args ...string) (string, error) {
 	script, err := findScript()
 	if err != nil {
 		return "", err
 	}
-	cmd := exec.CommandContext(ctx, "bash", append([]string{script}, args...)...)
+	cmd := exec.Command("bash", append([]string{script}, args...)...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	// A live run crashes its server: it must be durable (fsync on).
 	cmd.Env = append(os.Environ(), "FENCESIM_PG_STATE="+state, "FENCESIM_PG_DURABLE=1")
 	var stderr bytes.Buffer
@@ -722,7 +738,7 @@ func (r *runner) stopAll() {
 func (r *runner) stopServers() {
 	for _, s := range r.servers {
 		if s.state != "" {
-			pgScript(context.Background(), s.state, "stop")
+			pgScript(s.state, "stop")
 		}
 	}
 }
@@ -928,7 +944,7 @@ func (r *runner) crashDB(ctx context.Context, name string) {
 		}
 		s := r.servers[d.Server]
 		r.record(name, "crash", "pg_ctl restart -m immediate", nil)
-		if _, err := pgScript(ctx, s.state, "crash-restart"); err != nil {
+		if _, err := pgScript(s.state, "crash-restart"); err != nil {
 			r.logf("live: restarting PostgreSQL: %v", err)
 			return
 		}

@@ -249,9 +249,12 @@ func TwoPCTable(ctx context.Context, base Options) ([]scenario.CrashRow, error) 
 	servers := base.PG
 	if len(servers) == 0 {
 		for i := 0; i < 2; i++ {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
 			state := filepath.Join(base.Dir, fmt.Sprintf("pg-%d", i))
-			defer pgScript(context.Background(), state, "stop")
-			out, err := pgScript(ctx, state, "start")
+			defer pgScript(state, "stop")
+			out, err := pgScript(state, "start")
 			if err != nil {
 				return nil, fmt.Errorf("starting PostgreSQL (scripts/pg.sh start): %w", err)
 			}
@@ -299,6 +302,11 @@ func TwoPCTable(ctx context.Context, base Options) ([]scenario.CrashRow, error) 
 		res, err := Run(ctx, o)
 		if err != nil {
 			return nil, fmt.Errorf("position %d: %w", i, err)
+		}
+		if err := ctx.Err(); err != nil {
+			// Interrupted: the position's world was cut short, its row
+			// is not the position's; no later position starts.
+			return nil, err
 		}
 		if lookErr != nil {
 			return nil, lookErr
