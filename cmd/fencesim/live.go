@@ -153,6 +153,12 @@ func runLive(e *env, args []string) int {
 	for _, f := range res.Faults {
 		fmt.Fprintf(e.stdout, "  %s\n", f)
 	}
+	if len(res.NotMade) > 0 {
+		fmt.Fprintf(e.stdout, "faults armed but not made (%d):\n", len(res.NotMade))
+		for _, f := range res.NotMade {
+			fmt.Fprintf(e.stdout, "  %s\n", f)
+		}
+	}
 	kinds := map[string]int{}
 	for _, ev := range res.Events {
 		kinds[ev.Kind]++

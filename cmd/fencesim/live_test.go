@@ -121,6 +121,7 @@ func TestLiveBadInput(t *testing.T) {
 	}
 	jump := write("jump.json", `[{"at":1000000000,"kind":"jump","node":"home-1","amount":5000000000}]`)
 	notJSON := write("schedule.json", "crash home-1 at 3s\n")
+	crashAtDB := write("crash-at-db.json", `[{"at":0,"kind":"crash-at","node":"db","point":"db/commit","count":1}]`)
 	// A port the arbiter's world would take: the sixth of six from first.
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
@@ -139,6 +140,7 @@ func TestLiveBadInput(t *testing.T) {
 		// port the error names is any of the range's.
 		{"a port in use", []string{"--ports", strconv.Itoa(first)}, " is in use (the nodes need 6 ports from " + strconv.Itoa(first) + ")"},
 		{"a clock jump", []string{"--schedule", jump}, "the live world cannot move a node's clock"},
+		{"a crash-at of the database", []string{"--schedule", crashAtDB}, "the live world cannot stop PostgreSQL at a named point"},
 		{"a drawn world", []string{"--world", "wide"}, "--world: a live run's world is the design's own fleet"},
 		{"a system without a live world", []string{"--system", "outbox"}, "--system outbox: no live world"},
 		{"every system", []string{"--system", "arbiter,twopc"}, "live runs one system"},

@@ -79,6 +79,9 @@ func TestRefusesFaultsTheLiveWorldCannotMake(t *testing.T) {
 		{sim.Action{Kind: sim.Dup, Node: "home-1", Peer: "arbiter-1", Rate: 1000, For: time.Second}, "does not duplicate"},
 		{sim.Action{Kind: sim.CrashAt, Node: "arbiter-1", Point: "claim-after-commit", Count: 2}, "first pass"},
 		{sim.Action{Kind: sim.Pause, Node: "db"}, "pausing the database"},
+		// A crash-at is armed in a node process's configuration: one on
+		// the database was armed nowhere and never happened, silently.
+		{sim.Action{Kind: sim.CrashAt, Node: "db", Point: db.PointCommit, Count: 1}, "cannot stop PostgreSQL at a named point"},
 	} {
 		err := refuse(sim.Schedule{c.a}, nodes, []string{"db"})
 		var ue *UsageError
@@ -315,4 +318,27 @@ func TestServerPrepared(t *testing.T) {
 		got = append(got, n.Event+" "+n.GID)
 	}
 	assert.ElementsMatch(t, []string{"commit x1", "prepare x2", "rollback x3"}, got)
+}
+
+// TestCrashAtsAreListed: a crash-at the node fired is among the faults
+// injected, at the time the node noted it; one whose point the node never
+// passed is listed as not made (it was left out of the list entirely, so a
+// misnamed point looked like a run with one fault fewer asked for).
+func TestCrashAtsAreListed(t *testing.T) {
+	r := &runner{o: Options{Schedule: sim.Schedule{
+		{Kind: sim.CrashAt, Node: "coordinator", Point: "prepared/orders", Count: 1},
+		{At: clock.Time(2 * time.Second), Kind: sim.Restart, Node: "coordinator"},
+		{Kind: sim.CrashAt, Node: "coordinator", Point: "no-such-point", Count: 1},
+	}}, start: time.Now()}
+	r.faults, r.faultAt = []string{"   2.000s  @2.000s restart coordinator"}, []int64{int64(2 * time.Second)}
+	evs := []traces.Event{
+		{T: int64(100 * time.Millisecond), Node: "coordinator", Kind: "start"},
+		{T: int64(110 * time.Millisecond), Node: "coordinator", Kind: "crash", Text: crashPointNote("prepared/orders")},
+	}
+	made, notMade := r.crashAts(evs)
+	require.Len(t, made, 2, "%q", made)
+	assert.Contains(t, made[0], "crash-at coordinator point=prepared/orders: the node killed itself there")
+	assert.True(t, strings.HasPrefix(made[0], "   0.110s"), "at the time of the node's note: %q", made[0])
+	assert.Contains(t, made[1], "restart coordinator")
+	assert.Equal(t, []string{"@0.000s crash-at coordinator point=no-such-point: the node never passed the point"}, notMade)
 }

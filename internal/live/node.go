@@ -642,7 +642,7 @@ func (d *driver) point(e *sim.Env, label string) {
 	}
 	d.apply(e.Effects())
 	os.WriteFile(filepath.Join(d.cfg.Dir, crashMark(label)), nil, 0o644)
-	d.note("crash", "crash point "+label+": kill -9", nil)
+	d.note("crash", crashPointNote(label), nil)
 	d.notes.Sync()
 	// What was sent must leave the process before it dies (a real crash
 	// after a write(2) has the bytes in the kernel already): a second at
@@ -656,6 +656,9 @@ func (d *driver) point(e *sim.Env, label string) {
 	syscall.Kill(os.Getpid(), syscall.SIGKILL)
 	select {} // never reached
 }
+
+// crashPointNote is the text of a node's crash note at a crash-at point.
+func crashPointNote(label string) string { return "crash point " + label + ": kill -9" }
 
 // crashMark is the file that says a crash-at point fired.
 func crashMark(label string) string {

@@ -112,7 +112,10 @@ type Result struct {
 	Header traces.Header
 	Events []traces.Event
 	Faults []string // the faults injected, as done
-	Nodes  []string
+	// NotMade are the schedule's faults that were armed but never
+	// happened (a crash-at whose point the node never passed).
+	NotMade []string
+	Nodes   []string
 }
 
 // UsageError is input the live world cannot run: one line, exit 2.
@@ -215,6 +218,7 @@ type runner struct {
 	mu      sync.Mutex
 	kids    map[string]*child
 	faults  []string
+	faultAt []int64        // when each of faults was made
 	events  []traces.Event // crash and fault events the runner records
 }
 
@@ -384,6 +388,11 @@ func refuse(s sim.Schedule, nodes, dbs []string) error {
 		case sim.CrashAt:
 			if a.Count > 1 || a.At != 0 {
 				return usagef("fault %s: a live crash-at is armed at the start and fires at the point's first pass (at 0, count 1)", a)
+			}
+			for _, d := range dbs {
+				if a.Node == d {
+					return usagef("fault %s: the live world cannot stop PostgreSQL at a named point: use a timed crash of %s (a restart -m immediate)", a, d)
+				}
 			}
 		case sim.Pause, sim.Resume:
 			for _, d := range dbs {
@@ -849,6 +858,7 @@ func (r *runner) inject(ctx context.Context, a sim.Action) {
 	r.record(a.Node, "fault", a.String(), done)
 	r.mu.Lock()
 	r.faults = append(r.faults, fmt.Sprintf("%8.3fs  %s", time.Duration(done.At).Seconds(), a))
+	r.faultAt = append(r.faultAt, int64(done.At))
 	r.mu.Unlock()
 	r.logf("live: %8.3fs fault %s", time.Duration(done.At).Seconds(), a)
 	c := r.kids[a.Node]
@@ -1011,9 +1021,46 @@ func (r *runner) collect(ctx context.Context) (*Result, error) {
 	for i := range evs {
 		evs[i].Seq = uint64(i + 1)
 	}
+	faults, notMade := r.crashAts(evs)
 	h := r.p.header
 	h.Live = true
 	h.Entropy = "live"
 	h.Schedule = r.o.Schedule.JSON()
-	return &Result{Header: h, Events: evs, Faults: r.faults}, nil
+	return &Result{Header: h, Events: evs, Faults: faults, NotMade: notMade}, nil
+}
+
+// crashAts adds to the faults injected the schedule's crash-at faults: a
+// node arms its own, and kills itself at the point's first pass, noting it
+// (a "crash" note naming the point); one never reached is listed as such,
+// not left out as if it had not been asked for.
+func (r *runner) crashAts(evs []traces.Event) (made, notMade []string) {
+	type line struct {
+		t    int64
+		text string
+	}
+	var all []line
+	for i, f := range r.faults {
+		all = append(all, line{r.faultAt[i], f})
+	}
+	for _, a := range r.o.Schedule {
+		if a.Kind != sim.CrashAt {
+			continue
+		}
+		fired := false
+		for _, e := range evs {
+			if e.Node == a.Node && e.Kind == "crash" && e.Text == crashPointNote(a.Point) {
+				all = append(all, line{e.T, fmt.Sprintf("%8.3fs  %s: the node killed itself there", time.Duration(e.T).Seconds(), a)})
+				fired = true
+				break
+			}
+		}
+		if !fired {
+			notMade = append(notMade, fmt.Sprintf("%s: the node never passed the point", a))
+		}
+	}
+	sort.SliceStable(all, func(i, j int) bool { return all[i].t < all[j].t })
+	for _, l := range all {
+		made = append(made, l.text)
+	}
+	return made, notMade
 }
