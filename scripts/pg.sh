@@ -18,6 +18,8 @@
 # Settings for speed, not durability: fsync, synchronous_commit and full_page_writes off
 # (FENCESIM_PG_DURABLE=1 keeps PostgreSQL's durable defaults: fencesim live sets it).
 # track_commit_timestamp is on: internal/pgexec's commit capture orders commits by it.
+# max_prepared_transactions is 20 (FENCESIM_PG_MAX_PREPARED=N: N; fencesim live gives a 2PC
+# participant's server the design's max_prepared).
 set -euo pipefail
 
 STATE_DIR="${FENCESIM_PG_STATE:-/tmp/fencesim-pg}"
@@ -178,7 +180,7 @@ cmd_start() {
 listen_addresses = '127.0.0.1'
 unix_socket_directories = '$dir'
 max_connections = 100
-max_prepared_transactions = 20
+max_prepared_transactions = ${FENCESIM_PG_MAX_PREPARED:-20}
 track_commit_timestamp = on
 $(durability)
 timezone = 'UTC'

@@ -449,3 +449,45 @@ func serversOf(t *testing.T, out string) []string {
 	}
 	return left
 }
+
+// TestLiveTwoPCOnAServerThatCannotPrepare: a --pg server with
+// max_prepared_transactions = 0 (PostgreSQL's default) refuses every
+// PREPARE TRANSACTION: each transaction aborted, nothing committed, and
+// the run said every property held (exit 0). It is bad input: one line,
+// exit 2, nothing started.
+func TestLiveTwoPCOnAServerThatCannotPrepare(t *testing.T) {
+	requireServerInstalled(t)
+	root, err := filepath.Abs(filepath.Join("..", ".."))
+	require.NoError(t, err)
+	pg := func(state string, env []string, args ...string) string {
+		cmd := exec.Command("bash", append([]string{filepath.Join(root, "scripts", "pg.sh")}, args...)...)
+		cmd.Env = append(append(os.Environ(), "FENCESIM_PG_STATE="+state), env...)
+		b, err := cmd.Output()
+		require.NoError(t, err, "pg.sh %v", args)
+		return string(b)
+	}
+	var urls []string
+	for i := 0; i < 2; i++ {
+		state := filepath.Join(t.TempDir(), "pg")
+		out := pg(state, nil, "start")
+		t.Cleanup(func() { pg(state, nil, "stop") })
+		_, v, _ := strings.Cut(strings.TrimSpace(out), "=")
+		urls = append(urls, strings.Trim(v, `'"`))
+		if i == 1 {
+			// The second as PostgreSQL's default has it.
+			pg(state, nil, "psql", "-q", "-c", "ALTER SYSTEM SET max_prepared_transactions = 0")
+			pg(state, nil, "restart")
+		}
+	}
+	out := filepath.Join(t.TempDir(), "out")
+	// A process of its own (FENCESIM_TEST_MAIN): without the check, its
+	// nodes run (this binary, as fencesim node) and the run is judged.
+	cmd, stdout, stderr := fencesim(t, "live", "--system", "twopc", "--duration", "3s", "--out", out, "--pg", strings.Join(urls, ","))
+	o, _ := io.ReadAll(stdout)
+	code := exited(t, cmd, time.Minute)
+	assert.Equal(t, exitUsage, code, "stdout: %s\nstderr: %s", o, stderr)
+	assert.Contains(t, stderr.String(), "the server of inventory allows 0 prepared transactions (max_prepared_transactions), the design 10 (max_prepared)")
+	assert.Equal(t, 1, strings.Count(stderr.String(), "\n"), "one line: %q", stderr)
+	assert.Empty(t, string(o))
+	assert.NoDirExists(t, out, "nothing written")
+}

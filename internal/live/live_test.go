@@ -342,3 +342,35 @@ func TestCrashAtsAreListed(t *testing.T) {
 	assert.Contains(t, made[1], "restart coordinator")
 	assert.Equal(t, []string{"@0.000s crash-at coordinator point=no-such-point: the node never passed the point"}, notMade)
 }
+
+// TestTwoPCNeedsAServerPerParticipant: the participants prepare the same
+// gid, which one server refuses. Two URLs for three participants, or one
+// server named twice, put two participants on one server: the second
+// PREPARE TRANSACTION failed (42710), every transaction aborted, and every
+// property held. Only one URL for several was refused.
+func TestTwoPCNeedsAServerPerParticipant(t *testing.T) {
+	three := twopc.Default()
+	three.Participants = 3
+	for _, c := range []struct {
+		d    twopc.Design
+		pg   []string
+		want string
+	}{
+		{twopc.Default(), []string{"postgres://u@127.0.0.1:5432/a"}, "give one URL per participant (2)"},
+		{three, []string{"postgres://u@127.0.0.1:5432/a", "postgres://u@127.0.0.1:5433/b"}, "give one URL per participant (3)"},
+		{twopc.Default(), []string{"postgres://u@127.0.0.1:5432/a", "postgres://u@127.0.0.1:5432/b"}, "one server (127.0.0.1:5432)"},
+		{twopc.Default(), []string{"postgres://u@127.0.0.1/a", "postgres://u@127.0.0.1:5432/b"}, "one server (127.0.0.1:5432)"},
+	} {
+		_, err := twopcPlan(Options{Design: c.d.JSON(), PG: c.pg})
+		var ue *UsageError
+		if assert.ErrorAs(t, err, &ue, "%v", c.pg) {
+			assert.Contains(t, ue.Msg, c.want)
+		}
+	}
+	p, err := twopcPlan(Options{Design: twopc.Default().JSON(), PG: []string{"postgres://u@127.0.0.1:5432/a", "postgres://u@127.0.0.1:5433/b"}})
+	require.NoError(t, err, "two servers for two participants")
+	for _, d := range p.dbs {
+		assert.True(t, d.Prepares, "%s prepares", d.Name)
+		assert.Equal(t, twopc.Default().MaxPrepared, d.MaxPrepared, "%s: the design's max_prepared", d.Name)
+	}
+}

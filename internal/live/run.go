@@ -134,6 +134,13 @@ type dbPlan struct {
 	Seed        map[string][]db.Row
 	Server      int           // which server holds it (0, 1, ...)
 	LockTimeout time.Duration // its sessions' default lock_timeout
+	// MaxPrepared, when Prepares, is the design's
+	// max_prepared_transactions: a throw-away server is started with it,
+	// a given one must allow as many (a server that allows none, as
+	// PostgreSQL by default, refuses every PREPARE TRANSACTION: every
+	// transaction would abort, and every property hold).
+	Prepares    bool
+	MaxPrepared int
 }
 
 // server is one PostgreSQL server of a run.
@@ -481,7 +488,13 @@ func (r *runner) database(ctx context.Context) error {
 			// Registered before it starts: a start that fails half way
 			// is stopped with the rest (stop on its state is safe).
 			r.servers = append(r.servers, s)
-			out, err := pgScript(s.state, "start")
+			var env []string
+			for _, d := range r.p.dbs {
+				if d.Server == i && d.Prepares {
+					env = append(env, "FENCESIM_PG_MAX_PREPARED="+strconv.Itoa(d.MaxPrepared))
+				}
+			}
+			out, err := pgScriptEnv(s.state, env, "start")
 			if err != nil {
 				return fmt.Errorf("starting PostgreSQL (scripts/pg.sh start): %w", err)
 			}
@@ -518,6 +531,20 @@ func (r *runner) database(ctx context.Context) error {
 			defer conn.Close(context.Background())
 			cctx, cancel := context.WithTimeout(ctx, 20*time.Second)
 			defer cancel()
+			if d.Prepares && s.state == "" {
+				var v string
+				if err := conn.QueryRow(cctx, "SHOW max_prepared_transactions").Scan(&v); err != nil {
+					return fmt.Errorf("reading max_prepared_transactions of %s: %w", d.Name, err)
+				}
+				if n, _ := strconv.Atoi(v); n < d.MaxPrepared {
+					or := ""
+					if n > 0 {
+						or = fmt.Sprintf(", or --set max_prepared=%d", n)
+					}
+					return usagef("--pg %s: the server of %s allows %s prepared transactions (max_prepared_transactions), the design %d (max_prepared): set max_prepared_transactions = %d on the server and restart it%s",
+						redact(s.url), d.Name, v, d.MaxPrepared, d.MaxPrepared, or)
+				}
+			}
 			if _, err := conn.Exec(cctx, "CREATE SCHEMA "+schema); err != nil {
 				return fmt.Errorf("creating schema %s: %w", schema, err)
 			}
@@ -564,6 +591,11 @@ func (r *runner) connect(ctx context.Context, s *server, schema string) (*pgx.Co
 // in initdb, its data directory); a run interrupted meanwhile stops the
 // server it started once the script is done.
 func pgScript(state string, args ...string) (string, error) {
+	return pgScriptEnv(state, nil, args...)
+}
+
+// pgScriptEnv is pgScript with more of the script's environment.
+func pgScriptEnv(state string, env []string, args ...string) (string, error) {
 	script, err := findScript()
 	if err != nil {
 		return "", err
@@ -571,7 +603,7 @@ func pgScript(state string, args ...string) (string, error) {
 	cmd := exec.Command("bash", append([]string{script}, args...)...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	// A live run crashes its server: it must be durable (fsync on).
-	cmd.Env = append(os.Environ(), "FENCESIM_PG_STATE="+state, "FENCESIM_PG_DURABLE=1")
+	cmd.Env = append(append(os.Environ(), "FENCESIM_PG_STATE="+state, "FENCESIM_PG_DURABLE=1"), env...)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -66,14 +67,31 @@ func twopcPlan(o Options) (*plan, error) {
 	if len(names.Coordinators()) != 1 {
 		return nil, usagef("the live 2PC world has one coordinator (its decision log is one process's file): --set coordinators=1 --set standby=0")
 	}
-	if len(o.PG) == 1 && len(names.Participants) > 1 {
-		return nil, usagef("--pg: the participants prepare the same gid, which one server refuses: give one URL per participant (%d), or none", len(names.Participants))
+	if len(o.PG) > 0 {
+		// One server per participant: they prepare the same gid, which
+		// one server refuses (the second PREPARE fails, and the
+		// transaction aborts).
+		if len(o.PG) < len(names.Participants) {
+			return nil, usagef("--pg: the participants prepare the same gid, which one server refuses: give one URL per participant (%d), or none", len(names.Participants))
+		}
+		seen := map[string]string{}
+		for _, u := range o.PG[:len(names.Participants)] {
+			host, err := hostOf(u)
+			if err != nil {
+				return nil, err
+			}
+			if other, ok := seen[host]; ok {
+				return nil, usagef("--pg %s and %s: one server (%s); the participants prepare the same gid, which one server refuses: give one server per participant (%d), or none", redact(other), redact(u), host, len(names.Participants))
+			}
+			seen[host] = u
+		}
 	}
 	p := &plan{nodes: twopcNodes(d), settle: 10 * time.Second,
 		header: traces.Header{Format: traces.Format, System: twopc.System, Design: d.JSON(), Seed: o.Seed}}
 	for i, name := range names.Participants {
 		sc, dc := twopc.DBConfig(d, i)
-		p.dbs = append(p.dbs, dbPlan{Name: name, Schema: sc, Seed: dc.Seed, Server: i, LockTimeout: dc.LockTimeout})
+		p.dbs = append(p.dbs, dbPlan{Name: name, Schema: sc, Seed: dc.Seed, Server: i, LockTimeout: dc.LockTimeout,
+			Prepares: true, MaxPrepared: dc.MaxPreparedTransactions})
 	}
 	coord := names.Started[0]
 	var gids []string
@@ -254,7 +272,7 @@ func TwoPCTable(ctx context.Context, base Options) ([]scenario.CrashRow, error) 
 			}
 			state := filepath.Join(base.Dir, fmt.Sprintf("pg-%d", i))
 			defer pgScript(state, "stop")
-			out, err := pgScript(state, "start")
+			out, err := pgScriptEnv(state, []string{"FENCESIM_PG_MAX_PREPARED=" + strconv.Itoa(twopc.Default().MaxPrepared)}, "start")
 			if err != nil {
 				return nil, fmt.Errorf("starting PostgreSQL (scripts/pg.sh start): %w", err)
 			}
