@@ -152,7 +152,7 @@ func TestLiveBadInput(t *testing.T) {
 		{"ports zero", []string{"--ports", "0"}, "--ports 0: give a port between 1024 and 65000"},
 		{"a table of flags it ignores", []string{"--system", "twopc", "--table", "--duration", "5s", "--set", "stock=3"}, "--table plays C.1's five crash positions with the default design, each its own schedule and length: it does not use --duration, --set; drop them"},
 		{"a table on one server", []string{"--system", "twopc", "--table", "--pg", "postgres://postgres@127.0.0.1:1/x"}, "--pg: the participants prepare the same gid"},
-		{"a table on servers pointing at nothing", []string{"--system", "twopc", "--table", "--pg", "postgres://postgres@127.0.0.1:1/x,postgres://postgres@127.0.0.1:1/y"}, "--pg postgres://postgres@127.0.0.1:1/x: cannot connect"},
+		{"a table on servers pointing at nothing", []string{"--system", "twopc", "--table", "--pg", "postgres://postgres@127.0.0.1:1/x,postgres://postgres@127.0.0.1:2/y"}, "--pg postgres://postgres@127.0.0.1:1/x: cannot connect"},
 		{"a duration that is not one", []string{"--duration", "soon"}, `invalid value "soon" for flag -duration`},
 		{"a negative duration", []string{"--duration", "-5s"}, "--duration -5s: give a positive duration"},
 		{"a schedule that is not JSON", []string{"--schedule", notJSON}, "not a JSON list of fault actions"},
