@@ -147,6 +147,7 @@ func TestLiveBadInput(t *testing.T) {
 		{"an empty system", []string{"--system", ""}, "--system is empty"},
 		{"no submissions", []string{"--submissions", "0"}, "--submissions 0: give a positive count"},
 		{"negative submissions", []string{"--submissions", "-3"}, "--submissions -3: give a positive count"},
+		{"transactions after the run's end", []string{"--system", "twopc", "--set", "txns=8", "--duration", "3s"}, "--duration 3s: the design asks for its last transaction (x8 of 8) at 7.1s"},
 		{"submissions of twopc", []string{"--system", "twopc", "--submissions", "5"}, "--submissions is for --system arbiter only"},
 		{"a port below 1024", []string{"--ports", "80"}, "--ports 80: give a port between 1024 and 65000"},
 		{"ports zero", []string{"--ports", "0"}, "--ports 0: give a port between 1024 and 65000"},

@@ -367,10 +367,27 @@ func TestTwoPCNeedsAServerPerParticipant(t *testing.T) {
 			assert.Contains(t, ue.Msg, c.want)
 		}
 	}
-	p, err := twopcPlan(Options{Design: twopc.Default().JSON(), PG: []string{"postgres://u@127.0.0.1:5432/a", "postgres://u@127.0.0.1:5433/b"}})
+	p, err := twopcPlan(Options{Design: twopc.Default().JSON(), Duration: 5 * time.Second, PG: []string{"postgres://u@127.0.0.1:5432/a", "postgres://u@127.0.0.1:5433/b"}})
 	require.NoError(t, err, "two servers for two participants")
 	for _, d := range p.dbs {
 		assert.True(t, d.Prepares, "%s prepares", d.Name)
 		assert.Equal(t, twopc.Default().MaxPrepared, d.MaxPrepared, "%s: the design's max_prepared", d.Name)
 	}
+}
+
+// TestTwoPCWorkloadFitsTheRun: a transaction the design asks for after
+// --duration was never asked for (its command was not played), and the
+// run said every property held of the others: --set txns=8 with
+// --duration 3s asked for 3. Such a run is refused.
+func TestTwoPCWorkloadFitsTheRun(t *testing.T) {
+	d := twopc.Default()
+	d.Txns = 8 // x8 at 0.1 s + 7 s
+	_, err := twopcPlan(Options{Design: d.JSON(), Duration: 3 * time.Second})
+	var ue *UsageError
+	if assert.ErrorAs(t, err, &ue) {
+		assert.Contains(t, ue.Msg, "--duration 3s: the design asks for its last transaction (x8 of 8) at 7.1s: give --duration 8s or more")
+	}
+	p, err := twopcPlan(Options{Design: d.JSON(), Duration: 8 * time.Second})
+	require.NoError(t, err)
+	assert.Len(t, p.commands, 8, "every transaction is asked for within the run")
 }

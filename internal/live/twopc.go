@@ -94,6 +94,21 @@ func twopcPlan(o Options) (*plan, error) {
 			Prepares: true, MaxPrepared: dc.MaxPreparedTransactions})
 	}
 	coord := names.Started[0]
+	// Every transaction the design asks for is asked for within the run:
+	// one due after --duration was never played, and the run went on to
+	// say every property held of the transactions it had asked for.
+	if plan := d.Plan(); len(plan) > 0 {
+		last := plan[len(plan)-1]
+		for _, t := range plan {
+			if t.At > last.At {
+				last = t
+			}
+		}
+		if last.At >= o.Duration {
+			return nil, usagef("--duration %v: the design asks for its last transaction (%s of %d) at %v: give --duration %v or more, or fewer transactions (--set txns=N)",
+				o.Duration, last.GID, len(plan), last.At, (last.At + time.Second).Truncate(time.Second))
+		}
+	}
 	var gids []string
 	for _, t := range d.Plan() {
 		c := t.Coordinator
