@@ -154,7 +154,7 @@ func runLive(e *env, args []string) int {
 		fmt.Fprintf(e.stdout, "  %s\n", f)
 	}
 	if len(res.NotMade) > 0 {
-		fmt.Fprintf(e.stdout, "faults armed but not made (%d):\n", len(res.NotMade))
+		fmt.Fprintf(e.stdout, "faults not made (%d):\n", len(res.NotMade))
 		for _, f := range res.NotMade {
 			fmt.Fprintf(e.stdout, "  %s\n", f)
 		}

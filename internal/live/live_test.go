@@ -391,3 +391,27 @@ func TestTwoPCWorkloadFitsTheRun(t *testing.T) {
 	require.NoError(t, err)
 	assert.Len(t, p.commands, 8, "every transaction is asked for within the run")
 }
+
+// TestFaultsNotPlayedAreListed: a fault due after --duration, or still to
+// come when the run was interrupted, is not played, and is listed as such:
+// a schedule longer than the run (docs/live-stale.json with --duration 2s)
+// printed "faults injected (0)" and nothing of its two stalls.
+func TestFaultsNotPlayedAreListed(t *testing.T) {
+	s := sim.Schedule{
+		{At: clock.Time(10 * time.Millisecond), Kind: sim.Crash, Node: "home-1"},
+		{At: clock.Time(5 * time.Second), Kind: sim.Crash, Node: "home-2"},
+	}
+	r := &runner{o: Options{Schedule: s, Duration: 50 * time.Millisecond}, p: &plan{}, kids: map[string]*child{}, start: time.Now()}
+	r.play(context.Background())
+	assert.Len(t, r.faults, 1, "the crash at 10ms is made: %q", r.faults)
+	assert.Equal(t, []string{"@5.000s crash home-2: due after the run's end (--duration 50ms), not played"}, r.notMade)
+	_, notMade := r.crashAts(nil)
+	assert.Equal(t, r.notMade, notMade, "the result lists them")
+
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	r = &runner{o: Options{Schedule: s, Duration: time.Minute}, p: &plan{}, kids: map[string]*child{}, start: time.Now().Add(time.Second)}
+	r.play(ctx)
+	assert.Empty(t, r.faults)
+	assert.Equal(t, []string{"@0.010s crash home-1: the run was interrupted first", "@5.000s crash home-2: the run was interrupted first"}, r.notMade)
+}

@@ -112,8 +112,9 @@ type Result struct {
 	Header traces.Header
 	Events []traces.Event
 	Faults []string // the faults injected, as done
-	// NotMade are the schedule's faults that were armed but never
-	// happened (a crash-at whose point the node never passed).
+	// NotMade are the schedule's faults that never happened, each with
+	// why: due after the run's end, cut off by an interrupt, or armed and
+	// never reached (a crash-at whose point the node never passed).
 	NotMade []string
 	Nodes   []string
 }
@@ -226,6 +227,7 @@ type runner struct {
 	kids    map[string]*child
 	faults  []string
 	faultAt []int64        // when each of faults was made
+	notMade []string       // the schedule's faults not played, and why
 	events  []traces.Event // crash and fault events the runner records
 }
 
@@ -805,12 +807,23 @@ func (r *runner) play(ctx context.Context) {
 	}
 	sort.SliceStable(all, func(i, j int) bool { return all[i].at < all[j].at })
 	end := r.start.Add(r.o.Duration)
-	for _, x := range all {
+	// The faults never played are listed, with why: a schedule longer
+	// than the run said nothing of its faults past the end.
+	unplayed := func(rest []due, why string) {
+		for _, x := range rest {
+			if x.a != nil {
+				r.notMade = append(r.notMade, fmt.Sprintf("%s: %s", x.a, why))
+			}
+		}
+	}
+	for i, x := range all {
 		at := r.start.Add(x.at)
 		if at.After(end) {
+			unplayed(all[i:], fmt.Sprintf("due after the run's end (--duration %v), not played", r.o.Duration))
 			break
 		}
 		if !sleepUntil(ctx, at) {
+			unplayed(all[i:], "the run was interrupted first")
 			return
 		}
 		if x.a != nil {
@@ -1074,6 +1087,7 @@ func (r *runner) crashAts(evs []traces.Event) (made, notMade []string) {
 	for i, f := range r.faults {
 		all = append(all, line{r.faultAt[i], f})
 	}
+	notMade = append(notMade, r.notMade...)
 	for _, a := range r.o.Schedule {
 		if a.Kind != sim.CrashAt {
 			continue
