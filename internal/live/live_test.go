@@ -18,6 +18,7 @@ import (
 
 	ct "github.com/fencesim/fencesim/checker/twopc"
 	"github.com/fencesim/fencesim/clock"
+	"github.com/fencesim/fencesim/internal/live/netproxy"
 	"github.com/fencesim/fencesim/internal/pgexec"
 	"github.com/fencesim/fencesim/internal/pgtest"
 	"github.com/fencesim/fencesim/model/db"
@@ -414,4 +415,23 @@ func TestFaultsNotPlayedAreListed(t *testing.T) {
 	r.play(ctx)
 	assert.Empty(t, r.faults)
 	assert.Equal(t, []string{"@0.010s crash home-1: the run was interrupted first", "@5.000s crash home-2: the run was interrupted first"}, r.notMade)
+}
+
+// TestFaultsThatFailAreListed: a fault the run attempted and could not
+// make (a link's change that failed or wedged, a node that would not
+// start) was only a progress line, and stood among the faults injected as
+// if made; it is listed under the faults not made, with the error.
+func TestFaultsThatFailAreListed(t *testing.T) {
+	n, err := netproxy.Start(nil)
+	require.NoError(t, err)
+	require.NoError(t, n.Close()) // every change now fails
+	dir := t.TempDir()
+	r := &runner{o: Options{Dir: dir, Binary: filepath.Join(dir, "no-such-binary")}, p: &plan{}, net: n, start: time.Now(),
+		kids: map[string]*child{"home-1": {name: "home-1", cfgPath: filepath.Join(dir, "home-1.json")}}}
+	r.inject(context.Background(), sim.Action{Kind: sim.Cut, Node: "home-1", Peer: "arbiter-1"})
+	r.inject(context.Background(), sim.Action{Kind: sim.Restart, Node: "home-1"})
+	assert.Len(t, r.faults, 2, "both were attempted, and are in the record")
+	require.Len(t, r.notMade, 2, "%q", r.notMade)
+	assert.Equal(t, "@0.000s cut home-1->arbiter-1: failed: netproxy: closed", r.notMade[0])
+	assert.Contains(t, r.notMade[1], "@0.000s restart home-1: failed: starting node home-1: ")
 }

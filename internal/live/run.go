@@ -910,7 +910,7 @@ func (r *runner) inject(ctx context.Context, a sim.Action) {
 	switch a.Kind {
 	case sim.Crash:
 		if isDB(r.p, a.Node) {
-			r.crashDB(ctx, a.Node)
+			r.crashDB(a)
 			return
 		}
 		if c != nil {
@@ -920,7 +920,7 @@ func (r *runner) inject(ctx context.Context, a sim.Action) {
 	case sim.Restart:
 		if c != nil {
 			if err := r.startChild(c); err != nil {
-				r.logf("live: %v", err)
+				r.failed(a, err)
 			}
 		}
 	case sim.Pause:
@@ -986,24 +986,35 @@ func (r *runner) inject(ctx context.Context, a sim.Action) {
 // netErr logs a network fault the proxies could not make.
 func (r *runner) netErr(a sim.Action, err error) {
 	if err != nil {
-		r.logf("live: fault %s: %v", a, err)
+		r.failed(a, err)
 	}
+}
+
+// failed notes a fault the run could not make (a wedged link, a node
+// that would not start, a server that would not restart): it stays among
+// the faults injected (it was attempted, and is in the record), and is
+// listed under the faults not made with the error.
+func (r *runner) failed(a sim.Action, err error) {
+	r.logf("live: fault %s: %v", a, err)
+	r.mu.Lock()
+	r.notMade = append(r.notMade, fmt.Sprintf("%s: failed: %s", a, oneLine(err)))
+	r.mu.Unlock()
 }
 
 // crashDB crashes a database's server: an immediate shutdown (no
 // checkpoint: recovery replays the WAL) and a start.
-func (r *runner) crashDB(ctx context.Context, name string) {
+func (r *runner) crashDB(a sim.Action) {
 	for _, d := range r.p.dbs {
-		if d.Name != name {
+		if d.Name != a.Node {
 			continue
 		}
 		s := r.servers[d.Server]
-		r.record(name, "crash", "pg_ctl restart -m immediate", nil)
+		r.record(a.Node, "crash", "pg_ctl restart -m immediate", nil)
 		if _, err := pgScript(s.state, "crash-restart"); err != nil {
-			r.logf("live: restarting PostgreSQL: %v", err)
+			r.failed(a, fmt.Errorf("restarting PostgreSQL: %w", err))
 			return
 		}
-		r.record(name, "restart", "the server is up again", nil)
+		r.record(a.Node, "restart", "the server is up again", nil)
 	}
 }
 
