@@ -435,3 +435,17 @@ func TestFaultsThatFailAreListed(t *testing.T) {
 	assert.Equal(t, "@0.000s cut home-1->arbiter-1: failed: netproxy: closed", r.notMade[0])
 	assert.Contains(t, r.notMade[1], "@0.000s restart home-1: failed: starting node home-1: ")
 }
+
+// TestSettleInterrupted: an interrupt during the wait for the work to be
+// done says so; the progress line said "the work is not done 30s after the
+// run's end" 4 s after it.
+func TestSettleInterrupted(t *testing.T) {
+	var log strings.Builder
+	r := &runner{o: Options{Log: &log}, start: time.Now(), p: &plan{settle: 30 * time.Second,
+		settled: func(context.Context, *Inspect) (bool, error) { return false, nil }}}
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	assert.False(t, r.settle(ctx))
+	assert.Contains(t, log.String(), "interrupted while waiting for the work to be done")
+	assert.NotContains(t, log.String(), "30s after the run's end")
+}

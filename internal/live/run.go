@@ -866,6 +866,10 @@ func (r *runner) settle(ctx context.Context) bool {
 		}
 		select {
 		case <-cctx.Done():
+			if ctx.Err() != nil {
+				r.logf("live: %8.3fs interrupted while waiting for the work to be done: stopping", time.Duration(r.now()).Seconds())
+				return false
+			}
 			r.logf("live: %8.3fs the work is not done %s after the run's end: stopping anyway", time.Duration(r.now()).Seconds(), r.p.settle)
 			return false
 		case <-time.After(250 * time.Millisecond):
