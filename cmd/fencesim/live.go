@@ -100,7 +100,9 @@ func runLive(e *env, args []string) int {
 				return err
 			}
 		} else {
-			sched = live.DefaultSchedule(sys.Name(), *duration)
+			if sched, err = live.DefaultSchedule(sys.Name(), d.JSON, *duration); err != nil {
+				return usagef("%v", err)
+			}
 		}
 		return checkOutDir(*out)
 	}()

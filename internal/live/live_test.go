@@ -449,3 +449,34 @@ func TestSettleInterrupted(t *testing.T) {
 	assert.Contains(t, log.String(), "interrupted while waiting for the work to be done")
 	assert.NotContains(t, log.String(), "30s after the run's end")
 }
+
+// TestDefaultScheduleFitsTheFleet: without --schedule, a fleet other than
+// the default's was refused for a schedule the user never gave (--set
+// home_workers=1: "the schedule: fault action 5 (stall): node "home-2" is
+// not a node of this world"). The default schedule's parts go to the
+// fleet's own workers; the default fleet keeps home-1, prod-1 and home-2.
+func TestDefaultScheduleFitsTheFleet(t *testing.T) {
+	for _, c := range []struct {
+		sets                    []string
+		killed, frozen, stalled string
+	}{
+		{nil, "home-1", "prod-1", "home-2"},
+		{[]string{"home_workers=1"}, "home-1", "prod-1", "home-1"},
+		{[]string{"prod_workers=0"}, "home-1", "home-2", "home-2"},
+		{[]string{"home_workers=1", "prod_workers=0"}, "home-1", "home-1", "home-1"},
+		{[]string{"home_workers=0", "prod_workers=2"}, "prod-1", "prod-1", "prod-2"},
+		{[]string{"home_workers=3", "arbiters=2"}, "home-1", "prod-1", "home-2"},
+	} {
+		d := judge.Default()
+		for _, kv := range c.sets {
+			name, value, _ := strings.Cut(kv, "=")
+			require.NoError(t, d.Set(name, value), kv)
+		}
+		s, err := DefaultSchedule(judge.System, d.JSON(), 20*time.Second)
+		require.NoError(t, err, "%v", c.sets)
+		require.Len(t, s, 7)
+		assert.Equal(t, []string{c.killed, c.killed, c.frozen, c.frozen, c.stalled, "arbiter-1"},
+			[]string{s[0].Node, s[1].Node, s[2].Node, s[3].Node, s[4].Node, s[5].Node}, "%v", c.sets)
+		assert.NoError(t, refuse(s, judge.NamesOf(d).All(), []string{"db"}), "%v: every node of the schedule is the world's", c.sets)
+	}
+}

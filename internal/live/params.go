@@ -1,6 +1,8 @@
 package live
 
 import (
+	"encoding/json"
+	"fmt"
 	"time"
 
 	"github.com/fencesim/fencesim/clock"
@@ -31,22 +33,56 @@ func ShortSets(system string) []string {
 // the run, a worker killed with SIGKILL and restarted, another frozen with
 // SIGSTOP and thawed, a worker's link to the arbiter stalled, the
 // arbiter's database connections broken; everything healed before the end
-// so that the run finishes its work.
-func DefaultSchedule(system string, d time.Duration) sim.Schedule {
+// so that the run finishes its work. With the default fleet the workers are
+// home-1 (killed), prod-1 (frozen) and home-2 (stalled); another fleet
+// (--set home_workers=N, prod_workers=N) has its own workers take those
+// parts, so that the default schedule never names a node the world does
+// not have.
+func DefaultSchedule(system string, design json.RawMessage, d time.Duration) (sim.Schedule, error) {
 	at := func(f float64) clock.Time {
 		return clock.Time(time.Duration(f * float64(d)).Truncate(time.Millisecond))
 	}
 	switch system {
 	case judge.System:
-		return sim.Schedule{
-			{At: at(0.15), Kind: sim.Crash, Node: "home-1"},
-			{At: at(0.22), Kind: sim.Restart, Node: "home-1"},
-			{At: at(0.30), Kind: sim.Pause, Node: "prod-1"},
-			{At: at(0.36), Kind: sim.Resume, Node: "prod-1"},
-			{At: at(0.42), Kind: sim.Stall, Node: "home-2", Peer: "arbiter-1", For: 3 * time.Second},
-			{At: at(0.55), Kind: sim.Break, Node: "arbiter-1", Peer: "db"},
-			{At: at(0.70), Kind: sim.HealAll},
+		des, err := judge.ParseDesign(design)
+		if err != nil {
+			return nil, err
 		}
+		n := judge.NamesOf(des)
+		workers := append(append([]string(nil), n.Home...), n.Prod...)
+		if len(workers) == 0 || len(n.Arbiters) == 0 {
+			return nil, fmt.Errorf("the default schedule needs a worker and an arbiter: give --schedule FILE")
+		}
+		// killed: the first worker; frozen: the first production
+		// worker, else the last; stalled: the second home worker, else a
+		// worker neither killed nor frozen, else the first.
+		killed := workers[0]
+		frozen := workers[len(workers)-1]
+		if len(n.Prod) > 0 {
+			frozen = n.Prod[0]
+		}
+		stalled := ""
+		if len(n.Home) >= 2 {
+			stalled = n.Home[1]
+		}
+		for _, w := range workers {
+			if stalled == "" && w != killed && w != frozen {
+				stalled = w
+			}
+		}
+		if stalled == "" {
+			stalled = workers[0]
+		}
+		arbiter := n.Arbiters[0]
+		return sim.Schedule{
+			{At: at(0.15), Kind: sim.Crash, Node: killed},
+			{At: at(0.22), Kind: sim.Restart, Node: killed},
+			{At: at(0.30), Kind: sim.Pause, Node: frozen},
+			{At: at(0.36), Kind: sim.Resume, Node: frozen},
+			{At: at(0.42), Kind: sim.Stall, Node: stalled, Peer: arbiter, For: 3 * time.Second},
+			{At: at(0.55), Kind: sim.Break, Node: arbiter, Peer: n.DB},
+			{At: at(0.70), Kind: sim.HealAll},
+		}, nil
 	}
-	return nil
+	return nil, nil
 }
