@@ -480,3 +480,25 @@ func TestDefaultScheduleFitsTheFleet(t *testing.T) {
 		assert.NoError(t, refuse(s, judge.NamesOf(d).All(), []string{"db"}), "%v: every node of the schedule is the world's", c.sets)
 	}
 }
+
+// TestTwoPCDefaultSchedule: without --schedule a 2PC run had no fault at
+// all (the flag's help and docs/README.md promise kills, a stall, a broken
+// connection), and said every property held. Its default now kills the
+// coordinator at the first COMMIT PREPARED acknowledged and restarts it,
+// breaks its connections to orders and heals; every node it names is the
+// world's, with agents (timeout-abort) and more participants too.
+func TestTwoPCDefaultSchedule(t *testing.T) {
+	for _, knobs := range [][]twopc.Knob{nil, {twopc.TimeoutAbort}} {
+		d := twopc.Default().MustWith(knobs...)
+		d.Participants = 3
+		s, err := DefaultSchedule(twopc.System, d.JSON(), 20*time.Second)
+		require.NoError(t, err)
+		require.Len(t, s, 4)
+		assert.Equal(t, sim.Action{Kind: sim.CrashAt, Node: "coordinator", Point: twopc.PointCommitted + "orders", Count: 1}, s[0])
+		assert.Equal(t, sim.Restart, s[1].Kind)
+		assert.Equal(t, clock.Time(6*time.Second), s[1].At)
+		names := twopc.NamesOf(d)
+		assert.NoError(t, refuse(s, names.All(), names.Participants), "%v", knobs)
+		assert.Contains(t, twopc.CoordinatorPoints(d), s[0].Point, "a point the coordinator passes")
+	}
+}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/fencesim/fencesim/clock"
 	"github.com/fencesim/fencesim/model/judge"
+	"github.com/fencesim/fencesim/model/twopc"
 	"github.com/fencesim/fencesim/sim"
 )
 
@@ -81,6 +82,29 @@ func DefaultSchedule(system string, design json.RawMessage, d time.Duration) (si
 			{At: at(0.36), Kind: sim.Resume, Node: frozen},
 			{At: at(0.42), Kind: sim.Stall, Node: stalled, Peer: arbiter, For: 3 * time.Second},
 			{At: at(0.55), Kind: sim.Break, Node: arbiter, Peer: n.DB},
+			{At: at(0.70), Kind: sim.HealAll},
+		}, nil
+	case twopc.System:
+		// System C: the coordinator kills itself (kill -9) at the first
+		// transaction's first COMMIT PREPARED acknowledged, before the
+		// next (C.1's position 4: the decision is logged, one
+		// participant committed, the others prepared), and is restarted
+		// to recover from its log; then its connections to orders break.
+		// (A crash of a participant's server is left out: --pg refuses
+		// it.)
+		des, err := twopc.ParseDesign(design)
+		if err != nil {
+			return nil, err
+		}
+		n := twopc.NamesOf(des)
+		if len(n.Started) == 0 || len(n.Participants) == 0 {
+			return nil, fmt.Errorf("the default schedule needs a coordinator and a participant: give --schedule FILE")
+		}
+		coord, first := n.Started[0], n.Participants[0]
+		return sim.Schedule{
+			{At: 0, Kind: sim.CrashAt, Node: coord, Point: twopc.PointCommitted + first, Count: 1},
+			{At: at(0.30), Kind: sim.Restart, Node: coord},
+			{At: at(0.45), Kind: sim.Break, Node: coord, Peer: first},
 			{At: at(0.70), Kind: sim.HealAll},
 		}, nil
 	}
