@@ -30,7 +30,9 @@ type Target struct {
 	Parts []Part `json:"parts,omitempty"`
 	// Start: some of the target's code runs when the program starts (an
 	// init function, a package variable's initializer), before any run,
-	// and no run's count includes it.
+	// and no run's count includes it. The body of a function literal a
+	// package variable holds (and does not call) is not start-up code: it
+	// runs when called, and is counted by its blocks.
 	Start bool `json:"start,omitempty"`
 }
 

@@ -312,12 +312,17 @@ func codeOf(src []byte) (code []bool, lines []int) {
 // expressions run when their switch does, so they count with the switch's
 // block; a function's signature with its body's first statement. A line of
 // an init function or of a package-level var declaration runs when the
-// program starts, before any run (start), and no block counts it.
+// program starts, before any run (start), and no block counts it, but for
+// the lines of a function literal that such a var holds and does not call
+// there (var f = func(...) {...}, a table of handlers): its body runs when
+// it is called, in a run, and is counted by its blocks as any function's,
+// its signature with its body's first statement.
 type attributor struct {
 	code    []bool // a byte of a token other than a brace (codeOf)
 	lines   []int  // each line's first byte
 	pos     []uint32
 	startup []span // init functions and package var declarations
+	runtime []span // function literals a package var holds: not start-up code
 	via     []span // lines no block holds, and the line whose blocks run them
 }
 
@@ -347,9 +352,30 @@ func newAttributor(src []byte, pos []uint32) *attributor {
 				a.via = append(a.via, span{line(d.Pos()), line(d.Body.Lbrace), line(d.Body.List[0].Pos())})
 			}
 		case *ast.GenDecl:
-			if d.Tok == token.VAR {
-				a.startup = append(a.startup, span{from: line(d.Pos()), to: line(d.End())})
+			if d.Tok != token.VAR {
+				continue
 			}
+			a.startup = append(a.startup, span{from: line(d.Pos()), to: line(d.End())})
+			// A function literal the declaration calls runs at start-up
+			// (var x = func() T {...}()); one it only holds runs when
+			// called.
+			called := map[*ast.FuncLit]bool{}
+			ast.Inspect(d, func(n ast.Node) bool {
+				if c, ok := n.(*ast.CallExpr); ok {
+					if fl, ok := ast.Unparen(c.Fun).(*ast.FuncLit); ok {
+						called[fl] = true
+					}
+				}
+				fl, ok := n.(*ast.FuncLit)
+				if !ok || called[fl] {
+					return true
+				}
+				a.runtime = append(a.runtime, span{from: line(fl.Pos()), to: line(fl.End())})
+				if len(fl.Body.List) > 0 {
+					a.via = append(a.via, span{line(fl.Pos()), line(fl.Body.Lbrace), line(fl.Body.List[0].Pos())})
+				}
+				return false // what it holds runs when it does
+			})
 		}
 	}
 	ast.Inspect(f, func(n ast.Node) bool {
@@ -420,8 +446,10 @@ func (a *attributor) attribute(from, to int) (blocks []int, parts []changecov.Pa
 			continue
 		}
 		if _, ok := in(a.startup, l); ok {
-			start = true
-			continue
+			if _, run := in(a.runtime, l); !run {
+				start = true
+				continue
+			}
 		}
 		bs := a.blocksAt(l)
 		if len(bs) == 0 {
@@ -470,7 +498,7 @@ func (e *buildError) Error() string { return e.msg }
 // coverScheme names how BuildCovered instruments, for the cache: a
 // change to it (the blocks' tightening, the generated file) must not
 // fetch binaries built the old way.
-const coverScheme = "cover-count/tightened/parts/2"
+const coverScheme = "cover-count/tightened/parts/3"
 
 // targetsKey is a hash of the targets and the scheme, for the cache.
 func targetsKey(ts []changecov.Target) string {
