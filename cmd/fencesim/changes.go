@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/fencesim/fencesim/internal/changecov"
@@ -44,9 +45,14 @@ type diffCoverage struct {
 	Targets [2][]changecov.Target `json:"targets"`
 	// NotCounted says why a side was not counted ("" when it was).
 	NotCounted [2]string `json:"not_counted"`
-	// Runs is how many runs each side made.
-	Runs  [2]int         `json:"runs"`
-	Hunks []hunkCoverage `json:"hunks"`
+	// Runs is how many runs each side made (of every system).
+	Runs [2]int `json:"runs"`
+	// BySystem, when the diff ran more than one system: each system's
+	// runs on each side. A hunk in one system's code can run in that
+	// system's runs only: its runs are counted of the runs of the systems
+	// that executed it (hunkCoverage.BySystem).
+	BySystem []systemCoverage `json:"by_system,omitempty"`
+	Hunks    []hunkCoverage   `json:"hunks"`
 	// Warnings name the hunks whose statements never ran.
 	Warnings []string `json:"warnings"`
 }
@@ -62,6 +68,9 @@ type hunkCoverage struct {
 	Stmts      [2]int    `json:"stmts"`
 	Executed   [2]int    `json:"runs_executed"`
 	Executions [2]uint64 `json:"executions"`
+	// BySystem, when the diff ran more than one system: per system, its
+	// runs on each side and how many of them executed the hunk.
+	BySystem []systemCoverage `json:"by_system,omitempty"`
 	// NotBuilt: the side's fencesim does not link the hunk's file.
 	NotBuilt [2]bool `json:"not_built,omitempty"`
 	// Unrun lists, per side, the lines of the hunk's code that no run
@@ -71,13 +80,53 @@ type hunkCoverage struct {
 	// Start: the hunk holds code that runs when fencesim starts (an init
 	// function, a package variable), before any run, which no run counts.
 	Start [2]bool `json:"start,omitempty"`
-	// warm is how many warm-up runs executed it (a focused diff's choice):
+	// warm is how many warm-up runs executed it (a focused diff's choice),
+	// of warmRuns, the warm-up runs of the system that executed it most:
 	// its rarest part, when its side counts parts; warmAt is that part's
 	// lines ("" for the whole hunk), and rareParts the working side's
 	// parts that ran in few warm-up runs (a mask of Parts).
 	warm      int
+	warmRuns  int
 	warmAt    string
 	rareParts uint64
+}
+
+// systemCoverage is one system's runs on each side and, for a hunk, how
+// many of them executed it.
+type systemCoverage struct {
+	System   string `json:"system"`
+	Runs     [2]int `json:"runs"`
+	Executed [2]int `json:"runs_executed,omitempty"`
+}
+
+// recordSystems names the systems of both sides' records, in the order they
+// ran.
+func recordSystems(recs [2][]seedRecord) []string {
+	var out []string
+	for i := range recs {
+		for _, r := range recs[i] {
+			if !slices.Contains(out, r.System) {
+				out = append(out, r.System)
+			}
+		}
+	}
+	return out
+}
+
+// ranIn is, on side i, the runs of the systems that executed the hunk
+// and their names (every system's runs and none when no system did, or
+// the diff ran one system).
+func (c *diffCoverage) ranIn(h *hunkCoverage, i int) (runs int, names []string) {
+	for _, s := range h.BySystem {
+		if s.Executed[i] > 0 {
+			runs += s.Runs[i]
+			names = append(names, s.System)
+		}
+	}
+	if len(names) == 0 {
+		return c.Runs[i], nil
+	}
+	return runs, names
 }
 
 // coverageTargets turns the hunks into each side's targets.
@@ -144,6 +193,21 @@ func (c *diffCoverage) counted(ctx context.Context, p revision.Pair, asked [2][]
 // count fills in the runs: a side's records must carry a cover array of
 // its targets, or the side is not counted.
 func (c *diffCoverage) count(recs [2][]seedRecord) {
+	names := recordSystems(recs)
+	if len(names) > 1 {
+		c.BySystem = nil
+		for _, n := range names {
+			sc := systemCoverage{System: n}
+			for i := range recs {
+				for _, r := range recs[i] {
+					if r.System == n {
+						sc.Runs[i]++
+					}
+				}
+			}
+			c.BySystem = append(c.BySystem, sc)
+		}
+	}
 	for i := range recs {
 		c.Runs[i] = len(recs[i])
 		if c.NotCounted[i] != "" || len(c.Targets[i]) == 0 {
@@ -158,6 +222,10 @@ func (c *diffCoverage) count(recs [2][]seedRecord) {
 	}
 	for k := range c.Hunks {
 		h := &c.Hunks[k]
+		h.BySystem = nil
+		for _, sc := range c.BySystem {
+			h.BySystem = append(h.BySystem, systemCoverage{System: sc.System, Runs: sc.Runs})
+		}
 		for i := range recs {
 			t := h.Target[i]
 			if t < 0 || c.NotCounted[i] != "" {
@@ -174,6 +242,9 @@ func (c *diffCoverage) count(recs [2][]seedRecord) {
 				if n := r.Cover[t]; n > 0 {
 					h.Executed[i]++
 					h.Executions[i] += n
+					if j := slices.IndexFunc(h.BySystem, func(s systemCoverage) bool { return s.System == r.System }); j >= 0 {
+						h.BySystem[j].Executed[i]++
+					}
 				}
 				if len(r.CoverParts) == len(r.Cover) {
 					ran |= r.CoverParts[t]
@@ -255,7 +326,19 @@ func (c *diffCoverage) writeText(w io.Writer) {
 	if c.NotCounted[1] != "" {
 		of = c.Runs[0]
 	}
-	fmt.Fprintf(w, "\n-- changed code (runs in which each hunk executed, of %d) --\n", of)
+	if len(c.BySystem) > 0 {
+		side := 1
+		if c.NotCounted[1] != "" {
+			side = 0
+		}
+		var per []string
+		for _, s := range c.BySystem {
+			per = append(per, fmt.Sprintf("%s %d", s.System, s.Runs[side]))
+		}
+		fmt.Fprintf(w, "\n-- changed code (runs in which each hunk executed, of the runs of the systems that executed it: %s) --\n", strings.Join(per, ", "))
+	} else {
+		fmt.Fprintf(w, "\n-- changed code (runs in which each hunk executed, of %d) --\n", of)
+	}
 	for i, why := range c.NotCounted {
 		if why != "" {
 			fmt.Fprintf(w, "  %s: %s\n", [2]string{"base", "working"}[i], why)
@@ -285,7 +368,12 @@ func (c *diffCoverage) writeText(w io.Writer) {
 				cells[k][i] = name + " no statements"
 			default:
 				stmts = true
-				cells[k][i] = fmt.Sprintf("%s %d/%d (%s)", name, h.Executed[i], c.Runs[i], plural(int(min(h.Executions[i], 1<<62)), "execution"))
+				of, in := c.ranIn(h, i)
+				where := ""
+				if len(in) > 0 && len(in) < len(c.BySystem) {
+					where = " in " + strings.Join(in, ", ")
+				}
+				cells[k][i] = fmt.Sprintf("%s %d/%d%s (%s)", name, h.Executed[i], of, where, plural(int(min(h.Executions[i], 1<<62)), "execution"))
 			}
 		}
 		if !stmts && c.NotCounted == [2]string{} && h.NotBuilt == [2]bool{} {

@@ -616,3 +616,77 @@ func TestRareParts(t *testing.T) {
 	assert.Empty(t, rareHunks(c, warm), "without parts the hunk ran in every run")
 	assert.Equal(t, 8, c.Hunks[0].warm)
 }
+
+// TestCoverageBySystem: a diff of several systems counts a hunk's runs of
+// the runs of the systems that executed it, naming them (a twopc hunk
+// that ran in every twopc run is not "2/6", a third of the runs); a hunk
+// no run executed is of every run; --json has each system's counts; and
+// the focus's warm-up counts a hunk as rare by the system that ran it
+// most, not by every system's runs together.
+func TestCoverageBySystem(t *testing.T) {
+	hunks := []revision.Hunk{
+		{File: "model/twopc/coordinator.go", Base: revision.Lines{From: 10, To: 10}, Work: revision.Lines{From: 10, To: 10}, BaseFunc: "f", WorkFunc: "f"},
+		{File: "model/twopc/coordinator.go", Base: revision.Lines{From: 20, To: 19}, Work: revision.Lines{From: 20, To: 20}, WorkFunc: "g"},
+		{File: "model/db/exec.go", Base: revision.Lines{From: 5, To: 4}, Work: revision.Lines{From: 5, To: 5}, WorkFunc: "h"},
+	}
+	c, asked := coverageTargets(hunks)
+	for i := range c.Targets {
+		c.Targets[i] = append([]changecov.Target(nil), asked[i]...)
+		for k := range c.Targets[i] {
+			c.Targets[i][k].Stmts = 1
+		}
+	}
+	var recs [2][]seedRecord
+	for _, sys := range []string{"arbiter", "outbox", "twopc"} {
+		for s := range uint64(2) {
+			base, work := []uint64{0}, []uint64{0, 0, 0}
+			if sys == "twopc" {
+				base[0], work[0] = 2, 2
+			}
+			if sys != "outbox" {
+				work[2] = 1 // the shared code: arbiter's and twopc's runs
+			}
+			recs[0] = append(recs[0], seedRecord{System: sys, Seed: s + 1, Cover: base})
+			recs[1] = append(recs[1], seedRecord{System: sys, Seed: s + 1, Cover: work})
+		}
+	}
+	c.count(recs)
+	var b bytes.Buffer
+	c.writeText(&b)
+	assert.Equal(t, `
+-- changed code (runs in which each hunk executed, of the runs of the systems that executed it: arbiter 2, outbox 2, twopc 2) --
+  model/twopc/coordinator.go:10 in f  base 2/2 in twopc (4 executions)  working 2/2 in twopc (4 executions)
+  model/twopc/coordinator.go:20 in g  base -                            working 0/6 (0 executions)
+  model/db/exec.go:5 in h             base -                            working 4/4 in arbiter, twopc (4 executions)
+  WARNING: model/twopc/coordinator.go:20 never ran in 6 runs: this verdict says nothing about it
+`, b.String())
+	assert.Equal(t, [2]int{6, 6}, c.Runs, "the totals stay")
+	assert.Equal(t, [2]int{2, 2}, c.Hunks[0].Executed)
+	assert.Equal(t, []systemCoverage{{System: "arbiter", Runs: [2]int{2, 2}}, {System: "outbox", Runs: [2]int{2, 2}}, {System: "twopc", Runs: [2]int{2, 2}, Executed: [2]int{2, 2}}}, c.Hunks[0].BySystem)
+
+	// The warm-up: 8 runs a system. A hunk that ran in 3 of twopc's 8 runs
+	// (and in no other system's, which cannot reach it) is not rare; one
+	// that ran in 1 of twopc's 8 is, and says so.
+	var warm [2][]seedRecord
+	for _, sys := range []string{"arbiter", "outbox", "twopc"} {
+		for s := range uint64(8) {
+			work := []uint64{0, 0, 0}
+			if sys == "twopc" && s < 3 {
+				work[0] = 1
+			}
+			if sys == "twopc" && s == 0 {
+				work[1] = 1
+			}
+			if sys == "arbiter" {
+				work[2] = 1
+			}
+			warm[0] = append(warm[0], seedRecord{System: sys, Seed: s + 1, Cover: []uint64{work[0]}})
+			warm[1] = append(warm[1], seedRecord{System: sys, Seed: s + 1, Cover: work})
+		}
+	}
+	rare := rareHunks(c, warm)
+	assert.Equal(t, []int{1}, rare, "3 of twopc's 8 warm-up runs is not under a quarter; 1 of 8 is")
+	assert.Equal(t, [2]int{3, 8}, [2]int{c.Hunks[0].warm, c.Hunks[0].warmRuns})
+	assert.Equal(t, [2]int{1, 8}, [2]int{c.Hunks[1].warm, c.Hunks[1].warmRuns})
+	assert.Equal(t, [2]int{8, 8}, [2]int{c.Hunks[2].warm, c.Hunks[2].warmRuns}, "the shared code, by the system that ran it most")
+}

@@ -115,7 +115,7 @@ func (fo *focuser) run(sr *sideRunner, p plan, list []systems.System, cov *diffC
 		if h.warmAt != "" {
 			at = fmt.Sprintf("%s:%s (of the hunk at %s)", h.File, h.warmAt, h.Work)
 		}
-		fo.res.Why = fmt.Sprintf("%s ran in %d of the %d warm-up runs", at, h.warm, w)
+		fo.res.Why = fmt.Sprintf("%s ran in %d of the %d warm-up runs", at, h.warm, h.warmRuns)
 	}
 	if n == w {
 		fo.res.Why = fmt.Sprintf("the %d seeds are all the warm-up's", n)
@@ -285,6 +285,9 @@ func (rw *pairReward) score(b, w *seedRecord) float64 {
 // it sets each hunk's warm count. Where the side counts a hunk's parts
 // (its code block by block), a hunk is as rare as its rarest part: a new
 // if whose condition runs in every run and whose body in none is rare.
+// The runs are counted system by system, and a hunk (or a part) is as
+// rare as in the system whose runs executed it most: a hunk in one
+// system's code never runs in another's, whose runs say nothing of it.
 func rareHunks(cov *diffCoverage, recs [2][]seedRecord) []int {
 	if cov == nil {
 		return nil
@@ -297,6 +300,10 @@ func rareHunks(cov *diffCoverage, recs [2][]seedRecord) []int {
 		}
 		return cov.Targets[side][t].Stmts
 	}
+	// share is ran of runs, as a number to compare (1 for no run).
+	type share struct{ ran, runs int }
+	less := func(a, b share) bool { return a.ran*max(b.runs, 1) < b.ran*max(a.runs, 1) }
+	rare := func(x share) bool { return x.runs > 0 && float64(x.ran) < focusRare*float64(x.runs) }
 	for i := range cov.Hunks {
 		h := &cov.Hunks[i]
 		side := 1
@@ -308,42 +315,70 @@ func rareHunks(cov *diffCoverage, recs [2][]seedRecord) []int {
 			continue
 		}
 		parts := cov.Targets[side][t].Parts
-		ranPart := make([]int, len(parts))
-		ran, runs := 0, 0
+		// Per system (in the order they ran): its runs, those that
+		// executed the hunk, and those that executed each part.
+		type tally struct {
+			runs, ran int
+			parts     []int
+		}
+		var order []string
+		by := map[string]*tally{}
 		for _, r := range recs[side] {
 			if len(r.Cover) == 0 {
 				continue
 			}
-			runs++
+			x := by[r.System]
+			if x == nil {
+				x = &tally{parts: make([]int, len(parts))}
+				by[r.System] = x
+				order = append(order, r.System)
+			}
+			x.runs++
 			if t < len(r.Cover) && r.Cover[t] > 0 {
-				ran++
+				x.ran++
 			}
 			if len(r.CoverParts) != len(r.Cover) {
 				parts = nil // a record without parts: the hunk as a whole
 			}
-			for k := range parts {
+			for k := range x.parts {
 				if t < len(r.CoverParts) && r.CoverParts[t]&(1<<min(k, 63)) != 0 {
-					ranPart[k]++
+					x.parts[k]++
 				}
 			}
 		}
-		h.warm, h.warmAt, h.rareParts = ran, "", 0
+		// The system whose runs executed the hunk (or the part) most.
+		most := func(of func(*tally) int) share {
+			var best share
+			for j, n := range order {
+				x := share{of(by[n]), by[n].runs}
+				if j == 0 || less(best, x) {
+					best = x
+				}
+			}
+			return best
+		}
+		whole := most(func(x *tally) int { return x.ran })
+		h.warm, h.warmRuns, h.warmAt, h.rareParts = whole.ran, whole.runs, "", 0
 		for k, p := range parts {
 			if p.Stmts == 0 {
 				continue
 			}
-			if float64(ranPart[k]) < focusRare*float64(runs) && side == 1 {
+			x := most(func(y *tally) int { return y.parts[k] })
+			if rare(x) && side == 1 {
 				h.rareParts |= 1 << min(k, 63)
 			}
-			if ranPart[k] < h.warm {
-				h.warm, h.warmAt = ranPart[k], revision.Lines{From: p.From, To: p.To}.String()
+			if less(x, share{h.warm, h.warmRuns}) {
+				h.warm, h.warmRuns, h.warmAt = x.ran, x.runs, revision.Lines{From: p.From, To: p.To}.String()
 			}
 		}
-		if runs > 0 && float64(h.warm) < focusRare*float64(runs) {
+		if rare(share{h.warm, h.warmRuns}) {
 			out = append(out, i)
 		}
 	}
-	slices.SortStableFunc(out, func(a, b int) int { return cov.Hunks[a].warm - cov.Hunks[b].warm })
+	slices.SortStableFunc(out, func(a, b int) int {
+		x, y := cov.Hunks[a], cov.Hunks[b]
+		return x.warm*max(y.warmRuns, 1) - y.warm*max(x.warmRuns, 1)
+	})
 	return out
 }
 
