@@ -830,6 +830,11 @@ func diffThresholds(specs []string, list []systems.System) (map[string][]thresho
 				continue
 			}
 			found = true
+			for _, o := range out[sys.Name()] {
+				if o.Metric == t.Metric && o.Stat == t.Stat && o.fall == t.fall {
+					return nil, usagef("--fail-on %q and %q both bound the %s of %s on a %s: give each bound once", o.Spec, t.Spec, t.Stat, t.Metric, map[bool]string{true: "fall", false: "rise"}[t.fall])
+				}
+			}
 			out[sys.Name()] = append(out[sys.Name()], t)
 		}
 		if !found {

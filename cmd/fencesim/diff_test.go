@@ -226,6 +226,7 @@ func TestDiffBadInput(t *testing.T) {
 		{[]string{"diff", "--system", "arbiter", "--fail-on", "MA2=10%"}, "must be signed"},
 		{[]string{"diff", "--system", "arbiter", "--fail-on", "MA4=+1"}, "names 2 metrics"},
 		{[]string{"diff", "--keep", "-1"}, "--keep -1"},
+		{[]string{"diff", "--system", "arbiter", "--fail-on", "MA2=+10%", "--fail-on", "wasted_judgings=+20%"}, `--fail-on "MA2=+10%" and "wasted_judgings=+20%" both bound the mean of wasted_judgings (MA2) on a rise: give each bound once`},
 	} {
 		var stdout, stderr bytes.Buffer
 		code := Main(tc.args, &stdout, &stderr)
