@@ -121,6 +121,7 @@ func (rc *recordCache) load() {
 			continue
 		}
 		for _, r := range rs {
+			r.kept = true // an earlier diff's
 			rc.recs[recKey{r.System, r.Seed}] = r
 		}
 	}
@@ -142,15 +143,14 @@ func (rc *recordCache) load() {
 
 // lookup returns the kept records of p's seeds of the systems names, and
 // the seeds of p that some system lacks (nil when none), whose kept
-// records are left out so that they run whole.
+// records are left out so that they run whole. A record an earlier diff
+// ran is marked kept; one this diff ran and stored (its base's seeds run
+// ahead while the working tree built, which a focused diff's search may
+// pick later) is served as it is: this diff ran it.
 func (rc *recordCache) lookup(p plan, names []string) (served []seedRecord, missing []uint64) {
 	rc.mu.Lock()
 	defer rc.mu.Unlock()
-	served, missing = serve(p, names, rc.recs)
-	for i := range served {
-		served[i].kept = true
-	}
-	return served, missing
+	return serve(p, names, rc.recs)
 }
 
 // serve returns the records of have for p's seeds of the systems names,
@@ -181,6 +181,7 @@ func (rc *recordCache) store(rs []seedRecord) {
 	rc.mu.Lock()
 	defer rc.mu.Unlock()
 	for _, r := range rs {
+		r.kept = false // this diff's
 		rc.recs[recKey{r.System, r.Seed}] = r
 	}
 	_ = rc.write(rs)

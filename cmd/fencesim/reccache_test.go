@@ -39,6 +39,12 @@ func TestRecordCache(t *testing.T) {
 	}
 	ran = append(ran, seedRecord{Format: perSeedFormat, System: "outbox", Seed: 2, Hash: "v2:o", Failed: []string{}, Held: []string{}})
 	rc.store(ran)
+	kept, missing = rc.lookup(p, []string{"arbiter"})
+	assert.Nil(t, missing)
+	require.Len(t, kept, 4, "what this diff stored is served")
+	for _, r := range kept {
+		assert.False(t, r.kept, "seed %d: this diff ran it, no earlier diff", r.Seed)
+	}
 
 	again := openRecordCache(bin, args, design)
 	kept, missing = again.lookup(p, []string{"arbiter"})
@@ -46,6 +52,9 @@ func TestRecordCache(t *testing.T) {
 	require.Len(t, kept, 4)
 	assert.Equal(t, ran[2].Hash, kept[2].Hash)
 	assert.Equal(t, []uint64{3}, kept[2].Cover)
+	for _, r := range kept {
+		assert.True(t, r.kept, "seed %d: an earlier diff's", r.Seed)
+	}
 	kept, missing = again.lookup(p, []string{"arbiter", "outbox"})
 	assert.Equal(t, []uint64{1, 3, 4}, missing, "outbox ran seed 2 only")
 	assert.Len(t, kept, 2, "seed 2 of both systems")
