@@ -190,9 +190,34 @@ func (c *diffCoverage) counted(ctx context.Context, p revision.Pair, asked [2][]
 	}
 }
 
-// count fills in the runs: a side's records must carry a cover array of
-// its targets, or the side is not counted.
+// bothSides keeps the records of the seeds that ran on both sides (of a
+// system): the runs the verdict speaks for. An interrupted diff leaves
+// seeds that ran on one side only, which the tables leave out; counted,
+// they would say a hunk ran where the verdict has no run of it.
+func bothSides(recs [2][]seedRecord) [2][]seedRecord {
+	var has [2]map[recKey]bool
+	for i := range recs {
+		has[i] = map[recKey]bool{}
+		for _, r := range recs[i] {
+			has[i][recKey{r.System, r.Seed}] = true
+		}
+	}
+	var out [2][]seedRecord
+	for i := range recs {
+		for _, r := range recs[i] {
+			if has[1-i][recKey{r.System, r.Seed}] {
+				out[i] = append(out[i], r)
+			}
+		}
+	}
+	return out
+}
+
+// count fills in the runs of the seeds that ran on both sides
+// (bothSides): a side's records must carry a cover array of its targets,
+// or the side is not counted.
 func (c *diffCoverage) count(recs [2][]seedRecord) {
+	recs = bothSides(recs)
 	names := recordSystems(recs)
 	if len(names) > 1 {
 		c.BySystem = nil

@@ -501,12 +501,12 @@ func TestCoverageText(t *testing.T) {
 	assert.Equal(t, [2]bool{false, true}, c.Hunks[1].Start)
 
 	c = partly([2][]seedRecord{
-		{{Seed: 1}},
+		{{Seed: 1}, {Seed: 2}},
 		{{Seed: 1, Cover: []uint64{2, 0}, CoverParts: []uint64{0b01, 0}}, {Seed: 2, Cover: []uint64{1, 0}, CoverParts: []uint64{0b10, 0}}},
 	})
 	assert.Empty(t, c.Warnings, "each part ran in some run")
 	c = partly([2][]seedRecord{
-		{{Seed: 1}},
+		{{Seed: 1}, {Seed: 2}},
 		{{Seed: 1, Cover: []uint64{2, 0}, CoverParts: []uint64{0b01, 0}}, {Seed: 2, Cover: []uint64{1, 0}}},
 	})
 	assert.Empty(t, c.Warnings, "a record without parts (an older build's): the parts are not known")
@@ -690,4 +690,28 @@ func TestCoverageBySystem(t *testing.T) {
 	assert.Equal(t, [2]int{3, 8}, [2]int{c.Hunks[0].warm, c.Hunks[0].warmRuns})
 	assert.Equal(t, [2]int{1, 8}, [2]int{c.Hunks[1].warm, c.Hunks[1].warmRuns})
 	assert.Equal(t, [2]int{8, 8}, [2]int{c.Hunks[2].warm, c.Hunks[2].warmRuns}, "the shared code, by the system that ran it most")
+}
+
+// TestCoverageBothSides: an interrupted diff's seeds that ran on one side
+// only are left out of the changed-code table as they are of the other
+// tables: a hunk that ran only in such runs never ran in a run the
+// verdict speaks for, and warns.
+func TestCoverageBothSides(t *testing.T) {
+	hunks := []revision.Hunk{
+		{File: "model/judge/sql.go", Base: revision.Lines{From: 10, To: 10}, Work: revision.Lines{From: 10, To: 10}, BaseFunc: "f", WorkFunc: "f"},
+	}
+	c, asked := coverageTargets(hunks)
+	for i := range c.Targets {
+		c.Targets[i] = append([]changecov.Target(nil), asked[i]...)
+		c.Targets[i][0].Stmts = 1
+	}
+	recs := [2][]seedRecord{
+		{{System: "arbiter", Seed: 1, Cover: []uint64{0}}, {System: "arbiter", Seed: 2, Cover: []uint64{0}}},
+		{{System: "arbiter", Seed: 1, Cover: []uint64{0}}, {System: "arbiter", Seed: 2, Cover: []uint64{0}},
+			{System: "arbiter", Seed: 3, Cover: []uint64{4}}, {System: "arbiter", Seed: 4, Cover: []uint64{1}}},
+	}
+	c.count(recs)
+	assert.Equal(t, [2]int{2, 2}, c.Runs, "the seeds that ran on both sides")
+	assert.Equal(t, [2]int{0, 0}, c.Hunks[0].Executed)
+	assert.Equal(t, []string{"model/judge/sql.go:10 never ran in 2 runs: this verdict says nothing about it"}, c.Warnings)
 }
