@@ -19,9 +19,15 @@ type Target struct {
 	// Blocks, when the build names them, are the indexes of the cover
 	// blocks that hold the target's code: its lines' own, and for a line
 	// no block holds, the block its code runs in (a case's expressions:
-	// their switch's; a signature: its body's first). Register then counts
+	// their switch's, less Less; a signature: its body's first). Register then counts
 	// these and no others. Without them, every block overlapping From-To.
 	Blocks []int `json:"-"`
+	// Less, when the build names it, is per part (in the order of Blocks)
+	// the blocks whose counts are taken from the part's block's: a case
+	// clause's expressions run as often as their switch, less the passes
+	// in which an earlier clause matched (the bodies of those clauses), so
+	// a case is counted only when the switch reached it. Nil: none.
+	Less [][]int `json:"-"`
 	// Parts are the target's code, block by block, in the order of
 	// Blocks: each part's lines (the build's) and statements (Register's).
 	// A run's mask (TakeParts) says which parts ran: a hunk that ran in
@@ -51,10 +57,12 @@ type file struct {
 	hits  []hit
 }
 
-// hit is a target and the indexes of the blocks overlapping it.
+// hit is a target and the indexes of the blocks overlapping it, and per
+// block the blocks whose counts are taken from its count (Target.Less).
 type hit struct {
 	id     int
 	blocks []int
+	less   [][]int
 }
 
 var (
@@ -92,15 +100,26 @@ func Register(name string, ts []Target, count []uint32, pos []uint32, numStmt []
 			if len(t.Parts) != len(t.Blocks) {
 				panic(fmt.Sprintf("changecov: %s: target %d has %d blocks and %d parts", name, t.ID, len(t.Blocks), len(t.Parts)))
 			}
+			if t.Less != nil && len(t.Less) != len(t.Blocks) {
+				panic(fmt.Sprintf("changecov: %s: target %d has %d blocks and %d lists of blocks to take", name, t.ID, len(t.Blocks), len(t.Less)))
+			}
 			t.Parts = append([]Part(nil), t.Parts...)
 			for k, b := range t.Blocks {
 				if b < 0 || b >= len(count) {
 					panic(fmt.Sprintf("changecov: %s: target %d names block %d of %d", name, t.ID, b, len(count)))
 				}
+				if t.Less != nil {
+					for _, l := range t.Less[k] {
+						if l < 0 || l >= len(count) {
+							panic(fmt.Sprintf("changecov: %s: target %d takes block %d of %d", name, t.ID, l, len(count)))
+						}
+					}
+				}
 				t.Parts[k].Stmts = int(numStmt[b])
 				t.Stmts += int(numStmt[b])
 			}
 			h.blocks = append(h.blocks, t.Blocks...)
+			h.less = t.Less
 		} else {
 			t.Parts = nil
 			for b := range count {
@@ -166,6 +185,11 @@ func TakeParts() (counts, parts []uint64) {
 		for _, h := range f.hits {
 			for k, b := range h.blocks {
 				n := uint64(f.count[b])
+				if h.less != nil {
+					for _, l := range h.less[k] {
+						n -= min(n, uint64(f.count[l]))
+					}
+				}
 				counts[h.id] = max(counts[h.id], n)
 				if n > 0 {
 					parts[h.id] |= 1 << min(k, 63)

@@ -117,3 +117,35 @@ func TestParts(t *testing.T) {
 		Register("model/x/c.go", []Target{{ID: 3, File: "model/x/c.go", From: 1, To: 1, Blocks: []int{3}, Parts: []Part{{From: 1, To: 1}}}}, count, pos, num)
 	}, "a block the file does not have")
 }
+
+// TestLess: a part whose build names blocks to take (a case clause:
+// its switch's passes less the earlier clauses' matches) counts its
+// block's count less theirs, never below 0, and ran only when that is
+// positive; a list of the wrong length, or a block the file does not
+// have, is a broken build.
+func TestLess(t *testing.T) {
+	forget(t)
+	count, pos, num := cover()
+	Register("model/x/a.go", []Target{
+		{ID: 0, File: "model/x/a.go", From: 12, To: 14, Blocks: []int{0, 0}, Less: [][]int{nil, {1, 2}}, Parts: []Part{{From: 12, To: 12}, {From: 13, To: 13}}},
+	}, count, pos, num)
+	count[0], count[1], count[2] = 5, 2, 3 // the switch ran 5 times; earlier clauses matched 2 and 3
+	counts, parts := TakeParts()
+	assert.Equal(t, []uint64{5}, counts)
+	assert.Equal(t, []uint64{0b01}, parts, "the case was never reached")
+	count[0], count[1], count[2] = 5, 1, 3
+	counts, parts = TakeParts()
+	assert.Equal(t, []uint64{5}, counts)
+	assert.Equal(t, []uint64{0b11}, parts, "reached once")
+	count[0], count[1], count[2] = 1, 4, 0
+	_, parts = TakeParts()
+	assert.Equal(t, []uint64{0b01}, parts, "never below 0")
+	assert.Equal(t, 2*2, Targets()[0].Stmts, "each part has its block's statements")
+
+	assert.Panics(t, func() {
+		Register("model/x/b.go", []Target{{ID: 1, File: "model/x/b.go", From: 1, To: 1, Blocks: []int{0}, Less: [][]int{nil, nil}, Parts: []Part{{From: 1, To: 1}}}}, count, pos, num)
+	}, "a list of blocks to take a part does not have")
+	assert.Panics(t, func() {
+		Register("model/x/c.go", []Target{{ID: 2, File: "model/x/c.go", From: 1, To: 1, Blocks: []int{0}, Less: [][]int{{7}}, Parts: []Part{{From: 1, To: 1}}}}, count, pos, num)
+	}, "a block to take the file does not have")
+}

@@ -73,6 +73,7 @@ func BuildCovered(ctx context.Context, srcDir, bin string, targets []changecov.T
 		return fmt.Errorf("change coverage: %v", err)
 	}
 	withParts := bytes.Contains(cc, []byte("\tBlocks []int"))
+	withLess := bytes.Contains(cc, []byte("\tLess [][]int"))
 	replace := map[string]string{}
 	for i, f := range files {
 		real := filepath.Join(src, filepath.FromSlash(f))
@@ -97,9 +98,13 @@ func BuildCovered(ctx context.Context, srcDir, bin string, targets []changecov.T
 		ts := byFile[f]
 		if withParts {
 			ts = append([]changecov.Target(nil), ts...)
-			a := newAttributor(text, tight)
+			raw := pos
+			if !withLess {
+				raw = nil
+			}
+			a := newAttributor(text, tight, raw)
 			for k := range ts {
-				ts[k].Blocks, ts[k].Parts, ts[k].Start = a.attribute(ts[k].From, ts[k].To)
+				ts[k].Blocks, ts[k].Less, ts[k].Parts, ts[k].Start = a.attribute(ts[k].From, ts[k].To)
 			}
 		}
 		reg, err := registration(f, text, v, tight, ts, withParts)
@@ -158,7 +163,29 @@ func registration(name string, src []byte, v string, pos []uint32, ts []changeco
 				}
 				fmt.Fprintf(&b, "%d", x)
 			}
-			b.WriteString("}, Parts: []changecov.Part{")
+			b.WriteString("}")
+			if t.Less != nil {
+				b.WriteString(", Less: [][]int{")
+				for k, l := range t.Less {
+					if k > 0 {
+						b.WriteString(", ")
+					}
+					if l == nil {
+						b.WriteString("nil")
+						continue
+					}
+					b.WriteString("{")
+					for j, x := range l {
+						if j > 0 {
+							b.WriteString(", ")
+						}
+						fmt.Fprintf(&b, "%d", x)
+					}
+					b.WriteString("}")
+				}
+				b.WriteString("}")
+			}
+			b.WriteString(", Parts: []changecov.Part{")
 			for k, x := range t.Parts {
 				if k > 0 {
 					b.WriteString(", ")
@@ -308,9 +335,18 @@ func codeOf(src []byte) (code []bool, lines []int) {
 // (pos is the file's blocks, tightened), one part per block. A line holds
 // code when a token other than a brace is on it (a comment-only line holds
 // none). Its blocks are those whose lines hold it; for a line no block
-// holds, the block its code runs in: a case's (or a select case's)
-// expressions run when their switch does, so they count with the switch's
-// block; a function's signature with its body's first statement. A line of
+// holds, the block its code runs in: a function's signature with its
+// body's first statement; a select case's expressions run when their select
+// does (all of them, on entry), so they count with the select's block. A
+// switch's case expressions run when the switch reaches their clause: as
+// often as the switch ran, less the passes in which an earlier clause
+// matched (the counts of those clauses' bodies; a clause entered by
+// fallthrough is left out of them, its count mixing the two), so a case
+// counts with the switch's block less those bodies (a part's less); a
+// default clause, reached when no other clause matched, with the switch's
+// block less every other clause's body. Where the build's changecov cannot
+// take counts (an older base revision), a case counts with its switch. A
+// line of
 // an init function or of a package-level var declaration runs when the
 // program starts, before any run (start), and no block counts it, but for
 // the lines of a function literal that such a var holds and does not call
@@ -321,16 +357,26 @@ type attributor struct {
 	code    []bool // a byte of a token other than a brace (codeOf)
 	lines   []int  // each line's first byte
 	pos     []uint32
-	startup []span // init functions and package var declarations
-	runtime []span // function literals a package var holds: not start-up code
-	via     []span // lines no block holds, and the line whose blocks run them
+	raw     []uint32 // pos as go tool cover wrote it (nil: no less)
+	startup []span   // init functions and package var declarations
+	runtime []span   // function literals a package var holds: not start-up code
+	via     []span   // lines no block holds, and the line whose blocks run them
 }
 
-// span is lines from-to, and the line whose blocks run them (attributor).
-type span struct{ from, to, at int }
+// span is lines from-to, and the line whose blocks run them (attributor);
+// or, when block is set (a case clause), that block less the blocks of
+// less.
+type span struct {
+	from, to, at int
+	block        *int
+	less         []int
+}
 
-func newAttributor(src []byte, pos []uint32) *attributor {
-	a := &attributor{pos: pos}
+// newAttributor reads src's blocks: pos tightened (tighten), raw as go
+// tool cover wrote them, nil when the build's changecov cannot take counts
+// (Target.Less): a case then counts with its switch.
+func newAttributor(src []byte, pos, raw []uint32) *attributor {
+	a := &attributor{pos: pos, raw: raw}
 	a.code, a.lines = codeOf(src)
 	fset := token.NewFileSet()
 	f, err := parser.ParseFile(fset, "", src, parser.SkipObjectResolution)
@@ -349,7 +395,7 @@ func newAttributor(src []byte, pos []uint32) *attributor {
 				continue
 			}
 			if len(d.Body.List) > 0 {
-				a.via = append(a.via, span{line(d.Pos()), line(d.Body.Lbrace), line(d.Body.List[0].Pos())})
+				a.via = append(a.via, span{from: line(d.Pos()), to: line(d.Body.Lbrace), at: line(d.Body.List[0].Pos())})
 			}
 		case *ast.GenDecl:
 			if d.Tok != token.VAR {
@@ -372,7 +418,7 @@ func newAttributor(src []byte, pos []uint32) *attributor {
 				}
 				a.runtime = append(a.runtime, span{from: line(fl.Pos()), to: line(fl.End())})
 				if len(fl.Body.List) > 0 {
-					a.via = append(a.via, span{line(fl.Pos()), line(fl.Body.Lbrace), line(fl.Body.List[0].Pos())})
+					a.via = append(a.via, span{from: line(fl.Pos()), to: line(fl.Body.Lbrace), at: line(fl.Body.List[0].Pos())})
 				}
 				return false // what it holds runs when it does
 			})
@@ -390,17 +436,84 @@ func newAttributor(src []byte, pos []uint32) *attributor {
 		default:
 			return true
 		}
-		for _, c := range body.List {
+		sw, ok := a.rawEnding(fset.Position(body.Lbrace))
+		if _, sel := n.(*ast.SelectStmt); sel || !ok {
+			sw = -1
+		}
+		// Each clause's body block, and whether it counts the clause's
+		// matches: not a default, not entered by fallthrough.
+		bodies := make([]int, len(body.List))
+		matches := make([]bool, len(body.List))
+		for k, c := range body.List {
 			switch c := c.(type) {
 			case *ast.CaseClause:
-				a.via = append(a.via, span{line(c.Case), line(c.Colon), line(n.Pos())})
+				col := fset.Position(c.Colon)
+				col.Column++
+				b, ok := a.rawStarting(col)
+				if !ok {
+					sw = -1 // not the blocks go tool cover makes: the switch's block alone
+				}
+				bodies[k] = b
+				matches[k] = c.List != nil && !(k > 0 && fallsThrough(body.List[k-1]))
 			case *ast.CommClause:
-				a.via = append(a.via, span{line(c.Case), line(c.Colon), line(n.Pos())})
+				a.via = append(a.via, span{from: line(c.Case), to: line(c.Colon), at: line(n.Pos())})
 			}
+		}
+		for k, c := range body.List {
+			c, ok := c.(*ast.CaseClause)
+			if !ok {
+				continue
+			}
+			v := span{from: line(c.Case), to: line(c.Colon), at: line(n.Pos())}
+			if sw >= 0 {
+				v.block, v.less = &sw, []int{}
+				for j := range body.List {
+					// A case: the clauses before it that matched; a
+					// default: every clause that matched.
+					if matches[j] && j != k && (j < k || c.List == nil) {
+						v.less = append(v.less, bodies[j])
+					}
+				}
+				if len(v.less) == 0 {
+					v.less = nil // the switch's block as it is (the first case)
+				}
+			}
+			a.via = append(a.via, v)
 		}
 		return true
 	})
 	return a
+}
+
+// fallsThrough reports whether a clause ends with fallthrough.
+func fallsThrough(c ast.Stmt) bool {
+	cc, ok := c.(*ast.CaseClause)
+	if !ok || len(cc.Body) == 0 {
+		return false
+	}
+	b, ok := cc.Body[len(cc.Body)-1].(*ast.BranchStmt)
+	return ok && b.Tok == token.FALLTHROUGH
+}
+
+// rawStarting finds the block go tool cover starts at p (line and column).
+func (a *attributor) rawStarting(p token.Position) (int, bool) {
+	for b := 0; b+2 < len(a.raw); b += 3 {
+		if int(a.raw[b]) == p.Line && int(a.raw[b+2]&0xFFFF) == p.Column {
+			return b / 3, true
+		}
+	}
+	return -1, false
+}
+
+// rawEnding finds the block go tool cover ends at p: the block a switch
+// statement closes ends at its body's opening brace.
+func (a *attributor) rawEnding(p token.Position) (int, bool) {
+	for b := 0; b+2 < len(a.raw); b += 3 {
+		if int(a.raw[b+1]) == p.Line && int(a.raw[b+2]>>16) == p.Column {
+			return b / 3, true
+		}
+	}
+	return -1, false
 }
 
 // hasCode reports whether line l holds code.
@@ -437,10 +550,20 @@ func in(ss []span, l int) (span, bool) {
 }
 
 // attribute returns the blocks that hold the code of lines from-to, each
-// one's part (the lines of from-to it holds), and whether some of them
-// are start-up code.
-func (a *attributor) attribute(from, to int) (blocks []int, parts []changecov.Part, start bool) {
+// one's part (the lines of from-to it holds), per part the blocks whose
+// counts are taken from its block's (a case clause's: nil for a part
+// without), and whether some of the lines are start-up code.
+func (a *attributor) attribute(from, to int) (blocks []int, less [][]int, parts []changecov.Part, start bool) {
 	blocks, parts = []int{}, []changecov.Part{}
+	add := func(b int, minus []int, l int) {
+		for k := range blocks {
+			if blocks[k] == b && slices.Equal(less[k], minus) && (less[k] == nil) == (minus == nil) {
+				parts[k].From, parts[k].To = min(parts[k].From, l), max(parts[k].To, l)
+				return
+			}
+		}
+		blocks, less, parts = append(blocks, b), append(less, minus), append(parts, changecov.Part{From: l, To: l})
+	}
 	for l := from; l <= to; l++ {
 		if !a.hasCode(l) {
 			continue
@@ -454,19 +577,21 @@ func (a *attributor) attribute(from, to int) (blocks []int, parts []changecov.Pa
 		bs := a.blocksAt(l)
 		if len(bs) == 0 {
 			if s, ok := in(a.via, l); ok {
+				if s.block != nil {
+					add(*s.block, s.less, l)
+					continue
+				}
 				bs = a.blocksAt(s.at)
 			}
 		}
 		for _, b := range bs {
-			k := slices.Index(blocks, b)
-			if k < 0 {
-				blocks, parts = append(blocks, b), append(parts, changecov.Part{From: l, To: l})
-				continue
-			}
-			parts[k].From, parts[k].To = min(parts[k].From, l), max(parts[k].To, l)
+			add(b, nil, l)
 		}
 	}
-	return blocks, parts, start
+	if !slices.ContainsFunc(less, func(x []int) bool { return x != nil }) {
+		less = nil
+	}
+	return blocks, less, parts, start
 }
 
 // goBuild builds dir's ./cmd/fencesim into bin. -trimpath: the build does
@@ -498,7 +623,7 @@ func (e *buildError) Error() string { return e.msg }
 // coverScheme names how BuildCovered instruments, for the cache: a
 // change to it (the blocks' tightening, the generated file) must not
 // fetch binaries built the old way.
-const coverScheme = "cover-count/tightened/parts/3"
+const coverScheme = "cover-count/tightened/parts/less/4"
 
 // targetsKey is a hash of the targets and the scheme, for the cache.
 func targetsKey(ts []changecov.Target) string {

@@ -26,7 +26,7 @@ func attributorOf(t *testing.T, src string) *attributor {
 	require.NoError(t, err, "%s", b)
 	pos, err := coverPos(out, "V")
 	require.NoError(t, err)
-	return newAttributor([]byte(src), tighten([]byte(src), pos))
+	return newAttributor([]byte(src), tighten([]byte(src), pos), pos)
 }
 
 // TestAttributeFuncLitInVar: a function literal a package variable holds
@@ -66,9 +66,92 @@ func init() { pick(1) }
 		{14, 16, []changecov.Part{}, true, "a literal the declaration calls runs at start-up"},
 		{18, 18, []changecov.Part{}, true, "init"},
 	} {
-		blocks, parts, start := a.attribute(c.from, c.to)
+		blocks, _, parts, start := a.attribute(c.from, c.to)
 		assert.Equal(t, c.parts, parts, "%d-%d: %s", c.from, c.to, c.what)
 		assert.Len(t, blocks, len(c.parts), "%d-%d: %s", c.from, c.to, c.what)
 		assert.Equal(t, c.start, start, "%d-%d: %s", c.from, c.to, c.what)
 	}
+}
+
+// TestAttributeCases: a case's expressions count with their switch's
+// block less the bodies of the clauses before it that matched (a clause
+// entered by fallthrough left out), a default's with every other
+// clause's body taken; the first case with its switch's block as it is;
+// a select's cases with their select; with a build whose changecov takes
+// no counts, every case with its switch.
+func TestAttributeCases(t *testing.T) {
+	src := `package x
+
+func s(x int, v any, ch chan int) int {
+	y := 0
+	switch z := x; z {
+	case 1:
+		y = 1
+		fallthrough
+	case 2:
+		y++
+	default:
+	case 3,
+		4:
+		y = 3
+	}
+	switch v.(type) {
+	case int:
+		y++
+	case string:
+	}
+	select {
+	case <-ch:
+		y++
+	default:
+	}
+	return y
+}
+`
+	a := attributorOf(t, src)
+	// The blocks: go tool cover's, by their first line (tightened).
+	at := func(l int) int {
+		bs := a.blocksAt(l)
+		require.Len(t, bs, 1, "line %d", l)
+		return bs[0]
+	}
+	sw, case1, case34, tsw, caseInt, sel := at(4), at(7), at(14), at(16), at(18), at(21)
+	assert.NotEqual(t, sw, at(10), "case 2 has a body block of its own")
+	for _, c := range []struct {
+		line int
+		less []int
+		what string
+	}{
+		{6, nil, "the first case: its switch's passes"},
+		{9, []int{case1}, "case 2: less case 1's matches"},
+		{11, []int{case1, case34}, "default: less every matching clause (case 2 is entered by fallthrough too: left out)"},
+		{12, []int{case1}, "case 3, 4 on two lines"},
+		{13, []int{case1}, "its second line"},
+	} {
+		blocks, less, parts, _ := a.attribute(c.line, c.line)
+		assert.Equal(t, []int{sw}, blocks, "line %d: %s", c.line, c.what)
+		assert.Equal(t, []changecov.Part{{From: c.line, To: c.line}}, parts, "line %d", c.line)
+		if c.less == nil {
+			assert.Nil(t, less, "line %d: %s", c.line, c.what)
+		} else {
+			assert.Equal(t, [][]int{c.less}, less, "line %d: %s", c.line, c.what)
+		}
+	}
+	blocks, less, _, _ := a.attribute(19, 19)
+	assert.Equal(t, []int{tsw}, blocks, "a type switch's case")
+	assert.Equal(t, [][]int{{caseInt}}, less)
+	blocks, less, _, _ = a.attribute(22, 22)
+	assert.Equal(t, []int{sel}, blocks, "a select's case: its select")
+	assert.Nil(t, less)
+
+	// A switch line and its first case are one part; the next case another.
+	blocks, less, parts, _ := a.attribute(5, 9)
+	assert.Equal(t, []int{sw, case1, sw}, blocks)
+	assert.Equal(t, [][]int{nil, nil, {case1}}, less)
+	assert.Equal(t, []changecov.Part{{From: 5, To: 6}, {From: 7, To: 8}, {From: 9, To: 9}}, parts)
+
+	old := newAttributor([]byte(src), a.pos, nil)
+	blocks, less, _, _ = old.attribute(11, 11)
+	assert.Equal(t, []int{sw}, blocks, "no counts taken: the switch")
+	assert.Nil(t, less)
 }

@@ -93,6 +93,22 @@ func parts(x int) int {
 }
 `
 
+// casesGo is a switch whose first case always matches (TestBuildCovered):
+// cases(1) and cases(2) are called.
+const casesGo = `package judge
+
+func cases(x int) int {
+	switch {
+	case x > 0:
+		return 1
+	case x > 100:
+		return 2
+	default:
+		return 3
+	}
+}
+`
+
 // TestChangedHunks: a modification, an insertion and a deletion in a
 // model file, each with its lines on both sides and its function; test
 // files, non-Go files and files outside model/ do not count; an
@@ -191,8 +207,9 @@ func main() {
 	json.NewEncoder(os.Stdout).Encode(map[string]any{"targets": changecov.Targets(), "counts": counts, "parts": parts})
 }
 `)
-	r.write("model/judge/run.go", "package judge\n\nfunc Run() {\n\ta := &Arbiter{}\n\tfor range 3 {\n\t\ta.sweep()\n\t}\n\tclaimBatch(1)\n\tparts(3)\n\tparts(4)\n}\n")
+	r.write("model/judge/run.go", "package judge\n\nfunc Run() {\n\ta := &Arbiter{}\n\tfor range 3 {\n\t\ta.sweep()\n\t}\n\tclaimBatch(1)\n\tparts(3)\n\tparts(4)\n\tcases(1)\n\tcases(2)\n}\n")
 	r.write("model/judge/parts.go", partsGo)
+	r.write("model/judge/cases.go", casesGo)
 	before := r.git("status", "--porcelain")
 	bin := filepath.Join(t.TempDir(), "fencesim")
 	targets := []changecov.Target{
@@ -207,6 +224,9 @@ func main() {
 		{ID: 8, File: "model/judge/parts.go", From: 15, To: 15, Func: "parts"},            // a case that never matches: its switch ran
 		{ID: 9, File: "model/judge/parts.go", From: 3, To: 5},                             // a package variable and init
 		{ID: 10, File: "model/judge/parts.go", From: 17, To: 18, Func: "parts"},           // a case that matches once, and its body
+		{ID: 11, File: "model/judge/cases.go", From: 5, To: 5, Func: "cases"},             // a case that matches twice
+		{ID: 12, File: "model/judge/cases.go", From: 7, To: 7, Func: "cases"},             // a case never reached: the one before always matched
+		{ID: 13, File: "model/judge/cases.go", From: 9, To: 9, Func: "cases"},             // a default never reached
 	}
 	require.NoError(t, BuildCovered(context.Background(), r.dir, bin, targets))
 	assert.Equal(t, before, r.git("status", "--porcelain"), "the tree is not modified")
@@ -218,9 +238,10 @@ func main() {
 		Parts   []uint64
 	}
 	require.NoError(t, json.Unmarshal(out, &got))
-	assert.Equal(t, []uint64{3, 0, 0, 1, 0, 1, 2, 0, 2, 0, 2}, got.Counts, "a brace's line is not the code of the blocks it closes")
-	require.Len(t, got.Targets, 11)
-	assert.Equal(t, []uint64{0b01, 0, 0b1, 0, 0b11}, got.Parts[6:], "which parts ran")
+	assert.Equal(t, []uint64{3, 0, 0, 1, 0, 1, 2, 0, 2, 0, 2, 2, 0, 0}, got.Counts, "a brace's line is not the code of the blocks it closes; a case counts the passes that reached it")
+	require.Len(t, got.Targets, 14)
+	assert.Equal(t, []uint64{0b01, 0, 0b1, 0, 0b11, 0b1, 0, 0}, got.Parts[6:], "which parts ran")
+	assert.Positive(t, got.Targets[12].Stmts, "a case never reached is code that never ran, not a line without statements")
 	assert.Equal(t, []changecov.Part{{From: 8, To: 9, Stmts: 2}, {From: 10, To: 10, Stmts: 1}}, got.Targets[6].Parts, "the if's block and its body's")
 	assert.Zero(t, got.Targets[7].Stmts, "a comment between two statements holds none")
 	assert.Equal(t, []changecov.Part{{From: 15, To: 15, Stmts: 2}}, got.Targets[8].Parts, "a case's expressions count with their switch (y++ and the switch)")
