@@ -51,8 +51,8 @@ type diffCoverage struct {
 	// runs on each side. A hunk in one system's code can run in that
 	// system's runs only: its runs are counted of the runs of the systems
 	// that executed it (hunkCoverage.BySystem).
-	BySystem []systemCoverage `json:"by_system,omitempty"`
-	Hunks    []hunkCoverage   `json:"hunks"`
+	BySystem []systemRuns   `json:"by_system,omitempty"`
+	Hunks    []hunkCoverage `json:"hunks"`
 	// Warnings name the hunks whose statements never ran.
 	Warnings []string `json:"warnings"`
 }
@@ -91,12 +91,18 @@ type hunkCoverage struct {
 	rareParts uint64
 }
 
-// systemCoverage is one system's runs on each side and, for a hunk, how
-// many of them executed it.
+// systemRuns is one system's runs on each side.
+type systemRuns struct {
+	System string `json:"system"`
+	Runs   [2]int `json:"runs"`
+}
+
+// systemCoverage is one system's runs on each side and how many of them
+// executed a hunk.
 type systemCoverage struct {
 	System   string `json:"system"`
 	Runs     [2]int `json:"runs"`
-	Executed [2]int `json:"runs_executed,omitempty"`
+	Executed [2]int `json:"runs_executed"`
 }
 
 // recordSystems names the systems of both sides' records, in the order they
@@ -222,7 +228,7 @@ func (c *diffCoverage) count(recs [2][]seedRecord) {
 	if len(names) > 1 {
 		c.BySystem = nil
 		for _, n := range names {
-			sc := systemCoverage{System: n}
+			sc := systemRuns{System: n}
 			for i := range recs {
 				for _, r := range recs[i] {
 					if r.System == n {
