@@ -608,9 +608,20 @@ func goBuild(ctx context.Context, dir, bin string, flags ...string) error {
 		if errors.Is(err, exec.ErrNotFound) {
 			return errNoGo
 		}
-		return &buildError{FirstLine(out, err)}
+		return &buildError{compilerLine(out, err)}
 	}
 	return nil
+}
+
+// compilerLine is the first line of go build's output that says what is
+// wrong: not the "# package" line go prints above a package's errors.
+func compilerLine(out []byte, err error) string {
+	for _, l := range strings.Split(string(out), "\n") {
+		if l = strings.TrimSpace(l); l != "" && !strings.HasPrefix(l, "# ") {
+			return l
+		}
+	}
+	return FirstLine(out, err)
 }
 
 var errNoGo = errors.New("diff builds fencesim with the go command: put go on PATH")

@@ -1,6 +1,7 @@
 package revision
 
 import (
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -154,4 +155,13 @@ func s(x int, v any, ch chan int) int {
 	blocks, less, _, _ = old.attribute(11, 11)
 	assert.Equal(t, []int{sw}, blocks, "no counts taken: the switch")
 	assert.Nil(t, less)
+}
+
+// TestCompilerLine: a tree that does not build is said in the compiler's
+// first error, not the "# package" line go prints above it.
+func TestCompilerLine(t *testing.T) {
+	out := []byte("# github.com/fencesim/fencesim/model/twopc\nmodel/twopc/agent.go:204:9: undefined: undefinedThing\n")
+	assert.Equal(t, "model/twopc/agent.go:204:9: undefined: undefinedThing", compilerLine(out, errors.New("exit status 1")))
+	assert.Equal(t, "exit status 1", compilerLine(nil, errors.New("exit status 1")))
+	assert.Equal(t, "# only a header", compilerLine([]byte("# only a header\n"), errors.New("exit status 1")))
 }
