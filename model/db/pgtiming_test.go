@@ -331,17 +331,24 @@ func tmAmbiguous(r *run, clients []client, waits []tmWait, lockTimeout map[uint6
 // holder ending (lock_timeout, deadlock victim), the second takes the tuple
 // lock and begins a new wait, for the holder's transaction, and its
 // lock_timeout starts again. The model's second waiter waits for the
-// holder's transaction from the start, so it times out earlier. (The model
-// does not know the rows waited for: any two waits for one transaction
-// count.)
+// holder's transaction from the start, so it times out earlier. And while
+// both wait, PostgreSQL's second waiter waits for the first waiter's
+// transaction (its tuple lock), not the holder's: a deadlock the second
+// waiter is in has another cycle there, another victim, or none (seen in
+// CI, rapid seed 277523577371492849: the model's second waiter was the
+// deadlock's victim, PostgreSQL's first waiter). (The model does not know
+// the rows waited for: any two waits for one transaction count.)
 func tmKnown(waits []tmWait) string {
 	for _, w1 := range waits {
-		if w1.err != db.CodeLockNotAvailable && w1.err != db.CodeDeadlock {
-			continue
-		}
 		for _, w2 := range waits {
-			if w2.conn != w1.conn && w2.on == w1.on && w2.from > w1.from && w2.from < w1.to && w1.to < w2.to {
+			if w2.conn == w1.conn || w2.on != w1.on || w2.from <= w1.from || w2.from >= w1.to {
+				continue // not a second waiter behind w1
+			}
+			switch {
+			case (w1.err == db.CodeLockNotAvailable || w1.err == db.CodeDeadlock) && w1.to < w2.to:
 				return fmt.Sprintf("c%d waits for x%d behind c%d from %v, and c%d stops waiting (%s) at %v", w2.conn, w2.on, w1.conn, w2.from, w1.conn, w1.err, w1.to)
+			case w2.err == db.CodeDeadlock && w2.to <= w1.to:
+				return fmt.Sprintf("c%d waits for x%d behind c%d from %v, and is a deadlock's victim at %v while c%d waits", w2.conn, w2.on, w1.conn, w2.from, w2.to, w1.conn)
 			}
 		}
 	}
