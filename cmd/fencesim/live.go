@@ -60,8 +60,8 @@ func runLive(e *env, args []string) int {
 		if !contains(live.Systems(), sys.Name()) {
 			return usagef("--system %s: no live world (live runs: %s)", sys.Name(), strings.Join(live.Systems(), ", "))
 		}
-		if *duration <= 0 {
-			return usagef("--duration %v: give a positive duration, e.g. --duration 60s", *duration)
+		if err := live.CheckDuration(*duration); err != nil {
+			return err
 		}
 		if isSet(fs, "world") {
 			return usagef("--world: a live run's world is the design's own fleet (--set home_workers=N, prod_workers=N, arbiters=N), not drawn")

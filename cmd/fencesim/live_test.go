@@ -156,6 +156,8 @@ func TestLiveBadInput(t *testing.T) {
 		{"a table on servers pointing at nothing", []string{"--system", "twopc", "--table", "--pg", "postgres://postgres@127.0.0.1:1/x,postgres://postgres@127.0.0.1:2/y"}, "--pg postgres://postgres@127.0.0.1:1/x: cannot connect"},
 		{"a duration that is not one", []string{"--duration", "soon"}, `invalid value "soon" for flag -duration`},
 		{"a negative duration", []string{"--duration", "-5s"}, "--duration -5s: give a positive duration"},
+		{"a duration of a nanosecond", []string{"--duration", "1ns"}, "--duration 1ns: a live run lasts at least 1s"},
+		{"a duration under a second", []string{"--duration", "999ms"}, "--duration 999ms: a live run lasts at least 1s"},
 		{"a schedule that is not JSON", []string{"--schedule", notJSON}, "not a JSON list of fault actions"},
 		{"a missing schedule", []string{"--schedule", filepath.Join(dir, "missing.json")}, "--schedule " + filepath.Join(dir, "missing.json") + ": no such file"},
 		{"an argument", []string{"arbiter"}, `unexpected argument "arbiter"`},

@@ -183,6 +183,24 @@ type system struct {
 
 var systems = map[string]system{}
 
+// MinDuration is the shortest live run: its nodes' timers tick every few
+// hundred milliseconds (dispatch, heartbeat, relay polls) and its faults fall
+// at fractions of the run, so a shorter run plays its faults, its workload
+// and its timers all at once (at --duration 1ns the default schedule killed
+// and restarted a worker in the same millisecond and counted it injected).
+const MinDuration = time.Second
+
+// CheckDuration is the rule on --duration, said in one line.
+func CheckDuration(d time.Duration) error {
+	switch {
+	case d <= 0:
+		return usagef("--duration %v: give a positive duration, e.g. --duration 60s", d)
+	case d < MinDuration:
+		return usagef("--duration %v: a live run lasts at least %v (its timers tick every few hundred milliseconds and its faults fall at fractions of the run): give e.g. --duration 20s", d, MinDuration)
+	}
+	return nil
+}
+
 // Wire returns the wiring of a node process (`fencesim node`).
 func Wire(cfg NodeConfig) (Wiring, error) {
 	s, ok := systems[cfg.System]
@@ -240,8 +258,8 @@ func Run(ctx context.Context, o Options) (res *Result, err error) {
 	if !ok {
 		return nil, usagef("no live world for system %q (live runs: %s)", o.System, strings.Join(Systems(), ", "))
 	}
-	if o.Duration <= 0 {
-		return nil, usagef("--duration %v: give a positive duration, e.g. --duration 60s", o.Duration)
+	if err := CheckDuration(o.Duration); err != nil {
+		return nil, err
 	}
 	p, err := s.plan(o)
 	if err != nil {
