@@ -161,6 +161,18 @@ func runLive(e *env, args []string) int {
 			fmt.Fprintf(e.stdout, "  %s\n", f)
 		}
 	}
+	if len(res.Sent)+len(res.Unsent) > 0 {
+		fmt.Fprintf(e.stdout, "workload commands sent (%d):\n", len(res.Sent))
+		for _, f := range res.Sent {
+			fmt.Fprintf(e.stdout, "  %s\n", f)
+		}
+	}
+	if len(res.Unsent) > 0 {
+		fmt.Fprintf(e.stdout, "workload commands not sent (%d):\n", len(res.Unsent))
+		for _, f := range res.Unsent {
+			fmt.Fprintf(e.stdout, "  %s\n", f)
+		}
+	}
 	kinds := map[string]int{}
 	for _, ev := range res.Events {
 		kinds[ev.Kind]++

@@ -417,6 +417,34 @@ func TestFaultsNotPlayedAreListed(t *testing.T) {
 	assert.Equal(t, []string{"@0.010s crash home-1: the run was interrupted first", "@5.000s crash home-2: the run was interrupted first"}, r.notMade)
 }
 
+// TestWorkloadCommandsAreNotFaults: 2PC's transactions are commands of the
+// workload, sent as they fall due and recorded as the simulator records them
+// (an action of the schedule), but a run with one kill printed "faults
+// injected (2)", the transaction among them, and an interrupted run listed
+// its unsent transactions among the faults not made.
+func TestWorkloadCommandsAreNotFaults(t *testing.T) {
+	s := sim.Schedule{{At: clock.Time(10 * time.Millisecond), Kind: sim.Crash, Node: "orders"}}
+	cmds := sim.Schedule{
+		{At: clock.Time(20 * time.Millisecond), Kind: sim.Do, Node: "coordinator", Point: "txn", Arg: "x1"},
+		{At: clock.Time(5 * time.Second), Kind: sim.Do, Node: "coordinator", Point: "txn", Arg: "x2"},
+	}
+	r := &runner{o: Options{Schedule: s, Duration: 50 * time.Millisecond}, p: &plan{commands: cmds}, kids: map[string]*child{}, start: time.Now()}
+	r.play(context.Background())
+	require.Len(t, r.faults, 1, "the kill only: %q", r.faults)
+	assert.Contains(t, r.faults[0], "crash orders")
+	require.Len(t, r.sent, 1, "%q", r.sent)
+	assert.Contains(t, r.sent[0], "command coordinator point=txn arg=x1")
+	assert.Empty(t, r.notMade)
+	assert.Equal(t, []string{cmds[1].String() + ": due after the run's end (--duration 50ms), not played"}, r.unsent)
+	kinds := 0
+	for _, e := range r.events {
+		if e.Kind == "fault" {
+			kinds++
+		}
+	}
+	assert.Equal(t, 2, kinds, "both recorded as the simulator records them")
+}
+
 // TestFaultsThatFailAreListed: a fault the run attempted and could not
 // make (a link's change that failed or wedged, a node that would not
 // start) was only a progress line, and stood among the faults injected as
@@ -428,8 +456,8 @@ func TestFaultsThatFailAreListed(t *testing.T) {
 	dir := t.TempDir()
 	r := &runner{o: Options{Dir: dir, Binary: filepath.Join(dir, "no-such-binary")}, p: &plan{}, net: n, start: time.Now(),
 		kids: map[string]*child{"home-1": {name: "home-1", cfgPath: filepath.Join(dir, "home-1.json")}}}
-	r.inject(context.Background(), sim.Action{Kind: sim.Cut, Node: "home-1", Peer: "arbiter-1"})
-	r.inject(context.Background(), sim.Action{Kind: sim.Restart, Node: "home-1"})
+	r.inject(context.Background(), sim.Action{Kind: sim.Cut, Node: "home-1", Peer: "arbiter-1"}, false)
+	r.inject(context.Background(), sim.Action{Kind: sim.Restart, Node: "home-1"}, false)
 	assert.Len(t, r.faults, 2, "both were attempted, and are in the record")
 	require.Len(t, r.notMade, 2, "%q", r.notMade)
 	assert.Equal(t, "@0.000s cut home-1->arbiter-1: failed: netproxy: closed", r.notMade[0])

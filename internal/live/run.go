@@ -116,7 +116,11 @@ type Result struct {
 	// why: due after the run's end, cut off by an interrupt, or armed and
 	// never reached (a crash-at whose point the node never passed).
 	NotMade []string
-	Nodes   []string
+	// Sent are the workload's commands (2PC's transactions) as sent, and
+	// Unsent those never sent, with why: the workload, not faults.
+	Sent   []string
+	Unsent []string
+	Nodes  []string
 }
 
 // UsageError is input the live world cannot run: one line, exit 2.
@@ -246,6 +250,8 @@ type runner struct {
 	faults  []string
 	faultAt []int64        // when each of faults was made
 	notMade []string       // the schedule's faults not played, and why
+	sent    []string       // the workload's commands sent, as done
+	unsent  []string       // the workload's commands not sent, and why
 	events  []traces.Event // crash and fault events the runner records
 }
 
@@ -810,15 +816,16 @@ func (r *runner) play(ctx context.Context) {
 	type due struct {
 		at   time.Duration
 		a    *sim.Action
+		cmd  bool // one of the workload's commands, not a fault
 		look *Look
 	}
 	var all []due
-	for _, a := range append(append(sim.Schedule(nil), r.o.Schedule...), r.p.commands...) {
+	for i, a := range append(append(sim.Schedule(nil), r.o.Schedule...), r.p.commands...) {
 		if a.Kind == sim.CrashAt {
 			continue // armed in the node's configuration
 		}
 		a := a
-		all = append(all, due{at: time.Duration(a.At), a: &a})
+		all = append(all, due{at: time.Duration(a.At), a: &a, cmd: i >= len(r.o.Schedule)})
 	}
 	for i := range r.o.At {
 		all = append(all, due{at: r.o.At[i].At, look: &r.o.At[i]})
@@ -829,7 +836,10 @@ func (r *runner) play(ctx context.Context) {
 	// than the run said nothing of its faults past the end.
 	unplayed := func(rest []due, why string) {
 		for _, x := range rest {
-			if x.a != nil {
+			switch {
+			case x.a != nil && x.cmd:
+				r.unsent = append(r.unsent, fmt.Sprintf("%s: %s", x.a, why))
+			case x.a != nil:
 				r.notMade = append(r.notMade, fmt.Sprintf("%s: %s", x.a, why))
 			}
 		}
@@ -845,7 +855,7 @@ func (r *runner) play(ctx context.Context) {
 			return
 		}
 		if x.a != nil {
-			r.inject(ctx, *x.a)
+			r.inject(ctx, *x.a, x.cmd)
 		} else {
 			x.look.Do(ctx, &Inspect{r})
 		}
@@ -918,16 +928,27 @@ func (r *runner) record(node, kind, text string, data any) {
 	r.mu.Unlock()
 }
 
-// inject makes one fault real.
-func (r *runner) inject(ctx context.Context, a sim.Action) {
+// inject makes one fault real, or sends one of the workload's commands
+// (cmd): recorded as the simulator records both, an action of the
+// schedule, but said apart, since a transaction asked for is no fault.
+func (r *runner) inject(ctx context.Context, a sim.Action, cmd bool) {
 	done := a
 	done.At = clock.Time(r.now())
 	r.record(a.Node, "fault", a.String(), done)
+	line := fmt.Sprintf("%8.3fs  %s", time.Duration(done.At).Seconds(), a)
 	r.mu.Lock()
-	r.faults = append(r.faults, fmt.Sprintf("%8.3fs  %s", time.Duration(done.At).Seconds(), a))
-	r.faultAt = append(r.faultAt, int64(done.At))
+	if cmd {
+		r.sent = append(r.sent, line)
+	} else {
+		r.faults = append(r.faults, line)
+		r.faultAt = append(r.faultAt, int64(done.At))
+	}
 	r.mu.Unlock()
-	r.logf("live: %8.3fs fault %s", time.Duration(done.At).Seconds(), a)
+	if cmd {
+		r.logf("live: %8.3fs %s", time.Duration(done.At).Seconds(), a) // "command <node> point=..."
+	} else {
+		r.logf("live: %8.3fs fault %s", time.Duration(done.At).Seconds(), a)
+	}
 	c := r.kids[a.Node]
 	switch a.Kind {
 	case sim.Crash:
@@ -1104,7 +1125,7 @@ func (r *runner) collect(ctx context.Context) (*Result, error) {
 	h.Live = true
 	h.Entropy = "live"
 	h.Schedule = r.o.Schedule.JSON()
-	return &Result{Header: h, Events: evs, Faults: faults, NotMade: notMade}, nil
+	return &Result{Header: h, Events: evs, Faults: faults, NotMade: notMade, Sent: r.sent, Unsent: r.unsent}, nil
 }
 
 // crashAts adds to the faults injected the schedule's crash-at faults: a
