@@ -262,6 +262,51 @@ func TestLiveTwoPCRecordsWhatTheServersDid(t *testing.T) {
 	})
 }
 
+// TestLivePGPreparedLeftovers: on the servers of --pg, a prepared
+// transaction from before the run (pg_prepared_xacts is the server's) was
+// taken by the new run's coordinator for its own: it logged abort for x1,
+// rolled the old x1 back, and then aborted its own x1 on that log, every
+// property holding and the run's crash point never reached. Such a server
+// is refused; and a run ends the prepared transactions it leaves there, so
+// that the next run can start.
+func TestLivePGPreparedLeftovers(t *testing.T) {
+	bin := binary(t)
+	pg := servers(t, 2)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	prepared := func(url string) []string {
+		conn, err := pgx.Connect(ctx, url)
+		require.NoError(t, err)
+		defer conn.Close(ctx)
+		gids, err := preparedOn(ctx, conn, nil)
+		require.NoError(t, err)
+		return gids
+	}
+	opts := Options{System: twopc.System, Design: twopc.Default().JSON(), Duration: 2 * time.Second, PG: pg, Binary: bin,
+		Schedule: sim.Schedule{{At: 0, Kind: sim.CrashAt, Node: "coordinator", Point: twopc.PointPrepared + "orders"}}}
+	opts.Dir = t.TempDir()
+	res, err := Run(ctx, opts)
+	require.NoError(t, err)
+	assert.True(t, hasText(res.Events, "prepared", "prepare 'x1'"), "orders prepared x1, and the coordinator died before ending it")
+	assert.Empty(t, prepared(pg[0]), "the run ended what it left prepared")
+	assert.Empty(t, prepared(pg[1]))
+
+	conn, err := pgx.Connect(ctx, pg[0])
+	require.NoError(t, err)
+	_, err = conn.Exec(ctx, "CREATE TABLE IF NOT EXISTS public.leftover (a int)")
+	require.NoError(t, err)
+	_, err = conn.Exec(ctx, "BEGIN; INSERT INTO public.leftover VALUES (1); PREPARE TRANSACTION 'x1'")
+	require.NoError(t, err)
+	conn.Close(ctx)
+	opts.Dir = filepath.Join(t.TempDir(), "second")
+	_, err = Run(ctx, opts)
+	var ue *UsageError
+	require.ErrorAs(t, err, &ue)
+	assert.Contains(t, ue.Msg, "holds 1 prepared transactions (x1), which the run's nodes would take for their own")
+	assert.Equal(t, []string{"x1"}, prepared(pg[0]), "refused: nothing changed")
+	assertNoNodeLeft(t, bin)
+}
+
 func hasText(evs []traces.Event, kind, text string) bool {
 	for _, e := range evs {
 		if e.Kind == kind && strings.Contains(e.Text, text) {

@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -377,6 +378,7 @@ func Run(ctx context.Context, o Options) (res *Result, err error) {
 		o.AtEnd(end, &Inspect{r})
 	}
 	res, err = r.collect(end)
+	r.release(end)
 	if err != nil {
 		return nil, err
 	}
@@ -571,6 +573,20 @@ func (r *runner) database(ctx context.Context) error {
 						redact(s.url), d.Name, v, d.MaxPrepared, d.MaxPrepared, or)
 				}
 			}
+			if d.Prepares && s.state == "" {
+				// The nodes read every prepared transaction on the server
+				// (pg_prepared_xacts is the server's, not a schema's): one
+				// left by an earlier run was recovered as this run's own,
+				// its gid clashing with the run's first transaction.
+				gids, err := preparedOn(cctx, conn, nil)
+				if err != nil {
+					return fmt.Errorf("reading the prepared transactions of %s: %w", d.Name, err)
+				}
+				if len(gids) > 0 {
+					return usagef("--pg %s: the server of %s holds %d prepared transactions (%s), which the run's nodes would take for their own: end them (ROLLBACK PREPARED 'gid') or give another server",
+						redact(s.url), d.Name, len(gids), strings.Join(gids, ", "))
+				}
+			}
 			if _, err := conn.Exec(cctx, "CREATE SCHEMA "+schema); err != nil {
 				return fmt.Errorf("creating schema %s: %w", schema, err)
 			}
@@ -594,6 +610,61 @@ func (r *runner) database(ctx context.Context) error {
 		r.schemas = append(r.schemas, schema)
 	}
 	return nil
+}
+
+// preparedOn lists the prepared transactions on a server, all of them or,
+// given gids, those of the connection's database with one of them.
+func preparedOn(ctx context.Context, conn *pgx.Conn, gids []string) ([]string, error) {
+	q, args := "SELECT gid FROM pg_prepared_xacts ORDER BY prepared, gid", []any(nil)
+	if gids != nil {
+		q, args = "SELECT gid FROM pg_prepared_xacts WHERE database = current_database() AND gid = ANY($1) ORDER BY prepared, gid", []any{gids}
+	}
+	rows, err := conn.Query(ctx, q, args...)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, pgx.RowTo[string])
+}
+
+// release ends, on the servers of --pg, the prepared transactions the run
+// left (its record has them): else the next run on the server would find
+// them and be refused. A throw-away server goes with the run.
+func (r *runner) release(ctx context.Context) {
+	var gids []string
+	for _, a := range r.p.commands {
+		if a.Arg != "" && !slices.Contains(gids, a.Arg) {
+			gids = append(gids, a.Arg)
+		}
+	}
+	if len(gids) == 0 {
+		return
+	}
+	cctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	for i, d := range r.p.dbs {
+		s := r.servers[d.Server]
+		if !d.Prepares || s.state != "" || i >= len(r.schemas) {
+			continue
+		}
+		conn, err := r.connect(cctx, s, "")
+		if err != nil {
+			r.logf("live: the prepared transactions left on %s: %v", d.Name, err)
+			continue
+		}
+		left, err := preparedOn(cctx, conn, gids)
+		for _, g := range left {
+			if err == nil {
+				_, err = conn.Exec(cctx, "ROLLBACK PREPARED '"+strings.ReplaceAll(g, "'", "''")+"'")
+			}
+		}
+		conn.Close(context.Background())
+		switch {
+		case err != nil:
+			r.logf("live: rolling back the prepared transactions left on %s: %v", d.Name, err)
+		case len(left) > 0:
+			r.logf("live: rolled back the %d prepared transactions the run left on %s (%s; the record has them)", len(left), d.Name, strings.Join(left, ", "))
+		}
+	}
 }
 
 // connect opens a connection to a server, in a schema ("": the default).
