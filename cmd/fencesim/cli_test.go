@@ -324,3 +324,14 @@ func TestWorldFlag(t *testing.T) {
 	assert.Equal(t, []string{"--world", "wide"}, worldFlag("wide", []string{"twopc", "arbiter"}))
 	assert.Nil(t, worldFlag("wide", []string{"outbox", "twopc"}))
 }
+
+// TestShardHeader: a shard's header says which seeds it ran; it said
+// "seeds: 1-20" over the 5 runs of --shard 2/4.
+func TestShardHeader(t *testing.T) {
+	code, out, stderr := run(t, "explore", "--system", "outbox", "--runs", "20", "--shard", "2/4", "--out", t.TempDir())
+	require.Equal(t, 0, code, stderr)
+	assert.Contains(t, out, "seeds: 1-20, shard 2/4 (the seeds s with s mod 4 = 2)\nruns: 5,")
+	code, out, stderr = run(t, "explore", "--system", "outbox", "--runs", "4", "--out", t.TempDir())
+	require.Equal(t, 0, code, stderr)
+	assert.Contains(t, out, "seeds: 1-4\nruns: 4,", "a whole run's header is as before")
+}

@@ -420,7 +420,7 @@ func (t *mutantTable) line(cells ...string) {
 }
 
 func (t *mutantTable) header(s *summary.Summary) {
-	fmt.Fprintf(t.w, "== design knobs: faults %s, seeds %s ==\n", s.Faults, s.Seeds)
+	fmt.Fprintf(t.w, "== design knobs: faults %s, seeds %s ==\n", s.Faults, seedsText(s))
 	t.line(mutantColumns...)
 }
 

@@ -217,6 +217,16 @@ func writeInterrupted(w io.Writer, s *summary.Summary) {
 	fmt.Fprintln(w)
 }
 
+// seedsText is the seeds a summary ran: a shard's are those of its shard
+// (the header said "seeds: 1-20" over a shard's 5 runs).
+func seedsText(s *summary.Summary) string {
+	sh, err := summary.ParseShard(s.Shard)
+	if err != nil || sh.N <= 1 {
+		return s.Seeds
+	}
+	return fmt.Sprintf("%s, shard %s (the seeds s with s mod %d = %d)", s.Seeds, sh, sh.N, sh.I)
+}
+
 // writeSystem renders one system's exploration.
 func writeSystem(w io.Writer, x *summary.System, s *summary.Summary) {
 	fmt.Fprintf(w, "== %s (%s) ==\n", x.System, x.Title)
@@ -224,7 +234,7 @@ func writeSystem(w io.Writer, x *summary.System, s *summary.Summary) {
 	if x.World != "" {
 		world = "; world: " + x.World
 	}
-	fmt.Fprintf(w, "design: %s%s; faults: %s; seeds: %s\n", x.Design, world, s.Faults, s.Seeds)
+	fmt.Fprintf(w, "design: %s%s; faults: %s; seeds: %s\n", x.Design, world, s.Faults, seedsText(s))
 	fmt.Fprintf(w, "runs: %d, failed: %d (%s)\n", x.Runs, x.FailedRuns, pct(x.FailedRuns, x.Runs))
 	if d := x.Directed; d != nil {
 		first := "no run failed"
