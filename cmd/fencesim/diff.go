@@ -297,6 +297,10 @@ func runDiff(e *env, args []string) int {
 	if fo.mode == "off" || len(list) == 0 {
 		say("running %s on the base %s and on the working tree", p.text(), revision.Short(rev))
 		recs, err = sr.run(p, names)
+		if isSet(fs, "search-seed") {
+			// --focus=auto with nothing counted: the search never ran.
+			res.Focus = &diffFocus{Mode: "uniform", Why: "no change under model/ was counted: nothing to focus on"}
+		}
 	} else {
 		recs, err = fo.run(sr, p, list, cov, say)
 		if fo.res != nil {
@@ -305,6 +309,11 @@ func runDiff(e *env, args []string) int {
 				res.Seeds = fo.res.Seeds
 			}
 		}
+	}
+	if res.Focus != nil && res.Focus.Mode == "uniform" && isSet(fs, "search-seed") {
+		// It was accepted (auto decides after the warm-up), and is said
+		// unused rather than silently ignored.
+		res.Focus.Why += fmt.Sprintf("; --search-seed %d not used: no directed search ran", fo.searchSeed)
 	}
 	if err != nil && e.ctx.Err() == nil {
 		return e.fail(c.name, err)

@@ -78,6 +78,13 @@ func TestDiff(t *testing.T) {
 	assert.Contains(t, stdout.String(), "your change altered 0 of 12 runs")
 	assert.Contains(t, stdout.String(), "verdict: unchanged")
 	assert.NotContains(t, stdout.String(), "changed code", "nothing changed under model/: nothing to count")
+	// --search-seed with --focus=auto is accepted (auto decides as it
+	// goes), and said unused when no search ran: it was silently ignored.
+	stdout.Reset()
+	stderr.Reset()
+	code = Main([]string{"diff", "--base", "HEAD", "--system", "arbiter", "--runs", "4", "--keep", "0", "--search-seed", "3"}, &stdout, &stderr)
+	require.Equal(t, exitOK, code, "%s%s", stdout.String(), stderr.String())
+	assert.Contains(t, stdout.String(), "focus: uniform (no change under model/ was counted: nothing to focus on; --search-seed 3 not used: no directed search ran)")
 
 	sql := filepath.Join(dir, "model", "judge", "sql.go")
 	b, err := os.ReadFile(sql)
