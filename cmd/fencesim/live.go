@@ -30,7 +30,7 @@ func runLive(e *env, args []string) int {
 	fs := newFlags(c.name)
 	var sel selection
 	sel.register(fs, firstOf(supporting(func(s systems.Support) bool { return s.Live })))
-	duration := fs.Duration("duration", 60*time.Second, "how long the run lasts once every node is up (real time)")
+	duration := fs.Duration("duration", 60*time.Second, "how long the run lasts, in real time from the instant the nodes are launched (the run's time 0, where its workload and faults are timed from)")
 	pg := fs.String("pg", "", "PostgreSQL server `URL`s, comma-separated (postgres://user@host:port/db; twopc uses two, one is shared); default: throw-away servers started with scripts/pg.sh for the run")
 	ports := fs.Int("ports", 0, "the first of the `PORT`s the nodes listen on, one per node, in order (default: free ports)")
 	schedule := fs.String("schedule", "", "the faults: a `FILE` with a JSON list of actions (a trace header's schedule), or a trace (.jsonl) whose schedule to play; default: the live world's own (arbiter: a kill, a pause, a stall, a broken connection; twopc: the coordinator killed at a crash point and restarted, a broken connection)")
