@@ -151,26 +151,21 @@ func runLive(e *env, args []string) int {
 	}
 	r := systems.Judge(sys, res.Header, res.Events)
 	r.Nodes = res.Nodes
-	fmt.Fprintf(e.stdout, "faults injected (%d):\n", len(res.Faults))
-	for _, f := range res.Faults {
-		fmt.Fprintf(e.stdout, "  %s\n", f)
-	}
-	if len(res.NotMade) > 0 {
-		fmt.Fprintf(e.stdout, "faults not made (%d):\n", len(res.NotMade))
-		for _, f := range res.NotMade {
-			fmt.Fprintf(e.stdout, "  %s\n", f)
-		}
-	}
-	if len(res.Sent)+len(res.Unsent) > 0 {
-		fmt.Fprintf(e.stdout, "workload commands sent (%d):\n", len(res.Sent))
-		for _, f := range res.Sent {
-			fmt.Fprintf(e.stdout, "  %s\n", f)
-		}
-	}
-	if len(res.Unsent) > 0 {
-		fmt.Fprintf(e.stdout, "workload commands not sent (%d):\n", len(res.Unsent))
-		for _, f := range res.Unsent {
-			fmt.Fprintf(e.stdout, "  %s\n", f)
+	for _, l := range []struct {
+		title  string
+		lines  []string
+		always bool
+	}{
+		{"faults injected", res.Faults, true},
+		{"faults not made", res.NotMade, false},
+		{"workload commands sent", res.Sent, len(res.Unsent) > 0},
+		{"workload commands not sent", res.Unsent, false},
+	} {
+		if l.always || len(l.lines) > 0 {
+			fmt.Fprintf(e.stdout, "%s (%d):\n", l.title, len(l.lines))
+			for _, f := range l.lines {
+				fmt.Fprintf(e.stdout, "  %s\n", f)
+			}
 		}
 	}
 	kinds := map[string]int{}
