@@ -495,6 +495,14 @@ func TestMutantsAndScenarios(t *testing.T) {
 	assert.Equal(t, exitOK, code, stderr)
 	assert.Contains(t, stdout, "C.1")
 	assert.Contains(t, stdout, "C.8")
+
+	// A-S1's orphaned lease costs over the source's promise by design (a
+	// finding): the headline said "every scenario kept its promise".
+	code, stdout, stderr = run(t, "scenarios", "--system", "arbiter")
+	assert.Equal(t, exitOK, code, stderr)
+	assert.Contains(t, stdout, "== arbiter: every scenario held (no property failed; each measured what it expects")
+	assert.NotContains(t, stdout, "kept its promise")
+	assert.Regexp(t, `orphaned lease: [\dms.]+, over the promise`, stdout)
 }
 
 // TestCompare: a design change on the same seeds, metrics side by side.

@@ -85,7 +85,7 @@ func S1() Scenario {
 				}
 			}
 			c.Worst = cost[3]
-			c.Text = fmt.Sprintf("a/b/c: %v/%v/%v late (the retry gets the same lease); orphaned lease: %v, because the restarted arbiter's start-up grace extends the unconfirmed 10 s lease to 60 s; with confirm-aware grace %v",
+			c.Text = fmt.Sprintf("a/b/c: %v/%v/%v late (the retry gets the same lease); orphaned lease: %v, over the promise (a finding: the restarted arbiter's start-up grace extends the unconfirmed 10 s lease to 60 s); with confirm-aware grace %v (not the default: a restart then leaves a worker's unconfirmed lease only 10 s, so A-S2's zero waste is no longer promised)",
 				round(cost[0]), round(cost[1]), round(cost[2]), round(cost[3]), round(cost[4]))
 			return c
 		},
