@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/fencesim/fencesim/internal/baseline"
@@ -35,12 +36,12 @@ func runBaseline(e *env, args []string) int {
 	}
 	start := time.Now()
 	var out []baseline.Result
-	const row = "%-8s %-6s %-14s %-9s %6s %6s %8s  %s\n"
+	const row = "%-8s %-6s %-14s %-9s %6s %6s %9s %8s  %s\n"
 	if !*asJSON {
 		fmt.Fprintf(e.stdout, "baseline: the default designs, seeds %d-%d in every cell, %d workers\n\n", *first, *first+uint64(*runs)-1, *workers)
-		fmt.Fprintf(e.stdout, row, "system", "world", "design", "faults", "runs", "failed", "seconds", "failing (first seeds)")
+		fmt.Fprintf(e.stdout, row, "system", "world", "design", "faults", "runs", "failed", "undecided", "seconds", "failing, undecided (first seeds)")
 	}
-	failed, total := 0, 0
+	failed, undecided, total := 0, 0, 0
 	for _, cell := range baseline.Cells() {
 		r, err := baseline.Run(e.ctx, cell, *first, *runs, *workers)
 		if err != nil {
@@ -48,13 +49,18 @@ func runBaseline(e *env, args []string) int {
 		}
 		out = append(out, r)
 		failed += r.Failed
+		undecided += r.Undecided
 		total += r.Runs
 		if !*asJSON {
 			world := cell.World
 			if world == "" {
 				world = "drawn"
 			}
-			fmt.Fprintf(e.stdout, row, cell.System, world, cell.Name(), cell.Faults, fmt.Sprint(r.Runs), fmt.Sprint(r.Failed), fmt.Sprintf("%.1f", r.Elapsed.Seconds()), r.FailedText())
+			seeds := r.FailedText()
+			if u := r.UndecidedText(); u != "" {
+				seeds = strings.TrimPrefix(seeds+"; "+u, "; ")
+			}
+			fmt.Fprintf(e.stdout, row, cell.System, world, cell.Name(), cell.Faults, fmt.Sprint(r.Runs), fmt.Sprint(r.Failed), fmt.Sprint(r.Undecided), fmt.Sprintf("%.1f", r.Elapsed.Seconds()), seeds)
 		}
 		if e.ctx.Err() != nil {
 			break
@@ -70,9 +76,10 @@ func runBaseline(e *env, args []string) int {
 			Cells       []baseline.Result `json:"cells"`
 			Runs        int               `json:"runs"`
 			Failed      int               `json:"failed"`
+			Undecided   int               `json:"undecided"`
 			Verdict     string            `json:"verdict"`
 			Interrupted string            `json:"interrupted,omitempty"`
-		}{out, total, failed, verdict, stop})
+		}{out, total, failed, undecided, verdict, stop})
 		if code != exitOK {
 			return code
 		}
@@ -80,7 +87,13 @@ func runBaseline(e *env, args []string) int {
 		if stop != "" {
 			fmt.Fprintf(e.stdout, "\nINTERRUPTED (%s): the matrix covers the runs that finished\n", stop)
 		}
-		fmt.Fprintf(e.stdout, "\nresult: %s (%d of %d runs failed) in %s\n", verdict, failed, total, time.Since(start).Round(time.Second))
+		und := ""
+		if undecided > 0 {
+			// As explore says them: not failed, and not judged by the
+			// check that gave up.
+			und = fmt.Sprintf("; %d undecided: a check gave up within its bound, fencesim run --seed S says why", undecided)
+		}
+		fmt.Fprintf(e.stdout, "\nresult: %s (%d of %d runs failed%s) in %s\n", verdict, failed, total, und, time.Since(start).Round(time.Second))
 	}
 	switch {
 	case stop != "":

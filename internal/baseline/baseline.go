@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/fencesim/fencesim/checker"
 	"github.com/fencesim/fencesim/internal/systems"
 )
 
@@ -66,10 +67,15 @@ func Cells() []Cell {
 // Result is one cell's outcome.
 type Result struct {
 	Cell
-	Runs    int                 `json:"runs"`
-	Failed  int                 `json:"failed"`
-	Seeds   map[string][]uint64 `json:"failed_seeds,omitempty"` // per failing property, the first few seeds
-	Elapsed time.Duration       `json:"elapsed_ns"`
+	Runs   int                 `json:"runs"`
+	Failed int                 `json:"failed"`
+	Seeds  map[string][]uint64 `json:"failed_seeds,omitempty"` // per failing property, the first few seeds
+	// Undecided counts the runs a check could not decide within its
+	// bound (not failed, not judged by that check), as explore does;
+	// UndecidedSeeds are the first few, per property.
+	Undecided      int                 `json:"undecided,omitempty"`
+	UndecidedSeeds map[string][]uint64 `json:"undecided_seeds,omitempty"`
+	Elapsed        time.Duration       `json:"elapsed_ns"`
 }
 
 // keep is how many failing seeds a property lists.
@@ -93,7 +99,7 @@ func Run(ctx context.Context, c Cell, first uint64, runs, workers int) (Result, 
 		d.World = c.World
 	}
 	start := time.Now()
-	res := Result{Cell: c, Seeds: map[string][]uint64{}}
+	res := Result{Cell: c, Seeds: map[string][]uint64{}, UndecidedSeeds: map[string][]uint64{}}
 	seeds := make(chan uint64)
 	var mu sync.Mutex
 	var wg sync.WaitGroup
@@ -111,6 +117,17 @@ func Run(ctx context.Context, c Cell, first uint64, runs, workers int) (Result, 
 						res.Seeds[id] = append(res.Seeds[id], seed)
 					}
 				}
+				undecided := false
+				for _, v := range r.Verdicts {
+					if checker.IsUndecided(v) {
+						undecided = true
+						id, _, _ := strings.Cut(v.Property, " ")
+						res.UndecidedSeeds[id] = append(res.UndecidedSeeds[id], seed)
+					}
+				}
+				if undecided {
+					res.Undecided++
+				}
 				mu.Unlock()
 			}
 		}()
@@ -125,24 +142,29 @@ feed:
 	}
 	close(seeds)
 	wg.Wait()
-	for id, ss := range res.Seeds {
-		sort.Slice(ss, func(i, j int) bool { return ss[i] < ss[j] })
-		if len(ss) > keep {
-			ss = ss[:keep]
+	for _, m := range []map[string][]uint64{res.Seeds, res.UndecidedSeeds} {
+		for id, ss := range m {
+			sort.Slice(ss, func(i, j int) bool { return ss[i] < ss[j] })
+			if len(ss) > keep {
+				ss = ss[:keep]
+			}
+			m[id] = ss
 		}
-		res.Seeds[id] = ss
 	}
 	res.Elapsed = time.Since(start)
 	return res, nil
 }
 
 // FailedText lists a failing cell's properties with their first seeds.
-func (r Result) FailedText() string {
-	if r.Failed == 0 {
-		return ""
-	}
-	ids := make([]string, 0, len(r.Seeds))
-	for id := range r.Seeds {
+func (r Result) FailedText() string { return seedsText(r.Seeds, "") }
+
+// UndecidedText lists the properties a cell's checks could not decide,
+// with their first seeds.
+func (r Result) UndecidedText() string { return seedsText(r.UndecidedSeeds, "undecided ") }
+
+func seedsText(m map[string][]uint64, prefix string) string {
+	ids := make([]string, 0, len(m))
+	for id := range m {
 		ids = append(ids, id)
 	}
 	sort.Strings(ids)
@@ -151,7 +173,7 @@ func (r Result) FailedText() string {
 		if i > 0 {
 			s += "; "
 		}
-		s += fmt.Sprintf("%s seeds %v", id, r.Seeds[id])
+		s += fmt.Sprintf("%s%s seeds %v", prefix, id, m[id])
 	}
 	return s
 }

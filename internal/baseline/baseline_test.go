@@ -50,3 +50,17 @@ func TestBaselineSeesAFailure(t *testing.T) {
 	_, err = Run(context.Background(), Cell{System: "arbiter", Sets: []string{"lease=1s"}, Faults: systems.None}, 1, 5, 2)
 	assert.Error(t, err, "a design the timing rules refuse")
 }
+
+// TestBaselineCountsUndecided: a run a check could not decide within its
+// bound (seed 14000524 of claim_batch 4 under heavy faults: PA3's search
+// gave up on submission 104's 45 operations) is counted and named, not
+// failed: the matrix said PASS without a word of it, where explore lists
+// undecided runs.
+func TestBaselineCountsUndecided(t *testing.T) {
+	r, err := Run(context.Background(), Cell{System: "arbiter", World: "drawn", Sets: []string{"claim_batch=4"}, Faults: systems.Heavy}, 14000524, 1, 1)
+	require.NoError(t, err)
+	assert.Zero(t, r.Failed)
+	assert.Equal(t, 1, r.Undecided)
+	assert.Equal(t, map[string][]uint64{"PA3": {14000524}}, r.UndecidedSeeds)
+	assert.Equal(t, "undecided PA3 seeds [14000524]", r.UndecidedText())
+}
