@@ -387,6 +387,9 @@ func (r *diffResult) writeText(w io.Writer) {
 	if f := r.Focus; f != nil {
 		fmt.Fprintf(w, "   focus: %s (%s)\n", f.Mode, f.Why)
 		for _, x := range f.Systems {
+			if x.Uniform != "" {
+				fmt.Fprintf(w, "   %s: uniform (%s)\n", x.System, x.Uniform)
+			}
 			if len(x.Favoured) > 0 {
 				var fav []string
 				for _, v := range x.Favoured {

@@ -394,6 +394,39 @@ func TestDiffFocus(t *testing.T) {
 	assert.NotContains(t, stdout.String(), "focus:")
 }
 
+// TestDiffFocusUnreached: with several systems, focus searches only those
+// the change reached in the warm-up; the others run their seeds in order
+// and say why. A change to the arbiter had outbox and twopc "directed" by
+// a search with nothing to steer by.
+func TestDiffFocusUnreached(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds fencesim twice per diff")
+	}
+	dir := scratchRepo(t)
+	t.Chdir(dir)
+	coverageChange(t, dir)
+	var stdout, stderr bytes.Buffer
+	code := Main([]string{"diff", "--system", "arbiter,twopc", "--runs", "40", "--keep", "0", "--json"}, &stdout, &stderr)
+	require.Equal(t, exitOK, code, "%s%s", stdout.String(), stderr.String())
+	var res diffResult
+	require.NoError(t, json.Unmarshal(stdout.Bytes(), &res))
+	require.NotNil(t, res.Focus)
+	assert.Equal(t, "directed", res.Focus.Mode)
+	require.Len(t, res.Focus.Systems, 2)
+	a, c := res.Focus.Systems[0], res.Focus.Systems[1]
+	assert.Equal(t, "arbiter", a.System)
+	assert.Empty(t, a.Uniform, "the arbiter ran the change: searched")
+	assert.Equal(t, "twopc", c.System)
+	assert.Equal(t, "the change did not reach twopc in the 32 warm-up runs (no changed line ran, no trace altered): its seeds in order", c.Uniform)
+	want := make([]uint64, 40)
+	for i := range want {
+		want[i] = uint64(i + 1)
+	}
+	assert.Equal(t, want, c.Order, "twopc's seeds are 1-40 in order")
+	assert.Equal(t, [2]int{80, 80}, res.Coverage.Runs, "both sides ran every seed of both systems")
+	assert.Contains(t, res.Seeds, "; twopc: 1-40 in order (the change did not reach it)")
+}
+
 // TestShardsPartition: diff's k children of a side, shard i+n*j of n*k,
 // hold every seed of the user's shard i/n exactly once, and no other.
 func TestShardsPartition(t *testing.T) {

@@ -5,6 +5,7 @@ import (
 	"math/bits"
 	"reflect"
 	"slices"
+	"strings"
 
 	"github.com/fencesim/fencesim/internal/directed"
 	"github.com/fencesim/fencesim/internal/revision"
@@ -65,6 +66,10 @@ type focusSystem struct {
 	// sides; each replays with explore --seeds S on either build).
 	Order    []uint64           `json:"order"`
 	Favoured []summary.Favoured `json:"favoured,omitempty"`
+	// Uniform, when set, says why this system's seeds were not picked by
+	// the search but run in order: the warm-up showed the change never
+	// reached it (no changed line ran, no trace altered).
+	Uniform string `json:"uniform,omitempty"`
 }
 
 // focuser runs a diff's seeds under --focus.
@@ -135,6 +140,21 @@ func (fo *focuser) run(sr *sideRunner, p plan, list []systems.System, cov *diffC
 	sr.pre.dropRest() // the rest of the seeds in order, run ahead on the base: the search picks its own
 	say("focus: directed (%s): the other %d seeds of each system are picked in rounds", fo.res.Why, n-w)
 	for _, sys := range list {
+		if why := unreached(sys.Name(), recs, w); why != "" {
+			// A search with nothing to steer by spends the seeds as
+			// uniform ones would, under a "directed" label: in order.
+			fs := focusSystem{System: sys.Name(), Uniform: why}
+			for s := warm.first; s <= p.last; s++ {
+				fs.Order = append(fs.Order, s)
+			}
+			fo.res.Systems = append(fo.res.Systems, fs)
+			rest, err := sr.run(plan{first: warm.last + 1, last: p.last}, []string{sys.Name()})
+			recs = concat(recs, rest)
+			if err != nil || sr.ctx.Err() != nil {
+				return recs, err
+			}
+			continue
+		}
 		fs, more, err := fo.system(sr, sys, p, n, w, recs, cov, rare)
 		fo.res.Systems = append(fo.res.Systems, fs)
 		recs = concat(recs, more)
@@ -143,10 +163,49 @@ func (fo *focuser) run(sr *sideRunner, p plan, list []systems.System, cov *diffC
 		}
 	}
 	fo.res.Seeds = fmt.Sprintf("%d per system picked by a directed search from %d on (search seed %d; the first %d in order)", n, p.first, fo.searchSeed, w)
+	var inOrder []string
+	for _, x := range fo.res.Systems {
+		if x.Uniform != "" {
+			inOrder = append(inOrder, x.System)
+		}
+	}
+	if len(inOrder) > 0 {
+		fo.res.Seeds += fmt.Sprintf("; %s: %d-%d in order (the change did not reach it)", strings.Join(inOrder, ", "), p.first, p.last)
+	}
 	for i := range recs {
 		bySystemSeed(recs[i], sr.names)
 	}
 	return recs, nil
+}
+
+// unreached says why the change did not reach a system in the warm-up
+// (none of its w runs executed a changed line on either side, and none's
+// trace differs between the sides), or "" when it did.
+func unreached(system string, recs [2][]seedRecord, w int) string {
+	hash := map[uint64]string{}
+	counted := false
+	for side := range recs {
+		for _, r := range recs[side] {
+			if r.System != system {
+				continue
+			}
+			counted = counted || len(r.Cover) > 0
+			for _, c := range r.Cover {
+				if c > 0 {
+					return ""
+				}
+			}
+			if side == 0 {
+				hash[r.Seed] = r.Hash
+			} else if h, ok := hash[r.Seed]; ok && h != r.Hash {
+				return ""
+			}
+		}
+	}
+	if !counted {
+		return "" // no coverage to tell by: the search decides
+	}
+	return fmt.Sprintf("the change did not reach %s in the %d warm-up runs (no changed line ran, no trace altered): its seeds in order", system, w)
 }
 
 // system runs one system's directed rounds after the warm-up.
