@@ -66,8 +66,27 @@ type Options struct {
 // schedule and the streams drawn; every property judged), for rapid.Check
 // by hand. Check is the same property with short output and artifacts.
 func Property(sys System, d Design, o Options) func(*rapid.T) {
+	if err := o.check(sys); err != nil {
+		return func(t *rapid.T) { t.Fatalf("simtest.Property: %v", err) }
+	}
 	d, f := o.apply(d)
 	return sys.Property(d, f, nil)
+}
+
+// check reports an option the system cannot take (a panic or a silent
+// default otherwise).
+func (o Options) check(sys System) error {
+	if o.Faults != "" {
+		if _, err := systems.ParseFaults(string(o.Faults)); err != nil {
+			return fmt.Errorf("Options.Faults: %v", err)
+		}
+	}
+	if o.World != "" && len(sys.Supports().Worlds) > 0 {
+		if err := sys.Supports().WorldCheck(o.World); err != nil {
+			return fmt.Errorf("Options.World: %v", err)
+		}
+	}
+	return nil
 }
 
 func (o Options) apply(d Design) (Design, Faults) {
@@ -94,6 +113,9 @@ const maxLines = 8
 // files, the commands to replay), and fails the test.
 func Check(t *testing.T, sys System, d Design, o Options) {
 	t.Helper()
+	if err := o.check(sys); err != nil {
+		t.Fatalf("simtest.Check: %v", err)
+	}
 	d, f := o.apply(d)
 	set := map[string]string{}
 	if o.Seed != 0 {

@@ -5,12 +5,14 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/fencesim/fencesim/internal/hunt"
 	"github.com/fencesim/fencesim/internal/systems"
 )
 
@@ -116,4 +118,53 @@ func TestMustRun(t *testing.T) {
 	require.True(t, r.Fails("PA1"), "seed 2 of explore fails fence-by-worker-id by PA1")
 	again := MustRun(t, "arbiter", string(d.JSON), "drawn", 2, "moderate", r.Schedule)
 	assert.True(t, again.Fails("PA1"), "the seed and its schedule, pasted, fail again")
+}
+
+// badOptions are options Check and Property must refuse with a message
+// that names them (never a panic, never a silent default).
+var badOptions = []struct {
+	system string
+	o      Options
+	want   string
+}{
+	{"arbiter", Options{Faults: "heavvy"}, `Options.Faults: unknown fault intensity "heavvy"`},
+	{"arbiter", Options{World: "widee"}, `Options.World: unknown world "widee" (drawn, fixed, wide)`},
+}
+
+// TestBadOptionsChild is Check with a bad option, run only as a child.
+func TestBadOptionsChild(t *testing.T) {
+	i, err := strconv.Atoi(os.Getenv("SIMTEST_BADOPTS"))
+	if err != nil {
+		t.Skip("run by TestBadOptions")
+	}
+	b := badOptions[i]
+	sys, d, err := NewDesign(b.system, nil)
+	require.NoError(t, err)
+	b.o.Seed, b.o.Checks = 1, 5
+	Check(t, sys, d, b.o)
+}
+
+// TestBadOptions: a bad option fails Check (and Property's every check)
+// with a message naming it, not a panic.
+func TestBadOptions(t *testing.T) {
+	if child != "" || os.Getenv("SIMTEST_BADOPTS") != "" {
+		t.Skip("a child runs one check")
+	}
+	for i, b := range badOptions {
+		t.Run(b.want, func(t *testing.T) {
+			cmd := exec.Command(os.Args[0], "-test.run=^TestBadOptionsChild$", "-test.count=1", "-rapid.nofailfile")
+			cmd.Env = append(os.Environ(), "SIMTEST_BADOPTS="+strconv.Itoa(i))
+			out, err := cmd.CombinedOutput()
+			require.Error(t, err, "the check must fail:\n%s", out)
+			assert.Contains(t, string(out), "simtest.Check: "+b.want)
+			assert.NotContains(t, string(out), "panic")
+
+			sys, d, err := NewDesign(b.system, nil)
+			require.NoError(t, err)
+			res := hunt.Run(t.Name(), 5, 1, Property(sys, d, b.o)) // 5: one check under -short too
+			assert.True(t, res.Found, "Property fails")
+			assert.Contains(t, res.Output, "simtest.Property: "+b.want)
+			assert.NotContains(t, res.Output, "panic")
+		})
+	}
 }
