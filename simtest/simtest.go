@@ -53,7 +53,9 @@ func NewDesign(system string, knobs []string, sets ...string) (System, Design, e
 type Options struct {
 	// Faults is the fault intensity (default Moderate).
 	Faults Faults
-	// World is system A's world mode: drawn (default), fixed or wide.
+	// World is system A's world mode: drawn (default), fixed or wide
+	// (refused for a system that draws no worlds, as MustRun and --world
+	// refuse it).
 	World string
 	// Seed and Checks fix rapid's seed and its number of checks for this
 	// Check (0: rapid's flags, -rapid.seed and -rapid.checks, decide; its
@@ -81,7 +83,7 @@ func (o Options) check(sys System) error {
 			return fmt.Errorf("Options.Faults: %v", err)
 		}
 	}
-	if o.World != "" && len(sys.Supports().Worlds) > 0 {
+	if o.World != "" {
 		if err := sys.Supports().WorldCheck(o.World); err != nil {
 			return fmt.Errorf("Options.World: %v", err)
 		}

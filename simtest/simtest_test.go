@@ -129,6 +129,7 @@ var badOptions = []struct {
 }{
 	{"arbiter", Options{Faults: "heavvy"}, `Options.Faults: unknown fault intensity "heavvy"`},
 	{"arbiter", Options{World: "widee"}, `Options.World: unknown world "widee" (drawn, fixed, wide)`},
+	{"outbox", Options{World: "wide"}, `Options.World: unknown world "wide": this system has one world, its drawn one`},
 }
 
 // TestBadOptionsChild is Check with a bad option, run only as a child.
