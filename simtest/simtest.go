@@ -88,6 +88,9 @@ func (o Options) check(sys System) error {
 			return fmt.Errorf("Options.World: %v", err)
 		}
 	}
+	if o.Checks < 0 {
+		return fmt.Errorf("Options.Checks %d: want a number of checks above 0 (0: -rapid.checks decides)", o.Checks)
+	}
 	return nil
 }
 

@@ -130,6 +130,7 @@ var badOptions = []struct {
 	{"arbiter", Options{Faults: "heavvy"}, `Options.Faults: unknown fault intensity "heavvy"`},
 	{"arbiter", Options{World: "widee"}, `Options.World: unknown world "widee" (drawn, fixed, wide)`},
 	{"outbox", Options{World: "wide"}, `Options.World: unknown world "wide": this system has one world, its drawn one`},
+	{"twopc", Options{Checks: -3}, `Options.Checks -3: want a number of checks above 0 (0: -rapid.checks decides)`},
 }
 
 // TestBadOptionsChild is Check with a bad option, run only as a child.
@@ -141,7 +142,10 @@ func TestBadOptionsChild(t *testing.T) {
 	b := badOptions[i]
 	sys, d, err := NewDesign(b.system, nil)
 	require.NoError(t, err)
-	b.o.Seed, b.o.Checks = 1, 5
+	b.o.Seed = 1
+	if b.o.Checks == 0 {
+		b.o.Checks = 5
+	}
 	Check(t, sys, d, b.o)
 }
 
