@@ -59,7 +59,8 @@ type Options struct {
 	World string
 	// Seed and Checks fix rapid's seed and its number of checks for this
 	// Check (0: rapid's flags, -rapid.seed and -rapid.checks, decide; its
-	// seed is then random, a new search each run).
+	// seed is then random, a new search each run). Under -short rapid runs
+	// a fifth of the checks, at least one.
 	Seed   uint64
 	Checks int
 }
@@ -126,8 +127,11 @@ func Check(t *testing.T, sys System, d Design, o Options) {
 	if o.Seed != 0 {
 		set["rapid.seed"] = strconv.FormatUint(o.Seed, 10)
 	}
-	if o.Checks != 0 {
-		set["rapid.checks"] = strconv.Itoa(o.Checks)
+	if n := o.Checks; n != 0 {
+		if testing.Short() && n < 5 {
+			n = 5 // rapid runs a fifth under -short: one, not none
+		}
+		set["rapid.checks"] = strconv.Itoa(n)
 	}
 	if len(set) > 0 {
 		defer hunt.SetFlags(set)()

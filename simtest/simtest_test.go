@@ -173,3 +173,27 @@ func TestBadOptions(t *testing.T) {
 		})
 	}
 }
+
+// TestShortChecksChild is a check of a few fixed checks, run only as a
+// child under -short.
+func TestShortChecksChild(t *testing.T) {
+	if os.Getenv("SIMTEST_SHORT") == "" {
+		t.Skip("run by TestShortChecks")
+	}
+	sys, d, err := NewDesign("twopc", nil)
+	require.NoError(t, err)
+	Check(t, sys, d, Options{Seed: 1, Checks: 3})
+}
+
+// TestShortChecks: under -short rapid runs a fifth of the checks; a Check
+// of fewer than five fixed checks still runs one (not none, passing).
+func TestShortChecks(t *testing.T) {
+	if child != "" || os.Getenv("SIMTEST_SHORT") != "" {
+		t.Skip("a child runs one check")
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^TestShortChecksChild$", "-test.count=1", "-test.short", "-test.v")
+	cmd.Env = append(os.Environ(), "SIMTEST_SHORT=1")
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	assert.Contains(t, string(out), "[rapid] OK, passed 1 tests", "one check under -short:\n%s", out)
+}
