@@ -116,7 +116,9 @@ const maxLines = 8
 // Check runs the system's property with rapid (-rapid.checks, -rapid.seed
 // and rapid's other flags apply). On a failure it writes the shrunk run's
 // artifacts, prints at most a few dozen lines (what failed, the world, the
-// files, the commands to replay), and fails the test.
+// files, the commands to replay), and fails the test. rapid's flags are
+// global: a Check of parallel tests that fixes Seed or Checks runs alone
+// (other Checks wait for it).
 func Check(t *testing.T, sys System, d Design, o Options) {
 	t.Helper()
 	if err := o.check(sys); err != nil {
@@ -133,15 +135,12 @@ func Check(t *testing.T, sys System, d Design, o Options) {
 		}
 		set["rapid.checks"] = strconv.Itoa(n)
 	}
-	if len(set) > 0 {
-		defer hunt.SetFlags(set)()
-	}
 	var last traces.Header
 	found := false
 	prop := sys.Property(d, f, func(h traces.Header) { last, found = h, true })
 	var lines lineFilter
 	rec := &hunt.Recorder{TestName: t.Name(), Filter: lines.keep, DeadlineOf: t.Deadline}
-	rec.Check(prop)
+	hunt.WithFlags(set, func() { rec.Check(prop) }) // one at a time with other tests' flags
 	for _, l := range rec.Lines {
 		t.Log(l)
 	}

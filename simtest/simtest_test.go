@@ -1,19 +1,23 @@
 package simtest
 
 import (
+	"flag"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"pgregory.net/rapid"
 
 	"github.com/fencesim/fencesim/internal/hunt"
 	"github.com/fencesim/fencesim/internal/systems"
+	"github.com/fencesim/fencesim/traces"
 )
 
 // child is set in the process TestFailingCheck starts: the failing checks
@@ -196,4 +200,43 @@ func TestShortChecks(t *testing.T) {
 	out, err := cmd.CombinedOutput()
 	require.NoError(t, err, "%s", out)
 	assert.Contains(t, string(out), "[rapid] OK, passed 1 tests", "one check under -short:\n%s", out)
+}
+
+// counting is a system whose property counts its checks.
+type counting struct {
+	System
+	n *atomic.Int64
+}
+
+func (c counting) Property(d Design, f Faults, failed func(traces.Header)) func(*rapid.T) {
+	p := c.System.Property(d, f, failed)
+	return func(t *rapid.T) { c.n.Add(1); p(t) }
+}
+
+// TestParallelChecks: Checks of parallel tests, each with a number of
+// checks of its own, run that number each, and leave rapid's flags as they
+// were (rapid's flags are global: one Check must not run under another's,
+// nor restore another's).
+func TestParallelChecks(t *testing.T) {
+	if child != "" {
+		t.Skip("the child runs only the failing check")
+	}
+	sys, d, err := NewDesign("toy", nil)
+	require.NoError(t, err)
+	before := flag.Lookup("rapid.checks").Value.String()
+	t.Run("group", func(t *testing.T) {
+		for i := 1; i <= 40; i++ {
+			t.Run(strconv.Itoa(i), func(t *testing.T) {
+				t.Parallel()
+				c := counting{sys, new(atomic.Int64)}
+				want := 5 * (i%4 + 1)
+				Check(t, c, d, Options{Seed: uint64(i), Checks: want * 5}) // *5: the same under -short
+				if !testing.Short() {
+					want *= 5
+				}
+				assert.EqualValues(t, want, c.n.Load(), "the checks of this test's Options")
+			})
+		}
+	})
+	assert.Equal(t, before, flag.Lookup("rapid.checks").Value.String(), "rapid's -rapid.checks after the parallel Checks")
 }

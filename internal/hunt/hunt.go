@@ -20,7 +20,10 @@ type Result struct {
 	Output string // what rapid reported
 }
 
-var mu sync.Mutex
+// mu serialises the checks that set rapid's flags: a hunt or a Check with
+// flags of its own holds it to write, a check that reads the flags as they
+// are holds it to read (such checks may overlap).
+var mu sync.RWMutex
 
 // Run checks prop with rapid for at most checks runs from seed. The last call
 // of prop after a failure is rapid's replay of the shrunk case, so a property
@@ -93,10 +96,23 @@ var (
 	passedRe = regexp.MustCompile(`passed (\d+) tests`)
 )
 
-// SetFlags sets rapid's flags (rapid.seed, rapid.checks, ...) and returns
-// the function that restores them. rapid reads them at each Check: the
-// caller holds them for its Check only, and none runs in parallel.
-func SetFlags(vals map[string]string) func() { return setFlags(vals) }
+// WithFlags runs f, a rapid check, with rapid's flags (rapid.seed,
+// rapid.checks, ...) set to vals and restored after. rapid reads its
+// package-level flags all through a check, so f runs alone among the
+// hunts and the checks of WithFlags (with no vals, it overlaps only
+// others with none).
+func WithFlags(vals map[string]string, f func()) {
+	if len(vals) == 0 {
+		mu.RLock()
+		defer mu.RUnlock()
+		f()
+		return
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	defer setFlags(vals)()
+	f()
+}
 
 func setFlags(vals map[string]string) func() {
 	old := map[string]string{}
