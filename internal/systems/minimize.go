@@ -283,6 +283,9 @@ func goAction(a sim.Action) string {
 	if a.Count != 0 {
 		f = append(f, "Count: "+strconv.Itoa(a.Count))
 	}
+	if a.FromStart {
+		f = append(f, "FromStart: true")
+	}
 	return "{" + strings.Join(f, ", ") + "}"
 }
 

@@ -2,6 +2,7 @@ package systems
 
 import (
 	"go/parser"
+	"reflect"
 	"testing"
 	"time"
 
@@ -64,4 +65,16 @@ func TestGoLiteral(t *testing.T) {
 	assert.Contains(t, lit, `{At: clock.Time(180 * time.Second), Kind: sim.HealAll}`)
 	_, err = parser.ParseExpr(GoLiteral(nil))
 	require.NoError(t, err)
+
+	// A fault armed from the start (a rapid check's crash-yield) keeps
+	// FromStart: without it the pasted schedule arms after the start-up
+	// and plays another run.
+	lit = GoLiteral(sim.Schedule{{Kind: sim.CrashYield, Node: "coordinator", For: time.Millisecond, Count: 24, FromStart: true}})
+	assert.Contains(t, lit, `{At: clock.Time(0), Kind: sim.Kind("crash-yield"), Node: "coordinator", For: 1 * time.Millisecond, Count: 24, FromStart: true}`)
+	// Every field of an action is rendered.
+	all := sim.Action{At: 1, Kind: sim.Stall, Node: "a", Peer: "b", Groups: [][]string{{"a"}}, Rate: 1, For: 1, Amount: 1, Point: "p", Arg: "x", Count: 1, FromStart: true}
+	lit = GoLiteral(sim.Schedule{all})
+	for i := range reflect.TypeOf(all).NumField() {
+		assert.Contains(t, lit, reflect.TypeOf(all).Field(i).Name+": ", "the literal renders every field of sim.Action")
+	}
 }
