@@ -151,7 +151,7 @@ func Check(t *testing.T, sys System, d Design, o Options) {
 		return
 	}
 	if found {
-		for _, l := range writeFailure(t, sys, last) {
+		for _, l := range writeFailure(t, sys, last, f) {
 			t.Log(l)
 		}
 	}
@@ -160,7 +160,7 @@ func Check(t *testing.T, sys System, d Design, o Options) {
 
 // writeFailure replays the shrunk case in full and writes its trace,
 // schedule and report; it returns the lines to print.
-func writeFailure(t *testing.T, sys System, h traces.Header) []string {
+func writeFailure(t *testing.T, sys System, h traces.Header, f Faults) []string {
 	r, err := sys.Replay(h)
 	if err != nil {
 		return []string{fmt.Sprintf("simtest: the shrunk case did not replay: %v", err)}
@@ -188,7 +188,7 @@ func writeFailure(t *testing.T, sys System, h traces.Header) []string {
 	}
 	st := artifact.StoryOf(r, "", needed, timelineLines)
 	failed := strings.Join(r.FailedIDs(), ", ")
-	if err := os.WriteFile(sched, []byte(snippet(t, sys, r, trace, failed)), 0o644); err != nil {
+	if err := os.WriteFile(sched, []byte(snippet(t, sys, r, trace, failed, f)), 0o644); err != nil {
 		return []string{fmt.Sprintf("simtest: writing %s: %v", sched, err)}
 	}
 	porc, err := artifact.Report(page, base+"-porcupine.html", r, artifact.Page{
@@ -213,7 +213,7 @@ func writeFailure(t *testing.T, sys System, h traces.Header) []string {
 
 // snippet is the schedule file: the shrunk schedule, and how to keep the
 // counterexample as a regression test.
-func snippet(t *testing.T, sys System, r *Result, trace, failed string) string {
+func snippet(t *testing.T, sys System, r *Result, trace, failed string, f Faults) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "// %s: %s failed in rapid's shrunk case of %s\n", t.Name(), failed, sys.Name())
 	for _, v := range r.Failed() {
@@ -226,14 +226,29 @@ func snippet(t *testing.T, sys System, r *Result, trace, failed string) string {
 	fmt.Fprintf(&b, "//\n// To keep it as a regression test (imports: simtest; all exported), copy\n// %s under testdata/ and:\n", trace)
 	fmt.Fprintf(&b, "//\n//\tr := simtest.Replay(t, \"testdata/%s\")\n", filepath.Base(trace))
 	fmt.Fprintf(&b, "//\t// r.Fails(%q) is true while the bug stands\n", strings.Split(failed, ", ")[0])
-	if r.Header.Entropy == "pcg" {
+	if mustRunPlays(sys, r, f) {
 		fmt.Fprintf(&b, "//\n// or, from the seed and the schedule below (imports: clock, sim, time, simtest):\n//\n")
-		fmt.Fprintf(&b, "//\tr := simtest.MustRun(t, %q, `%s`, \"\", %d, \"moderate\", schedule)\n", sys.Name(), r.Header.Design, r.Header.Seed)
+		fmt.Fprintf(&b, "//\tr := simtest.MustRun(t, %q, `%s`, \"\", %d, %q, schedule)\n", sys.Name(), r.Header.Design, r.Header.Seed, f)
 	} else {
-		fmt.Fprintf(&b, "//\n// (system A's rapid runs draw their network from rapid's tape, recorded in\n// the trace's header: the trace file, not a seed, reproduces them.)\n")
+		fmt.Fprintf(&b, "//\n// (rapid drew parts of this run that neither the design nor the seed\n// hold, recorded in the trace's header: the trace file, not a seed,\n// reproduces it.)\n")
 	}
 	fmt.Fprintf(&b, "\nschedule := %s\n", systems.GoLiteral(r.Schedule))
 	return b.String()
+}
+
+// mustRunPlays reports whether MustRun, given the run's design, seed,
+// faults and schedule, plays the run again: not when rapid drew more of
+// it (system A's network, system B's workload).
+func mustRunPlays(sys System, r *Result, f Faults) bool {
+	if r.Header.Entropy != "pcg" {
+		return false
+	}
+	d, err := sys.NewDesign(nil, nil, r.Header.Design)
+	if err != nil {
+		return false
+	}
+	m := systems.Run(sys, d, r.Header.Seed, f, systems.Options{Full: true, Schedule: r.Schedule, Given: true})
+	return traces.Compare(m.Events, r.Events).Identical
 }
 
 func fileName(s string) string {

@@ -17,7 +17,7 @@ import (
 
 	"github.com/fencesim/fencesim/internal/hunt"
 	"github.com/fencesim/fencesim/internal/systems"
-	"github.com/fencesim/fencesim/traces"
+	trc "github.com/fencesim/fencesim/traces"
 )
 
 // child is set in the process TestFailingCheck starts: the failing checks
@@ -72,6 +72,21 @@ func TestFailingCheck(t *testing.T) {
 			r := Replay(t, traces[0])
 			assert.NotEmpty(t, r.Failed(), "the kept trace replays to a failure")
 			t.Logf("%d lines; replayed: %v", len(lines), r.FailedIDs())
+			// The schedule file's MustRun, when it offers one, plays the kept run.
+			scheds, _ := filepath.Glob(filepath.Join(out, "*-schedule.txt"))
+			require.Len(t, scheds, 1)
+			sf, err := os.ReadFile(scheds[0])
+			require.NoError(t, err)
+			if m := regexp.MustCompile("simtest.MustRun\\(t, \"(\\w+)\", `([^`]*)`, \"\", (\\d+), \"(\\w+)\", schedule\\)").FindStringSubmatch(string(sf)); m != nil {
+				seed, err := strconv.ParseUint(m[3], 10, 64)
+				require.NoError(t, err)
+				again := MustRun(t, m[1], m[2], "", seed, m[4], r.Schedule)
+				if assert.True(t, trc.Compare(again.Events, r.Events).Identical, "the pasted MustRun plays the kept run:\n%s", sf) {
+					t.Logf("the schedule file's MustRun plays the kept run")
+				}
+			} else {
+				assert.Contains(t, string(sf), "the trace file, not a seed,", "no MustRun: the file says why")
+			}
 		})
 	}
 }
@@ -208,7 +223,7 @@ type counting struct {
 	n *atomic.Int64
 }
 
-func (c counting) Property(d Design, f Faults, failed func(traces.Header)) func(*rapid.T) {
+func (c counting) Property(d Design, f Faults, failed func(trc.Header)) func(*rapid.T) {
 	p := c.System.Property(d, f, failed)
 	return func(t *rapid.T) { c.n.Add(1); p(t) }
 }
