@@ -207,7 +207,7 @@ func writeFailure(t *testing.T, sys System, h traces.Header, f Faults) []string 
 	if porc != "" {
 		out = append(out, "  porcupine: "+porc)
 	}
-	out = append(out, "  replay:   go run ./cmd/fencesim replay "+trace)
+	out = append(out, "  replay:   go run github.com/fencesim/fencesim/cmd/fencesim replay "+trace) // the package path: runs from any directory of the module, as go test does
 	return append(out, st.Lines...)
 }
 

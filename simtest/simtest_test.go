@@ -66,7 +66,13 @@ func TestFailingCheck(t *testing.T) {
 					assert.Equal(t, out, filepath.Dir(m[1]), "under -fencesim.out")
 				}
 			}
-			assert.Contains(t, text, "replay:   go run ./cmd/fencesim replay ")
+			// The replay command works as printed from where go test ran
+			// (the package's directory): "identical", then the failure.
+			if m := regexp.MustCompile(`replay:\s+(go run \S+ replay \S+)`).FindStringSubmatch(text); assert.NotNil(t, m, "the replay command:\n%s", text) {
+				rb, err := exec.Command("sh", "-c", m[1]).CombinedOutput()
+				assert.Error(t, err, "the replay exits 1 (a property fails)")
+				assert.True(t, strings.HasPrefix(string(rb), "identical\n"), "%s: %s", m[1], rb)
+			}
 			traces, _ := filepath.Glob(filepath.Join(out, "*.jsonl"))
 			require.Len(t, traces, 1)
 			r := Replay(t, traces[0])
