@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -39,8 +40,22 @@ var (
 )
 
 // NewDesign is a system's design by name, with knobs turned on and
-// parameters set ("lease=90s"), as fencesim --system, --knob and --set.
+// parameters set ("lease=90s"), as fencesim --system, --knob and --set
+// (a knob or a parameter given twice is refused, as there).
 func NewDesign(system string, knobs []string, sets ...string) (System, Design, error) {
+	for i, k := range knobs {
+		if slices.Contains(knobs[:i], k) {
+			return nil, Design{}, fmt.Errorf("knob %s is given twice: give it once", k)
+		}
+	}
+	for i, s := range sets {
+		name, _, _ := strings.Cut(s, "=")
+		for _, prev := range sets[:i] {
+			if p, _, _ := strings.Cut(prev, "="); strings.TrimSpace(p) == strings.TrimSpace(name) {
+				return nil, Design{}, fmt.Errorf("parameter %s is set twice (%s, %s): set it once, with the value you mean", strings.TrimSpace(name), prev, s)
+			}
+		}
+	}
 	sys, err := systems.ByName(system)
 	if err != nil {
 		return nil, Design{}, err

@@ -261,3 +261,14 @@ func TestParallelChecks(t *testing.T) {
 	})
 	assert.Equal(t, before, flag.Lookup("rapid.checks").Value.String(), "rapid's -rapid.checks after the parallel Checks")
 }
+
+// TestNewDesignTwice: a parameter or a knob given twice is refused (as
+// --set and --knob refuse it), not the last one taken.
+func TestNewDesignTwice(t *testing.T) {
+	_, _, err := NewDesign("arbiter", nil, "lease=90s", "lease=80s")
+	assert.ErrorContains(t, err, "lease is set twice (lease=90s, lease=80s)")
+	_, _, err = NewDesign("arbiter", []string{"no-grace", "no-grace"})
+	assert.ErrorContains(t, err, "knob no-grace is given twice")
+	_, _, err = NewDesign("arbiter", nil, "lease=90s", "heartbeat=3s")
+	assert.NoError(t, err)
+}
