@@ -82,9 +82,15 @@ type Options struct {
 
 // Property is the system's rapid property under a design (the world, the
 // schedule and the streams drawn; every property judged), for rapid.Check
-// by hand. Check is the same property with short output and artifacts.
+// by hand (rapid's flags decide the seed and the checks: Options.Seed and
+// Options.Checks are refused). Check is the same property with short
+// output and artifacts.
 func Property(sys System, d Design, o Options) func(*rapid.T) {
-	if err := o.check(sys); err != nil {
+	err := o.check(sys)
+	if err == nil && (o.Seed != 0 || o.Checks != 0) {
+		err = fmt.Errorf("Options.Seed and Options.Checks are Check's: under rapid.Check, -rapid.seed and -rapid.checks decide")
+	}
+	if err != nil {
 		return func(t *rapid.T) { t.Fatalf("simtest.Property: %v", err) }
 	}
 	d, f := o.apply(d)

@@ -272,3 +272,16 @@ func TestNewDesignTwice(t *testing.T) {
 	_, _, err = NewDesign("arbiter", nil, "lease=90s", "heartbeat=3s")
 	assert.NoError(t, err)
 }
+
+// TestPropertySeed: Property (for rapid.Check, whose flags decide the
+// seed and the checks) refuses Options.Seed and Options.Checks by name
+// rather than ignoring them.
+func TestPropertySeed(t *testing.T) {
+	sys, d, err := NewDesign("toy", nil)
+	require.NoError(t, err)
+	for _, o := range []Options{{Seed: 5}, {Checks: 10}} {
+		res := hunt.Run(t.Name(), 5, 1, Property(sys, d, o))
+		assert.True(t, res.Found, "%+v: Property fails", o)
+		assert.Contains(t, res.Output, "simtest.Property: Options.Seed and Options.Checks are Check's")
+	}
+}
