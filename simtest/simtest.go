@@ -139,7 +139,10 @@ const maxLines = 8
 // artifacts, prints at most a few dozen lines (what failed, the world, the
 // files, the commands to replay), and fails the test. rapid's flags are
 // global: a Check of parallel tests that fixes Seed or Checks runs alone
-// (other Checks wait for it).
+// (other Checks wait for it). Unlike rapid.Check on a *testing.T, Check
+// does not end its search early near go test's -timeout (rapid reads the
+// deadline only from a *testing.T): a search longer than -timeout panics
+// with "test timed out", so keep -rapid.checks or Options.Checks within it.
 func Check(t *testing.T, sys System, d Design, o Options) {
 	t.Helper()
 	if err := o.check(sys); err != nil {

@@ -141,7 +141,9 @@ type Recorder struct {
 	TestName string
 	// Filter returns a line to keep, or false to drop it.
 	Filter func(string) (string, bool)
-	// Deadline, when set, is the test's deadline (rapid bounds its search by it).
+	// DeadlineOf, when set, is the test's deadline, for Deadline. rapid
+	// v1.3 reads a deadline only from a *testing.T, so it does not bound
+	// the search of a check on a Recorder.
 	DeadlineOf func() (time.Time, bool)
 	Lines      []string
 	failed     bool
