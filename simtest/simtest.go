@@ -5,10 +5,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"pgregory.net/rapid"
 
@@ -139,10 +141,8 @@ const maxLines = 8
 // artifacts, prints at most a few dozen lines (what failed, the world, the
 // files, the commands to replay), and fails the test. rapid's flags are
 // global: a Check of parallel tests that fixes Seed or Checks runs alone
-// (other Checks wait for it). Unlike rapid.Check on a *testing.T, Check
-// does not end its search early near go test's -timeout (rapid reads the
-// deadline only from a *testing.T): a search longer than -timeout panics
-// with "test timed out", so keep -rapid.checks or Options.Checks within it.
+// (other Checks wait for it). As rapid.Check does, Check ends its search
+// early, passing, when go test's -timeout is near and no check has failed.
 func Check(t *testing.T, sys System, d Design, o Options) {
 	t.Helper()
 	if err := o.check(sys); err != nil {
@@ -161,12 +161,35 @@ func Check(t *testing.T, sys System, d Design, o Options) {
 	}
 	var last traces.Header
 	found := false
-	prop := sys.Property(d, f, func(h traces.Header) { last, found = h, true })
+	inner := sys.Property(d, f, func(h traces.Header) { last, found = h, true })
+	// rapid ends its search early near the test's deadline only on a
+	// *testing.T; Check does it as rapid does (when five checks' time is
+	// all that is left, and half a second to spare), while no check has
+	// failed.
+	deadline, timed := t.Deadline()
+	checks, stopped := 0, false
+	var start time.Time
+	prop := func(rt *rapid.T) {
+		if timed && !found {
+			if checks == 0 {
+				start = time.Now()
+			} else if time.Until(deadline) < time.Since(start)/time.Duration(checks)*5+time.Second/2 {
+				stopped = true
+				runtime.Goexit() // ends rapid.Check, on the recorder's goroutine
+			}
+			checks++
+		}
+		inner(rt)
+	}
 	var lines lineFilter
-	rec := &hunt.Recorder{TestName: t.Name(), Filter: lines.keep, DeadlineOf: t.Deadline}
+	rec := &hunt.Recorder{TestName: t.Name(), Filter: lines.keep}
 	hunt.WithFlags(set, func() { rec.Check(prop) }) // one at a time with other tests' flags
 	for _, l := range rec.Lines {
 		t.Log(l)
+	}
+	if stopped {
+		t.Logf("simtest: OK, passed %d checks (%v): the search ended early, near the test's deadline (-timeout)", checks, time.Since(start).Round(time.Millisecond))
+		return
 	}
 	if rec.Skipped() {
 		t.SkipNow()

@@ -285,3 +285,30 @@ func TestPropertySeed(t *testing.T) {
 		assert.Contains(t, res.Output, "simtest.Property: Options.Seed and Options.Checks are Check's")
 	}
 }
+
+// TestDeadlineChild is a search longer than its -timeout, run only as a
+// child.
+func TestDeadlineChild(t *testing.T) {
+	if os.Getenv("SIMTEST_DEADLINE") == "" {
+		t.Skip("run by TestDeadline")
+	}
+	sys, d, err := NewDesign("arbiter", nil)
+	require.NoError(t, err)
+	Check(t, sys, d, Options{Seed: 1, Checks: 1_000_000})
+}
+
+// TestDeadline: as rapid.Check does, a Check ends its search early near
+// the test's deadline and passes, instead of panicking "test timed out".
+func TestDeadline(t *testing.T) {
+	if child != "" || os.Getenv("SIMTEST_DEADLINE") != "" {
+		t.Skip("a child runs one check")
+	}
+	if testing.Short() {
+		t.Skip("runs a check until its 4s deadline")
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^TestDeadlineChild$", "-test.count=1", "-test.timeout=4s", "-test.v")
+	cmd.Env = append(os.Environ(), "SIMTEST_DEADLINE=1")
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	assert.Contains(t, string(out), "the search ended early, near the test's deadline")
+}

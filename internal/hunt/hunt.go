@@ -143,7 +143,7 @@ type Recorder struct {
 	Filter func(string) (string, bool)
 	// DeadlineOf, when set, is the test's deadline, for Deadline. rapid
 	// v1.3 reads a deadline only from a *testing.T, so it does not bound
-	// the search of a check on a Recorder.
+	// the search of a check on a Recorder (simtest.Check bounds its own).
 	DeadlineOf func() (time.Time, bool)
 	Lines      []string
 	failed     bool
