@@ -133,6 +133,12 @@ func TestCheckPasses(t *testing.T) {
 			Check(t, sys, d, Options{Seed: 1, Checks: 200}) // a fixed search: the test is the same on every run
 		})
 	}
+	// The options README.md and reference.md show.
+	t.Run("arbiter/heavy/wide", func(t *testing.T) {
+		sys, d, err := NewDesign("arbiter", nil)
+		require.NoError(t, err)
+		Check(t, sys, d, Options{Faults: Heavy, World: "wide", Seed: 1, Checks: 50})
+	})
 }
 
 // TestMustRun: explore's pasted snippet plays a seed with its schedule.
