@@ -274,7 +274,7 @@ func snippet(t *testing.T, sys System, r *Result, trace, failed string, f Faults
 	fmt.Fprintf(&b, "//\n//\tr := simtest.Replay(t, \"testdata/%s\")\n", filepath.Base(trace))
 	fmt.Fprintf(&b, "//\t// r.Fails(%q) is true while the bug stands\n", strings.Split(failed, ", ")[0])
 	if mustRunPlays(sys, r, f) {
-		fmt.Fprintf(&b, "//\n// or, from the seed and the schedule below (imports: clock, sim, time, simtest):\n//\n")
+		fmt.Fprintf(&b, "//\n// or, from the seed and the schedule below (imports: %s, simtest):\n//\n", systems.GoImports(r.Schedule))
 		fmt.Fprintf(&b, "//\tr := simtest.MustRun(t, %q, `%s`, \"\", %d, %q, schedule)\n", sys.Name(), r.Header.Design, r.Header.Seed, f)
 	} else {
 		fmt.Fprintf(&b, "//\n// (rapid drew parts of this run that neither the design nor the seed\n// hold, recorded in the trace's header: the trace file, not a seed,\n// reproduces it.)\n")

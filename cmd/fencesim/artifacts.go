@@ -167,7 +167,7 @@ func scheduleText(sys systems.System, d systems.Design, seed uint64, f systems.F
 	}
 	fmt.Fprintf(&b, "//\n// Traces: %s (the failing run), %s (the minimized run);\n", a.Trace, a.Minimized)
 	fmt.Fprintf(&b, "// replay either with: fencesim replay FILE\n//\n")
-	fmt.Fprintf(&b, "// To play it in a Go test (imports: clock, sim, time, simtest; all exported):\n")
+	fmt.Fprintf(&b, "// To play it in a Go test (imports: %s, simtest; all exported):\n", systems.GoImports(m.Schedule))
 	fmt.Fprintf(&b, "//\n//\tr := simtest.MustRun(t, %q, `%s`, %q, %d, %q, schedule)\n", sys.Name(), d.JSON, d.World, seed, f)
 	fmt.Fprintf(&b, "//\t// r.Fails(%q) is true: assert it while the bug stands, assert.False once fixed\n\n", m.Property)
 	fmt.Fprintf(&b, "schedule := %s\n", systems.GoLiteral(m.Schedule))

@@ -234,6 +234,19 @@ func GoLiteral(s sim.Schedule) string {
 	return b.String()
 }
 
+// GoImports lists the packages GoLiteral's text of s uses, for the hint
+// beside it: time only when a duration is written (an unused import does
+// not compile).
+func GoImports(s sim.Schedule) string {
+	if len(s) == 0 {
+		return "sim"
+	}
+	if strings.Contains(GoLiteral(s), "time.") {
+		return "clock, sim, time"
+	}
+	return "clock, sim"
+}
+
 var kindNames = map[sim.Kind]string{
 	sim.Crash: "Crash", sim.Restart: "Restart", sim.Pause: "Pause", sim.Resume: "Resume", sim.Partition: "Partition",
 	sim.Cut: "Cut", sim.Heal: "Heal", sim.Loss: "Loss", sim.Dup: "Dup", sim.Delay: "Delay", sim.Stall: "Stall",

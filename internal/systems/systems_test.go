@@ -65,6 +65,13 @@ func TestGoLiteral(t *testing.T) {
 	assert.Contains(t, lit, `{At: clock.Time(180 * time.Second), Kind: sim.HealAll}`)
 	_, err = parser.ParseExpr(GoLiteral(nil))
 	require.NoError(t, err)
+	// The hint names the imports the literal uses: an unused "time"
+	// does not compile (a schedule of at-0 message drops has no duration).
+	assert.Equal(t, "clock, sim, time", GoImports(s))
+	noTime := sim.Schedule{{Kind: sim.Message, Node: "home-1", Peer: "arbiter-1", Arg: "drop", Count: 1}}
+	assert.NotContains(t, GoLiteral(noTime), "time.")
+	assert.Equal(t, "clock, sim", GoImports(noTime))
+	assert.Equal(t, "sim", GoImports(nil))
 
 	// A fault armed from the start (a rapid check's crash-yield) keeps
 	// FromStart: without it the pasted schedule arms after the start-up
