@@ -28,8 +28,9 @@ func TestOneUploaderPerWorker(t *testing.T) {
 	assert.Zero(t, early, "a worker process submitted before its backoff was over")
 	// Since a finished judging's lease is heartbeated until its result is
 	// answered (docs/findings.md), that seed's results no longer wait at
-	// once; a seed of the same steering where two do:
-	early, both := uploaderRun(t, seed+18)
+	// once; a seed of the same steering where two do (seed+18 until a
+	// timed-out heartbeat went to the next arbiter at once):
+	early, both := uploaderRun(t, seed+69)
 	assert.Zero(t, early, "a worker process submitted before its backoff was over")
 	assert.NotZero(t, both, "results waited their turn: two or more at once in a process")
 }
