@@ -247,3 +247,25 @@ func TestLateGrantAnswerIsCheckedFirst(t *testing.T) {
 	}
 	assert.Zero(t, abandoned, "no judging of a dead lease")
 }
+
+// TestTimedOutHeartbeatTriesTheNextArbiter: the baseline's wide world,
+// heavy faults, seed 20009551 (a lease of 17.9 s, heartbeats every 10 s, a
+// request timeout of 5 s, max_attempts 1, two arbiters). A worker that
+// waited for the next interval after a heartbeat timed out failed it:
+// arbiter-1 paused at a yield from 215 s, prod-1.3's heartbeat for
+// submission 109 went to it at 222.5 s and timed out at 227.5 s while
+// arbiter-2 served, the next one (232.5 s) found the lease swept at 231.9
+// s and the submission a system_error: MA3. The default worker sends a
+// timed-out heartbeat to the next arbiter at once (this run's heartbeats
+// move to arbiter-2 earlier, at the first one that times out) and every
+// property holds.
+func TestTimedOutHeartbeatTriesTheNextArbiter(t *testing.T) {
+	opts, _ := SeedOptionsIn(judge.Default(), WorldWide, Heavy(), 20009551)
+	opts.Filter = nil
+	o, err := Play(opts)
+	require.NoError(t, err)
+	JudgeGeneric(&o.Result, opts.Design)
+	assert.Empty(t, failedNames(o))
+	assert.Empty(t, o.Transitions(109, judge.StatusJudging, judge.StatusSystemError), "no system_error")
+	assert.Equal(t, 1, opts.Design.MaxAttempts, "the seed's world: one attempt")
+}
