@@ -55,7 +55,8 @@ type Page struct {
 
 // Report writes a run's HTML report to path; with the run's porcupine
 // visualisation (when a linearization failed) also written to porcupine
-// (when not empty). It returns the porcupine file written, if any.
+// (when not empty; a page of that name left by an earlier run is removed
+// when none is written). It returns the porcupine file written, if any.
 func Report(path, porcupine string, r *systems.Result, p Page) (string, error) {
 	var lin []byte
 	wrote := ""
@@ -103,7 +104,19 @@ func Report(path, porcupine string, r *systems.Result, p Page) (string, error) {
 	if err := report.Write(&page, in); err != nil {
 		return wrote, err
 	}
-	return wrote, os.WriteFile(path, page.Bytes(), 0o644)
+	if err := os.WriteFile(path, page.Bytes(), 0o644); err != nil {
+		return wrote, err
+	}
+	if porcupine != "" && wrote == "" {
+		// No linearization failed: a porcupine page of that name is an
+		// earlier run's (the same seed, another design), not this one's.
+		if fi, err := os.Lstat(porcupine); err == nil && fi.Mode().IsRegular() {
+			if err := os.Remove(porcupine); err != nil {
+				return wrote, err
+			}
+		}
+	}
+	return wrote, nil
 }
 
 // Revision is the source revision the binary was built from (with

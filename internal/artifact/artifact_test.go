@@ -1,6 +1,8 @@
 package artifact
 
 import (
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -65,4 +67,23 @@ func TestStoryOfEachSystem(t *testing.T) {
 			t.Logf("seed %d, %s: %d steps, %d needed faults\n%s", seed, s.Story.Key, len(s.Story.Steps), len(s.Needed), s.Lines[len(s.Lines)-1])
 		})
 	}
+}
+
+// TestReportRemovesAStalePorcupinePage: a run written where an earlier run
+// of the same name left porcupine's page (fencesim run --seed 2 with a
+// knob, then without) leaves no page of the other run beside its trace.
+func TestReportRemovesAStalePorcupinePage(t *testing.T) {
+	sys, err := systems.ByName("arbiter")
+	require.NoError(t, err)
+	d, err := sys.NewDesign(nil, nil, nil)
+	require.NoError(t, err)
+	r := systems.Run(sys, d, 1, systems.None, systems.Options{Full: true})
+	require.Empty(t, r.Failed())
+	dir := t.TempDir()
+	por := filepath.Join(dir, "arbiter-seed-1-porcupine.html")
+	require.NoError(t, os.WriteFile(por, []byte("<html>an earlier run's linearization</html>"), 0o644))
+	wrote, err := Report(filepath.Join(dir, "arbiter-seed-1-report.html"), por, r, Page{Title: "t"})
+	require.NoError(t, err)
+	assert.Empty(t, wrote)
+	assert.NoFileExists(t, por, "the earlier run's porcupine page is not left beside this run's trace")
 }
