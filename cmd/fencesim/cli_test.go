@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"regexp"
 	"runtime/debug"
@@ -334,4 +335,21 @@ func TestShardHeader(t *testing.T) {
 	code, out, stderr = run(t, "explore", "--system", "outbox", "--runs", "4", "--out", t.TempDir())
 	require.Equal(t, 0, code, stderr)
 	assert.Contains(t, out, "seeds: 1-4\nruns: 4,", "a whole run's header is as before")
+}
+
+// TestRunRefusesAnOutFileThatIsNoFile: a directory in --out where run
+// writes its report is refused in one line naming it (not "--out DIR: is a
+// directory"), before anything is written: a trace already there is left
+// as it was.
+func TestRunRefusesAnOutFileThatIsNoFile(t *testing.T) {
+	out := t.TempDir()
+	trace := filepath.Join(out, "twopc-seed-3.jsonl")
+	require.NoError(t, os.WriteFile(trace, []byte("an earlier trace\n"), 0o644))
+	require.NoError(t, os.Mkdir(filepath.Join(out, "twopc-seed-3-report.html"), 0o755))
+	code, stdout, stderr := run(t, "run", "--system", "twopc", "--seed", "3", "--out", out)
+	assert.Equal(t, exitUsage, code)
+	assert.Empty(t, stdout)
+	assert.Equal(t, 1, strings.Count(stderr, "\n"), stderr)
+	assert.Contains(t, stderr, filepath.Join(out, "twopc-seed-3-report.html")+" is a directory, not a file")
+	assert.Equal(t, "an earlier trace\n", readFile(t, trace), "nothing written")
 }

@@ -93,7 +93,10 @@ func runRun(e *env, args []string) int {
 				return usagef("--minimize-budget %d: want at least 1 run", *minBudget)
 			}
 		}
-		return checkOutDir(*out)
+		if err := checkOutDir(*out); err != nil {
+			return err
+		}
+		return checkRunFiles(*out, sys.Name(), *seed)
 	}()
 	if err != nil {
 		return e.fail(c.name, err)
@@ -149,6 +152,27 @@ func runRun(e *env, args []string) int {
 		return exitFail
 	}
 	return exitOK
+}
+
+// checkRunFiles refuses, before anything is written, a path under dir
+// that run would write and that is there but not a file (a directory of
+// that name): the write would fail after the trace was replaced.
+func checkRunFiles(dir, system string, seed uint64) error {
+	base := filepath.Join(dir, fmt.Sprintf("%s-seed-%d", system, seed))
+	for _, p := range []string{base + ".jsonl", base + "-report.html", base + "-porcupine.html", base + "-schedule.json"} {
+		if st, err := os.Stat(p); err == nil && !st.Mode().IsRegular() {
+			return usagef("--out %s: %s is a %s, not a file run can write: move it away or give another --out", dir, p, kindOf(st.Mode()))
+		}
+	}
+	return nil
+}
+
+// kindOf names what a path that is not a regular file is.
+func kindOf(m os.FileMode) string {
+	if m.IsDir() {
+		return "directory"
+	}
+	return "special file"
 }
 
 // written is where a run's files went.
