@@ -353,3 +353,22 @@ func TestRunRefusesAnOutFileThatIsNoFile(t *testing.T) {
 	assert.Contains(t, stderr, filepath.Join(out, "twopc-seed-3-report.html")+" is a directory, not a file")
 	assert.Equal(t, "an earlier trace\n", readFile(t, trace), "nothing written")
 }
+
+// TestReportNamesThePathItCannotWrite: a directory where report writes
+// porcupine's page is named (not the report's own path, which is free),
+// and nothing is written.
+func TestReportNamesThePathItCannotWrite(t *testing.T) {
+	dir := t.TempDir()
+	code, _, stderr := run(t, "run", "--system", "arbiter", "--knob", "fence-by-worker-id", "--seed", "2", "--out", dir)
+	require.Equal(t, exitFail, code, stderr)
+	sub := t.TempDir()
+	trace := filepath.Join(sub, "arbiter-seed-2.jsonl")
+	require.NoError(t, os.WriteFile(trace, []byte(readFile(t, filepath.Join(dir, "arbiter-seed-2.jsonl"))), 0o644))
+	require.NoError(t, os.Mkdir(filepath.Join(sub, "arbiter-seed-2-porcupine.html"), 0o755))
+	code, stdout, stderr := run(t, "report", trace)
+	assert.Equal(t, exitUsage, code)
+	assert.Empty(t, stdout)
+	assert.Equal(t, 1, strings.Count(stderr, "\n"), stderr)
+	assert.Contains(t, stderr, filepath.Join(sub, "arbiter-seed-2-porcupine.html")+" is a directory")
+	assert.NoFileExists(t, filepath.Join(sub, "arbiter-seed-2-report.html"))
+}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"os"
 	"strings"
 
 	art "github.com/fencesim/fencesim/internal/artifact"
@@ -36,6 +37,12 @@ func runReport(e *env, args []string) int {
 	}
 	if sameFile(page, path) {
 		return e.fail(c.name, usagef("--out %s is the trace itself: the report would overwrite it; name another file (or leave --out out: %s)", page, strings.TrimSuffix(path, ".jsonl")+"-report.html"))
+	}
+	{
+		por := base + "-porcupine.html"
+		if st, err := os.Stat(por); err == nil && !st.Mode().IsRegular() {
+			return e.fail(c.name, usagef("%s is a %s, not a file report can write (porcupine's page of the report %s): move it away or give another --out", por, kindOf(st.Mode()), page))
+		}
 	}
 	h, recorded, sys, err := readTrace(path)
 	if err != nil {
