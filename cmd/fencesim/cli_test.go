@@ -372,3 +372,15 @@ func TestReportNamesThePathItCannotWrite(t *testing.T) {
 	assert.Contains(t, stderr, filepath.Join(sub, "arbiter-seed-2-porcupine.html")+" is a directory")
 	assert.NoFileExists(t, filepath.Join(sub, "arbiter-seed-2-report.html"))
 }
+
+// TestReplayOfAMissingFile: a trace that is not there is said in one line
+// that names it and what to give instead.
+func TestReplayOfAMissingFile(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "arbiter-seed-9.jsonl")
+	for _, cmd := range []string{"replay", "report"} {
+		code, stdout, stderr := run(t, cmd, missing)
+		assert.Equal(t, exitUsage, code)
+		assert.Empty(t, stdout)
+		assert.Equal(t, "fencesim "+cmd+": "+missing+": no such file: "+traceWant+"\n", stderr)
+	}
+}

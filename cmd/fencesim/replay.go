@@ -2,7 +2,9 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"strings"
 
@@ -78,6 +80,9 @@ type replayed struct {
 func readTrace(path string) (traces.Header, []traces.Event, systems.System, error) {
 	f, err := os.Open(path)
 	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return traces.Header{}, nil, nil, usagef("%s: no such file: %s", path, traceWant)
+		}
 		return traces.Header{}, nil, nil, usagef("%v", err)
 	}
 	h, recorded, err := traces.ReadAll(f)
