@@ -653,6 +653,16 @@ func NewReader(r io.Reader) (*Reader, error) {
 	if err := tr.Header.Validate(); err != nil {
 		return nil, &LineError{1, err.Error()}
 	}
+	if tr.Header.Entropy == "pcg" {
+		// A seeded run replays from its seed: a header without one
+		// would replay seed 0, another run (a Writer always writes it).
+		var has struct {
+			Seed *json.RawMessage `json:"seed"`
+		}
+		if json.Unmarshal(s.Bytes(), &has) == nil && has.Seed == nil {
+			return nil, &LineError{1, `header has no "seed" (its entropy is "pcg": the run replays from its seed): the trace is incomplete`}
+		}
+	}
 	return tr, nil
 }
 

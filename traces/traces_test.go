@@ -77,14 +77,15 @@ func TestCorruptInputNamesTheLine(t *testing.T) {
 	data, _ := write(t, h, evs)
 	lines := strings.Split(strings.TrimSuffix(string(data), "\n"), "\n")
 	cases := map[string]string{
-		"":                                         "trace line 1: file is empty",
-		"not json\n":                               "trace line 1: expected a JSON header object",
-		`{"format":"x","system":"a"}` + "\n":       `trace line 1: format "x" is not`,
-		lines[0] + "\n" + lines[1] + "\n{oops\n":   "trace line 3: expected a JSON event object",
-		lines[0] + "\n" + lines[2] + "\n":          "trace line 2: event seq is 2, expected 1",
-		lines[0] + "\n" + lines[1] + "\n\n":        "trace line 3: empty line",
-		lines[0] + "\n" + `{"seq":1,"t":0}` + "\n": `trace line 2: event has no "kind"`,
-		lines[0] + "\n" + lines[1] + " 5\n":        "trace line 2: trailing data",
+		"":                                                   "trace line 1: file is empty",
+		"not json\n":                                         "trace line 1: expected a JSON header object",
+		`{"format":"x","system":"a"}` + "\n":                 `trace line 1: format "x" is not`,
+		lines[0] + "\n" + lines[1] + "\n{oops\n":             "trace line 3: expected a JSON event object",
+		lines[0] + "\n" + lines[2] + "\n":                    "trace line 2: event seq is 2, expected 1",
+		lines[0] + "\n" + lines[1] + "\n\n":                  "trace line 3: empty line",
+		lines[0] + "\n" + `{"seq":1,"t":0}` + "\n":           `trace line 2: event has no "kind"`,
+		lines[0] + "\n" + lines[1] + " 5\n":                  "trace line 2: trailing data",
+		strings.Replace(lines[0], `"seed":7,`, ``, 1) + "\n": `trace line 1: header has no "seed"`,
 	}
 	for in, want := range cases {
 		_, _, err := ReadAll(strings.NewReader(in))
