@@ -384,3 +384,27 @@ func TestReplayOfAMissingFile(t *testing.T) {
 		assert.Equal(t, "fencesim "+cmd+": "+missing+": no such file: "+traceWant+"\n", stderr)
 	}
 }
+
+// TestReplayNamesAnotherCommit: a trace written at another commit that
+// does not replay identically says so beside the first difference (a
+// change between the commits may be why), and one of this commit does not.
+func TestReplayNamesAnotherCommit(t *testing.T) {
+	out := t.TempDir()
+	code, _, stderr := run(t, "run", "--system", "twopc", "--seed", "3", "--out", out)
+	require.Equal(t, exitOK, code, stderr)
+	b := readFile(t, filepath.Join(out, "twopc-seed-3.jsonl"))
+	lines := strings.SplitN(b, "\n", 3)
+	edited := strings.Replace(lines[2], `"incarnation 0"`, `"incarnation 9"`, 1)
+	require.NotEqual(t, lines[2], edited)
+	same := filepath.Join(out, "same.jsonl")
+	require.NoError(t, os.WriteFile(same, []byte(lines[0]+"\n"+lines[1]+"\n"+edited), 0o644))
+	code, stdout, _ := run(t, "replay", same)
+	assert.Equal(t, exitFail, code)
+	assert.NotContains(t, stdout, "written at commit")
+	other := filepath.Join(out, "other.jsonl")
+	h := regexp.MustCompile(`"commit":"[^"]*"`).ReplaceAllString(lines[0], `"commit":"0123456789abcdef0123456789abcdef01234567"`)
+	require.NoError(t, os.WriteFile(other, []byte(h+"\n"+lines[1]+"\n"+edited), 0o644))
+	code, stdout, _ = run(t, "replay", other)
+	assert.Equal(t, exitFail, code)
+	assert.Contains(t, stdout, "the trace was written at commit 0123456789abcdef0123456789abcdef01234567, this fencesim is ")
+}

@@ -8,6 +8,7 @@ import (
 	"os"
 	"strings"
 
+	art "github.com/fencesim/fencesim/internal/artifact"
 	"github.com/fencesim/fencesim/internal/systems"
 	"github.com/fencesim/fencesim/traces"
 )
@@ -51,6 +52,9 @@ func runReplay(e *env, args []string) int {
 		fmt.Fprintln(e.stdout, string(b))
 	} else {
 		fmt.Fprintln(e.stdout, d.String())
+		if note := otherCommit(h, d); note != "" {
+			fmt.Fprintln(e.stdout, note)
+		}
 		if *verbose {
 			fmt.Fprintf(e.stdout, "%s seed %d: %d events, hash %s; failed properties: %v\n", h.System, h.Seed, len(r.Events), r.Hash, out.Failed)
 		}
@@ -151,4 +155,15 @@ func replayTrace(path string) (*replayed, error) {
 			path, len(recorded)+2, d.Got.Seq, d.Got.Node, d.Got.Kind, len(recorded))
 	}
 	return &replayed{path: path, header: h, recorded: recorded, sys: sys, replayed: r, diff: d}, nil
+}
+
+// otherCommit says, when a trace does not replay identically and was
+// written at another commit than this fencesim's, that the code may be
+// why ("" otherwise).
+func otherCommit(h traces.Header, d traces.Diff) string {
+	rev := art.Revision()
+	if d.Identical || h.Commit == "" || h.Commit == "unknown" || rev == "unknown" || h.Commit == rev {
+		return ""
+	}
+	return fmt.Sprintf("the trace was written at commit %s, this fencesim is %s: a change of the code between them may be why", h.Commit, rev)
 }
