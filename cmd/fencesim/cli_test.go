@@ -408,3 +408,11 @@ func TestReplayNamesAnotherCommit(t *testing.T) {
 	assert.Equal(t, exitFail, code)
 	assert.Contains(t, stdout, "the trace was written at commit 0123456789abcdef0123456789abcdef01234567, this fencesim is ")
 }
+
+// TestArtifactWithoutFaults: a failure whose minimized schedule keeps no
+// fault action is not said to need "each one" of none.
+func TestArtifactWithoutFaults(t *testing.T) {
+	code, stdout, stderr := run(t, "explore", "--system", "outbox", "--knob", "check-then-insert", "--seeds", "3", "--artifacts", "1", "--out", t.TempDir())
+	require.Equal(t, exitFail, code, stderr)
+	assert.Regexp(t, `artifacts: seed 3 \(PB1\): \d+ -> 0 fault actions, none needed: it fails without a fault;`, stdout)
+}

@@ -320,7 +320,10 @@ func writeSystem(w io.Writer, x *summary.System, s *summary.Summary) {
 			continue
 		}
 		all := "each one needed"
-		if a.Needed < a.Kept {
+		switch {
+		case a.Kept == 0:
+			all = "none needed: it fails without a fault"
+		case a.Needed < a.Kept:
 			all = fmt.Sprintf("%d of them needed", a.Needed)
 		}
 		if !a.Complete {
