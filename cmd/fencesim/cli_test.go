@@ -407,6 +407,11 @@ func TestReplayNamesAnotherCommit(t *testing.T) {
 	code, stdout, _ = run(t, "replay", other)
 	assert.Equal(t, exitFail, code)
 	assert.Contains(t, stdout, "the trace was written at commit 0123456789abcdef0123456789abcdef01234567, this fencesim is ")
+	// report says it too, in its one line.
+	code, _, stderr = run(t, "report", other)
+	assert.Equal(t, exitFail, code)
+	assert.Equal(t, 1, strings.Count(stderr, "\n"), stderr)
+	assert.Contains(t, stderr, "; the trace was written at commit 0123456789abcdef0123456789abcdef01234567, this fencesim is ")
 }
 
 // TestArtifactWithoutFaults: a failure whose minimized schedule keeps no

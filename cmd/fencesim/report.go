@@ -72,7 +72,11 @@ func runReport(e *env, args []string) int {
 		fmt.Fprintf(e.stdout, "porcupine: %s\n", por)
 	}
 	if !t.diff.Identical {
-		fmt.Fprintf(e.stderr, "fencesim %s: %s does not replay identically, the report shows the replayed run: %s\n", c.name, path, oneLine(t.diff.String()))
+		why := ""
+		if note := otherCommit(t.header, t.diff); note != "" {
+			why = "; " + note // as replay says it
+		}
+		fmt.Fprintf(e.stderr, "fencesim %s: %s does not replay identically, the report shows the replayed run: %s%s\n", c.name, path, oneLine(t.diff.String()), why)
 		return exitFail
 	}
 	return exitOK
