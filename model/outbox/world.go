@@ -169,6 +169,32 @@ func BuildWith(d Design, wl Workload, events []Event, cfg sim.Config) (*World, e
 	if err := wl.Validate(); err != nil {
 		return nil, err
 	}
+	nodes, err := nodesOf(d, events)
+	if err != nil {
+		return nil, err
+	}
+	names := NamesOf(d)
+	w := &World{World: sim.New(cfg), Design: d, Workload: wl, Plan: events, Names: names}
+	w.Add(names.DB, db.New(Schema(d), db.Config{LockTimeout: d.LockTimeout}))
+	w.Add(names.ConsumerDB, db.New(ConsumerSchema(), db.Config{}))
+	for _, n := range nodes {
+		w.Add(n.Name, n.Factory)
+	}
+	return w, nil
+}
+
+// NodesOf lists a world's nodes but its two databases, in the order
+// BuildWith adds them (after the databases): the handlers, the relays, the
+// broker, the consumer and the senders, each with the events it sends. The
+// live world (internal/live) starts each as a process of its own.
+func NodesOf(d Design, events []Event) ([]sim.Spec, error) {
+	if err := d.Validate(); err != nil {
+		return nil, err
+	}
+	return nodesOf(d, events)
+}
+
+func nodesOf(d Design, events []Event) ([]sim.Spec, error) {
 	names := NamesOf(d)
 	bySender := make([][]Event, d.Senders)
 	for _, e := range events {
@@ -177,28 +203,32 @@ func BuildWith(d Design, wl Workload, events []Event, cfg sim.Config) (*World, e
 		}
 		bySender[e.Sender] = append(bySender[e.Sender], e)
 	}
-	w := &World{World: sim.New(cfg), Design: d, Workload: wl, Plan: events, Names: names}
-	w.Add(names.DB, db.New(Schema(d), db.Config{LockTimeout: d.LockTimeout}))
-	w.Add(names.ConsumerDB, db.New(ConsumerSchema(), db.Config{}))
+	var out []sim.Spec
+	add := func(name string, f sim.Factory) { out = append(out, sim.Spec{Name: name, Factory: f}) }
 	var hs []network.Addr
 	for _, h := range names.Handlers {
-		w.Add(h, NewHandler(HandlerConfig{Design: d, DB: network.Addr(names.DB), Broker: network.Addr(names.Broker)}))
+		add(h, NewHandler(HandlerConfig{Design: d, DB: network.Addr(names.DB), Broker: network.Addr(names.Broker)}))
 		hs = append(hs, network.Addr(h))
 	}
 	for _, r := range names.Relays {
-		w.Add(r, NewRelay(RelayConfig{Design: d, DB: network.Addr(names.DB), Broker: network.Addr(names.Broker)}))
+		add(r, NewRelay(RelayConfig{Design: d, DB: network.Addr(names.DB), Broker: network.Addr(names.Broker)}))
 	}
-	w.Add(names.Broker, NewBroker(BrokerConfig{Design: d, Consumer: network.Addr(names.Consumer)}))
-	w.Add(names.Consumer, NewConsumer(ConsumerConfig{Design: d, DB: network.Addr(names.ConsumerDB), Broker: network.Addr(names.Broker)}))
+	add(names.Broker, NewBroker(BrokerConfig{Design: d, Consumer: network.Addr(names.Consumer)}))
+	add(names.Consumer, NewConsumer(ConsumerConfig{Design: d, DB: network.Addr(names.ConsumerDB), Broker: network.Addr(names.Broker)}))
 	for i, sn := range names.Senders {
 		calls := ""
 		if i > 0 {
 			calls = fmt.Sprintf("s%d.", i+1)
 		}
-		w.Add(sn, NewSender(SenderConfig{Design: d, Handlers: hs, Events: bySender[i], Calls: calls}))
+		add(sn, NewSender(SenderConfig{Design: d, Handlers: hs, Events: bySender[i], Calls: calls}))
 	}
-	return w, nil
+	return out, nil
 }
+
+// DiskTypes are the values the nodes keep on their disks that are not
+// basic types (the broker's queued messages), for a disk written to a file
+// (gob, in the live world).
+func DiskTypes() []any { return []any{queued{}} }
 
 // WorkloadJSON encodes the workload with its events, for a trace header.
 func (w *World) WorkloadJSON() json.RawMessage {
