@@ -29,11 +29,13 @@ func runLive(e *env, args []string) int {
 	c := commandByName("live")
 	fs := newFlags(c.name)
 	var sel selection
-	sel.register(fs, firstOf(supporting(func(s systems.Support) bool { return s.Live })))
+	liveSystems := supporting(func(s systems.Support) bool { return s.Live })
+	sel.register(fs, firstOf(liveSystems))
+	fs.Lookup("system").Usage = "the system to run live, one of " + strings.Join(liveSystems, ", ") + " (each has a live world: docs/live.md)"
 	duration := fs.Duration("duration", 60*time.Second, "how long the run lasts, in real time from the instant the nodes are launched (the run's time 0, where its workload and faults are timed from)")
-	pg := fs.String("pg", "", "PostgreSQL server `URL`s, comma-separated (postgres://user@host:port/db; twopc uses two, one is shared); default: throw-away servers started with scripts/pg.sh for the run")
+	pg := fs.String("pg", "", "PostgreSQL server `URL`s, comma-separated (postgres://user@host:port/db; twopc uses two, one is shared; outbox puts its two databases on one); default: throw-away servers started with scripts/pg.sh for the run")
 	ports := fs.Int("ports", 0, "the first of the `PORT`s the nodes listen on, one per node, in order (default: free ports)")
-	schedule := fs.String("schedule", "", "the faults: a `FILE` with a JSON list of actions (a trace header's schedule), or a trace (.jsonl) whose schedule to play; default: the live world's own (arbiter: a kill, a pause, a stall, a broken connection; twopc: the coordinator killed at a crash point and restarted, a broken connection)")
+	schedule := fs.String("schedule", "", "the faults: a `FILE` with a JSON list of actions (a trace header's schedule), or a trace (.jsonl) whose schedule to play; default: the live world's own (arbiter: a kill, a pause, a stall, a broken connection; twopc: the coordinator killed at a crash point and restarted, a broken connection; outbox: the relay and a handler killed at crash points and restarted, a stall on the broker's link to the consumer, a handler's broken database connections)")
 	subs := fs.Int("submissions", 0, "system A: the workload's `N` submissions, arriving within the first third of the run (default 12)")
 	table := fs.Bool("table", false, "system C: run C.1's five crash positions live (the coordinator kills itself with SIGKILL at each, then recovers from its log) and print the live C.1 and C.4 tables beside the simulated ones, cell by cell")
 	seed := fs.Uint64("seed", 1, "the seed `N` of the workload's arrivals and the nodes' entropy")

@@ -7,6 +7,8 @@ import (
 
 	"github.com/fencesim/fencesim/clock"
 	"github.com/fencesim/fencesim/model/judge"
+	"github.com/fencesim/fencesim/model/outbox"
+	outboxharness "github.com/fencesim/fencesim/model/outbox/harness"
 	"github.com/fencesim/fencesim/model/twopc"
 	"github.com/fencesim/fencesim/sim"
 )
@@ -105,6 +107,38 @@ func DefaultSchedule(system string, design json.RawMessage, d time.Duration) (si
 			{At: 0, Kind: sim.CrashAt, Node: coord, Point: twopc.PointCommitted + first, Count: 1},
 			{At: at(0.30), Kind: sim.Restart, Node: coord},
 			{At: at(0.45), Kind: sim.Break, Node: coord, Peer: first},
+			{At: at(0.70), Kind: sim.HealAll},
+		}, nil
+	case outboxharness.Name:
+		// System B: the relay kills itself (kill -9) right after its
+		// first mark (relay/after-mark: under the default order the
+		// message is published and marked; under mark-sent-before-publish
+		// it is marked and not published) and is restarted; the first
+		// handler kills itself between its writes and COMMIT
+		// (handler/before-commit: under send-before-commit the message is
+		// published already) and is restarted; the broker's pushes to the
+		// consumer stall for 3 s (the broker redelivers meanwhile: the
+		// consumer gets each held message several times); the second
+		// handler's database connections break; heal-all at 70%.
+		des, err := outbox.ParseDesign(design)
+		if err != nil {
+			return nil, err
+		}
+		n := outbox.NamesOf(des)
+		if len(n.Relays) == 0 || len(n.Handlers) == 0 {
+			return nil, fmt.Errorf("the default schedule needs a relay and a handler: give --schedule FILE")
+		}
+		relay, killed, broken := n.Relays[0], n.Handlers[0], n.Handlers[len(n.Handlers)-1]
+		if len(n.Handlers) >= 2 {
+			broken = n.Handlers[1]
+		}
+		return sim.Schedule{
+			{At: 0, Kind: sim.CrashAt, Node: relay, Point: outbox.PointAfterMark, Count: 1},
+			{At: 0, Kind: sim.CrashAt, Node: killed, Point: outbox.PointBeforeCommit, Count: 1},
+			{At: at(0.22), Kind: sim.Restart, Node: relay},
+			{At: at(0.36), Kind: sim.Restart, Node: killed},
+			{At: at(0.42), Kind: sim.Stall, Node: n.Broker, Peer: n.Consumer, For: 3 * time.Second},
+			{At: at(0.55), Kind: sim.Break, Node: broken, Peer: n.DB},
 			{At: at(0.70), Kind: sim.HealAll},
 		}, nil
 	}

@@ -94,6 +94,35 @@ func (w *Inspect) Disk(node string) (map[string]any, error) {
 	return d.Snapshot(), nil
 }
 
+// Notes reads the notes a node has written so far (a line cut short by a
+// kill -9, or being written, is skipped).
+func (w *Inspect) Notes(node string) ([]traces.Event, error) {
+	return readNotes(filepath.Join(w.r.o.Dir, node, notesFile))
+}
+
+// readNotes reads a node's notes file (none: no events).
+func readNotes(path string) ([]traces.Event, error) {
+	f, err := os.Open(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var evs []traces.Event
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 16<<20)
+	for sc.Scan() {
+		var ev traces.Event
+		if err := json.Unmarshal(sc.Bytes(), &ev); err != nil {
+			continue // a line cut short by kill -9
+		}
+		evs = append(evs, ev)
+	}
+	return evs, sc.Err()
+}
+
 // Up reports whether a node's process is running.
 func (w *Inspect) Up(node string) bool {
 	c := w.r.kids[node]
@@ -1116,19 +1145,35 @@ func (r *runner) failed(a sim.Action, err error) {
 }
 
 // crashDB crashes a database's server: an immediate shutdown (no
-// checkpoint: recovery replays the WAL) and a start.
+// checkpoint: recovery replays the WAL) and a start. Every database on the
+// server crashes with it (system B's two share one server): each is
+// recorded crashed and restarted.
 func (r *runner) crashDB(a sim.Action) {
 	for _, d := range r.p.dbs {
 		if d.Name != a.Node {
 			continue
 		}
 		s := r.servers[d.Server]
-		r.record(a.Node, "crash", "pg_ctl restart -m immediate", nil)
+		var on []string
+		for _, o := range r.p.dbs {
+			if o.Server == d.Server {
+				on = append(on, o.Name)
+			}
+		}
+		for _, n := range on {
+			text := "pg_ctl restart -m immediate"
+			if n != a.Node {
+				text += " (the server of " + a.Node + ", which it shares)"
+			}
+			r.record(n, "crash", text, nil)
+		}
 		if _, err := pgScript(s.state, "crash-restart"); err != nil {
 			r.failed(a, fmt.Errorf("restarting PostgreSQL: %w", err))
 			return
 		}
-		r.record(a.Node, "restart", "the server is up again", nil)
+		for _, n := range on {
+			r.record(n, "restart", "the server is up again", nil)
+		}
 	}
 }
 
@@ -1137,26 +1182,11 @@ func (r *runner) crashDB(a sim.Action) {
 func (r *runner) collect(ctx context.Context) (*Result, error) {
 	var evs []traces.Event
 	for _, n := range r.p.nodes {
-		f, err := os.Open(filepath.Join(r.o.Dir, n.Name, notesFile))
-		if errors.Is(err, os.ErrNotExist) {
-			continue
-		}
+		more, err := readNotes(filepath.Join(r.o.Dir, n.Name, notesFile))
 		if err != nil {
-			return nil, err
-		}
-		sc := bufio.NewScanner(f)
-		sc.Buffer(make([]byte, 1<<20), 16<<20)
-		for sc.Scan() {
-			var ev traces.Event
-			if err := json.Unmarshal(sc.Bytes(), &ev); err != nil {
-				continue // a line cut short by kill -9
-			}
-			evs = append(evs, ev)
-		}
-		f.Close()
-		if err := sc.Err(); err != nil {
 			return nil, fmt.Errorf("reading the notes of %s: %w", n.Name, err)
 		}
+		evs = append(evs, more...)
 	}
 	evs = append(evs, r.events...)
 	if r.p.end != nil {

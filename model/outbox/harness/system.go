@@ -45,9 +45,10 @@ func (System) ParamInfos() []design.Info { return outbox.ParamInfos() }
 func (System) Probes() []string { return check.ProbeNames }
 
 // Supports implements contract.System: one drawn world, no exhaustive
-// mode, no live world.
+// mode; a live world (internal/live).
 func (System) Supports() contract.Support {
 	return contract.Support{
+		Live:     true,
 		Promises: []string{"deliveries (retry load)", "gave_up"},
 		Budget:   300,
 		Levers:   Levers,
