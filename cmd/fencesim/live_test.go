@@ -122,12 +122,20 @@ func TestLiveBadInput(t *testing.T) {
 	jump := write("jump.json", `[{"at":1000000000,"kind":"jump","node":"home-1","amount":5000000000}]`)
 	notJSON := write("schedule.json", "crash home-1 at 3s\n")
 	crashAtDB := write("crash-at-db.json", `[{"at":0,"kind":"crash-at","node":"db","point":"db/commit","count":1}]`)
+	// System B's: its consumer's database, a duplicate on the broker's
+	// link, a node of system A, a crash of the service's database.
+	crashAtConsumerDB := write("crash-at-consumer-db.json", `[{"at":0,"kind":"crash-at","node":"consumer-db","point":"db/commit","count":1}]`)
+	pauseConsumerDB := write("pause-consumer-db.json", `[{"at":1000000000,"kind":"pause","node":"consumer-db"}]`)
+	dupBroker := write("dup-broker.json", `[{"at":1000000000,"kind":"dup","node":"broker","peer":"consumer","rate":500,"for":2000000000}]`)
+	crashHome := write("crash-home.json", `[{"at":1000000000,"kind":"crash","node":"home-1"}]`)
+	crashDB := write("crash-db.json", `[{"at":1000000000,"kind":"crash","node":"db"}]`)
 	// A port the arbiter's world would take: the sixth of six from first.
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	defer ln.Close()
 	inUse := ln.Addr().(*net.TCPAddr).Port
 	first := max(inUse-5, 1024)
+	firstOutbox := max(inUse-6, 1024) // system B's world has seven nodes
 
 	cases := []struct {
 		name string
@@ -142,7 +150,16 @@ func TestLiveBadInput(t *testing.T) {
 		{"a clock jump", []string{"--schedule", jump}, "the live world cannot move a node's clock"},
 		{"a crash-at of the database", []string{"--schedule", crashAtDB}, "the live world cannot stop PostgreSQL at a named point"},
 		{"a drawn world", []string{"--world", "wide"}, "--world: a live run's world is the design's own fleet"},
-		{"a system without a live world", []string{"--system", "outbox"}, "--system outbox: no live world"},
+		{"a system without a live world", []string{"--system", "toy"}, "--system toy: no live world (live runs: arbiter, outbox, twopc)"},
+		{"outbox: a port in use", []string{"--system", "outbox", "--ports", strconv.Itoa(firstOutbox)}, " is in use (the nodes need 7 ports from " + strconv.Itoa(firstOutbox) + ")"},
+		{"outbox: a crash-at of the consumer's database", []string{"--system", "outbox", "--schedule", crashAtConsumerDB}, "crash-at consumer-db point=db/commit: the live world cannot stop PostgreSQL at a named point"},
+		{"outbox: a pause of the consumer's database", []string{"--system", "outbox", "--schedule", pauseConsumerDB}, "pause consumer-db: pausing the database is not supported live"},
+		{"outbox: a duplicate on the broker's link", []string{"--system", "outbox", "--schedule", dupBroker}, "TCP does not duplicate a message"},
+		{"outbox: a node of another world", []string{"--system", "outbox", "--schedule", crashHome}, `node "home-1" is not a node of this world`},
+		{"outbox: a database crash on --pg", []string{"--system", "outbox", "--pg", "postgres://postgres@127.0.0.1:1/x", "--schedule", crashDB}, "crash db: crashing the database needs the run's own server: drop --pg"},
+		{"outbox: no handler", []string{"--system", "outbox", "--set", "handlers=0"}, "parameter handlers = 0 is below its minimum 1"},
+		{"outbox: submissions", []string{"--system", "outbox", "--submissions", "5"}, "--submissions is for --system arbiter only: the outbox world has no submissions"},
+		{"outbox: a table", []string{"--system", "outbox", "--table"}, "--table is for --system twopc"},
 		{"every system", []string{"--system", "arbiter,twopc"}, "live runs one system"},
 		{"an empty system", []string{"--system", ""}, "--system is empty"},
 		{"no submissions", []string{"--submissions", "0"}, "--submissions 0: give a positive count"},
