@@ -3,7 +3,8 @@
 //
 // The node code is the simulator's, unchanged: model/judge's arbiters,
 // workers, monitor and web front, model/twopc's coordinator and agents,
-// each built by the same factory (judge.PlanOf, the twopc world's nodes).
+// model/outbox's handlers, relay, broker, consumer and sender, each built by
+// the same factory (judge.PlanOf, the twopc world's nodes, outbox.NodesOf).
 // What differs is the environment a node is stepped in. In the simulator
 // the kernel steps it; here a driver (node.go) steps it in an OS process of
 // its own (`fencesim node --config FILE`) through sim.Outside and carries out
