@@ -13,9 +13,9 @@ import (
 	"github.com/fencesim/fencesim/internal/changecov"
 )
 
-// attributorOf instruments src with go tool cover and returns its
-// attributor.
-func attributorOf(t *testing.T, src string) *attributor {
+// coverPosOf instruments src with go tool cover and returns its blocks'
+// positions (coverPos).
+func coverPosOf(t *testing.T, src string) []uint32 {
 	t.Helper()
 	if _, err := exec.LookPath("go"); err != nil {
 		t.Skip("needs go")
@@ -27,6 +27,14 @@ func attributorOf(t *testing.T, src string) *attributor {
 	require.NoError(t, err, "%s", b)
 	pos, err := coverPos(out, "V")
 	require.NoError(t, err)
+	return pos
+}
+
+// attributorOf instruments src with go tool cover and returns its
+// attributor.
+func attributorOf(t *testing.T, src string) *attributor {
+	t.Helper()
+	pos := coverPosOf(t, src)
 	return newAttributor([]byte(src), tighten([]byte(src), pos), pos)
 }
 

@@ -263,9 +263,6 @@ func main() {
 // "} else {" and a comment line belong to no block, and every statement's
 // line to one.
 func TestTighten(t *testing.T) {
-	if _, err := exec.LookPath("go"); err != nil {
-		t.Skip("needs go")
-	}
 	src := `package x
 
 func f(a, b bool) int {
@@ -278,13 +275,7 @@ func f(a, b bool) int {
 	return 2
 }
 `
-	dir := t.TempDir()
-	in, out := filepath.Join(dir, "x.go"), filepath.Join(dir, "cover.go")
-	require.NoError(t, os.WriteFile(in, []byte(src), 0o644))
-	b, err := exec.Command("go", "tool", "cover", "-mode=count", "-var=V", "-o", out, in).CombinedOutput()
-	require.NoError(t, err, "%s", b)
-	pos, err := coverPos(out, "V")
-	require.NoError(t, err)
+	pos := coverPosOf(t, src)
 	lines := map[uint32]int{}
 	for i, p := range tighten([]byte(src), pos) {
 		if i%3 == 2 || p == 0 {
