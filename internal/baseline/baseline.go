@@ -8,6 +8,7 @@ package baseline
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -117,15 +118,14 @@ func Run(ctx context.Context, c Cell, first uint64, runs, workers int) (Result, 
 						res.Seeds[id] = append(res.Seeds[id], seed)
 					}
 				}
-				undecided := false
+				var ids []string // the run's undecided properties, each once
 				for _, v := range r.Verdicts {
-					if checker.IsUndecided(v) {
-						undecided = true
-						id, _, _ := strings.Cut(v.Property, " ")
+					if id := systems.PropertyID(v.Property); checker.IsUndecided(v) && !slices.Contains(ids, id) {
+						ids = append(ids, id)
 						res.UndecidedSeeds[id] = append(res.UndecidedSeeds[id], seed)
 					}
 				}
-				if undecided {
+				if len(ids) > 0 {
 					res.Undecided++
 				}
 				mu.Unlock()
