@@ -1036,19 +1036,17 @@ func (r *runner) inject(ctx context.Context, a sim.Action, cmd bool) {
 	done.At = clock.Time(r.now())
 	r.record(a.Node, "fault", a.String(), done)
 	line := fmt.Sprintf("%8.3fs  %s", time.Duration(done.At).Seconds(), a)
+	what := "fault "
 	r.mu.Lock()
 	if cmd {
 		r.sent = append(r.sent, line)
+		what = "" // the action reads "command <node> point=..."
 	} else {
 		r.faults = append(r.faults, line)
 		r.faultAt = append(r.faultAt, int64(done.At))
 	}
 	r.mu.Unlock()
-	if cmd {
-		r.logf("live: %8.3fs %s", time.Duration(done.At).Seconds(), a) // "command <node> point=..."
-	} else {
-		r.logf("live: %8.3fs fault %s", time.Duration(done.At).Seconds(), a)
-	}
+	r.logf("live: %8.3fs %s%s", time.Duration(done.At).Seconds(), what, a)
 	c := r.kids[a.Node]
 	switch a.Kind {
 	case sim.Crash:
