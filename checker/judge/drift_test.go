@@ -59,3 +59,25 @@ func kept(t *testing.T, path string) *Run {
 	require.NoError(t, err)
 	return r
 }
+
+// TestOutageLoadRestartsAfterAnAnswer keeps the history of explore --world
+// wide --faults heavy seed 15000480 (run --minimize MA5: five faults): a
+// partition from 56 s to the end of the run is an outage, but home-2 is on
+// the database's side with arbiter-1, and its claim and its submit are
+// answered 200 at 120 s. arbiter-1 crashes at 126 s; from 130.5 s each of
+// the two streams backs off from the base again, as worker.go says, 7
+// requests in the minute (1, 2, 4, 8, 16 s, then the 16.6 s cap): 14, the
+// bound. A minute from 119.8 s held the answered requests too, and they
+// counted with the fresh ramps: 17. With the answers taken out of the history
+// the requests are retries of one run again and count as before.
+func TestOutageLoadRestartsAfterAnAnswer(t *testing.T) {
+	r := kept(t, "testdata/ma5-answered-seed-15000480.jsonl.gz")
+	require.Equal(t, 14, Measure(r).OutageLoad, "each stream's run of failures on its own")
+
+	for i := range r.Ops {
+		if ret := r.Ops[i].Return; ret != nil && (r.Ops[i].Call.Op == "claim" || r.Ops[i].Call.Op == "submit") {
+			ret.Code = 503
+		}
+	}
+	require.Equal(t, 17, Measure(r).OutageLoad, "no answer for good: the ramps are one run's retries")
+}

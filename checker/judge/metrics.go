@@ -3,6 +3,7 @@ package judge
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -10,6 +11,7 @@ import (
 	"github.com/anishathalye/porcupine"
 
 	"github.com/fencesim/fencesim/checker"
+	"github.com/fencesim/fencesim/traces/hist"
 )
 
 // Metrics are measured on every run (docs/properties.md MA1-MA6).
@@ -299,6 +301,7 @@ func (r *Run) outageAt(t int64) bool {
 
 func (r *Run) outageLoad() int {
 	max := 0
+	runs := r.retryRuns()
 	warm := int64(2 * r.P.BackoffCap)
 	for _, iv := range r.outages() {
 		end := iv.End
@@ -314,42 +317,140 @@ func (r *Run) outageLoad() int {
 		// afresh, as a new process does (explore --world wide --faults
 		// heavy, seed 1700: a worker restarted in an outage sent 14 in a
 		// minute, the old process's retries and the new one's ramp).
-		per := map[string][]int64{}
+		per := map[string][]retry{}
 		client := map[string]string{}
 		for _, op := range r.Ops {
 			// The workers' retried requests: claims and result submits.
 			if op.Invoke >= from && op.Invoke < end && (op.Call.Op == "claim" || op.Call.Op == "submit") {
-				key := op.Call.Client
-				if i := strings.LastIndexByte(op.Call.ID, '.'); i > 0 && strings.Contains(op.Call.ID[:i], "#") {
-					key = op.Call.ID[:i]
-				}
-				per[key] = append(per[key], op.Invoke)
+				key := processOf(op.Call)
+				per[key] = append(per[key], retry{t: op.Invoke, stream: streamOf(op.Call.Op), run: runs.of(key, op)})
 				client[key] = op.Call.Client
 			}
 		}
 		for _, key := range checker.SortedKeys(per) {
-			ts := per[key]
+			rs := per[key]
 			// A minute of the worker's own clock: its backoff runs on its
 			// monotonic clock, so a clock that drifts fast backs off in
 			// less real time (a drift of +18% made 14 requests of a real
 			// minute out of 12 of its own: explore --faults heavy, seed
 			// 1606). The clock is the fault there, not the retries.
 			mono := r.monoOf(client[key])
-			for i := range ts {
-				ts[i] = mono(ts[i])
+			for i := range rs {
+				rs[i].t = mono(rs[i].t)
 			}
-			for i := range ts {
-				n := 0
-				for j := i; j < len(ts) && ts[j] < ts[i]+int64(time.Minute); j++ {
-					n++
-				}
-				if n > max {
+			for i := range rs {
+				if n := retriesFrom(rs[i:], rs[i].t+int64(time.Minute)); n > max {
 					max = n
 				}
 			}
 		}
 	}
 	return max
+}
+
+// retry is one claim or submit a worker process sent in an outage: when
+// (on its monotonic clock), on which of its two retry streams, and in which
+// of that stream's runs of failures.
+type retry struct {
+	t           int64
+	stream, run int
+}
+
+// retriesFrom counts the requests from rs[0] up to (not including) end:
+// for each stream, the most of one run. An answer for good ends a stream's
+// run and its backoff starts again at the base (worker.go: a claim's 200
+// or 204, a submit's 200 or 410): the requests before it reached an
+// arbiter and were not retries into the outage (wide heavy seed 15000480:
+// a claim and a submit answered 200 at 120 s, in a partition counted as
+// an outage, then the two streams' fresh ramps after arbiter-1 crashed at
+// 129 s, 6 each: 15 in a minute counted together, against a bound of 14).
+// Runs are in time order within a stream, so each stream's count is kept
+// as one sweep.
+func retriesFrom(rs []retry, end int64) int {
+	run := [2]int{-1, -1}
+	var n, most [2]int
+	for _, q := range rs {
+		if q.t >= end {
+			break
+		}
+		if q.run != run[q.stream] {
+			run[q.stream], n[q.stream] = q.run, 0
+		}
+		n[q.stream]++
+		most[q.stream] = max(most[q.stream], n[q.stream])
+	}
+	return most[0] + most[1]
+}
+
+// processOf names the worker process that sent a call: a call's id is
+// "process#incarnation.n", and a restarted worker starts its backoff
+// afresh, as a new process does; a call without such an id counts by its
+// client's name.
+func processOf(c hist.Call) string {
+	if i := strings.LastIndexByte(c.ID, '.'); i > 0 && strings.Contains(c.ID[:i], "#") {
+		return c.ID[:i]
+	}
+	return c.Client
+}
+
+// streamOf is a worker request's retry stream: its claim loop (0) or its
+// uploader (1).
+func streamOf(op string) int {
+	if op == "submit" {
+		return 1
+	}
+	return 0
+}
+
+// retryRuns numbers the runs of failures of each worker process's two
+// retry streams over the whole run: a request's run is the number of
+// answers for good its stream had had when it was sent.
+type retryRuns map[string]*[2][]int64
+
+func (r *Run) retryRuns() retryRuns {
+	out := retryRuns{}
+	for _, op := range r.Ops {
+		if (op.Call.Op != "claim" && op.Call.Op != "submit") || op.Return == nil || !answeredForGood(op) {
+			continue
+		}
+		key := processOf(op.Call)
+		if out[key] == nil {
+			out[key] = &[2][]int64{}
+		}
+		s := streamOf(op.Call.Op)
+		out[key][s] = append(out[key][s], op.Response)
+	}
+	for _, key := range checker.SortedKeys(out) {
+		for s := range out[key] {
+			slices.Sort(out[key][s])
+		}
+	}
+	return out
+}
+
+// answeredForGood: the answer that ends a stream's retries (worker.go): a
+// claim paired (200) or with no work in its hold (204), a submit recorded
+// (200) or stale (410).
+func answeredForGood(op checker.Op) bool {
+	switch op.Return.Code {
+	case 200:
+		return true
+	case 204:
+		return op.Call.Op == "claim"
+	case 410:
+		return op.Call.Op == "submit"
+	}
+	return false
+}
+
+func (rr retryRuns) of(key string, op checker.Op) int {
+	ans := rr[key]
+	if ans == nil {
+		return 0
+	}
+	goods := ans[streamOf(op.Call.Op)]
+	n, _ := slices.BinarySearch(goods, op.Invoke+1) // answers at or before the request
+	return n
 }
 
 // monoOf returns a node's monotonic clock reading at each world time, as

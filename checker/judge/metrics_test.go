@@ -338,3 +338,37 @@ func TestOutageEndsAtTakeover(t *testing.T) {
 	assert.Equal(t, 10, load(false), "no arbiter up: ten claims in a minute of the outage")
 	assert.Equal(t, 0, load(true), "arbiter-2 is up from 1100 s: no outage then")
 }
+
+// TestOutageLoadRunsOfFailures: an answer for good ends a retry stream's
+// run of failures (a claim's 200 or 204, a submit's 200 or 410), and the
+// minute counts, per stream, the most requests of one run; a 503 or no
+// answer leaves the run going, and one stream's answer does not end the
+// other's.
+func TestOutageLoadRunsOfFailures(t *testing.T) {
+	load := func(answer func(b *h)) int {
+		b := &h{}
+		b.on(1000*s).add("db", "crash", nil)
+		for i, at := range []int64{1060, 1061, 1062} {
+			b.on(at*s).call(fmt.Sprintf("c%d", i), "home-1", "claim", 0, "", 0, "")
+			b.on(at*s).call(fmt.Sprintf("u%d", i), "home-1", "submit", 101, "A", 1, "")
+		}
+		answer(b)
+		for i, at := range []int64{1070, 1071, 1072, 1073} {
+			b.on(at*s).call(fmt.Sprintf("c%d", i+3), "home-1", "claim", 0, "", 0, "")
+			b.on(at*s).call(fmt.Sprintf("u%d", i+3), "home-1", "submit", 101, "A", 1, "")
+		}
+		b.on(1300*s).add("db", "restart", nil)
+		return Measure(b.run(t)).OutageLoad
+	}
+	ret := func(id string, code int) func(b *h) {
+		return func(b *h) { b.on(1065*s).ret(id, "home-1", code, 101, "A", 1) }
+	}
+	assert.Equal(t, 14, load(func(*h) {}), "no answers: one run each, 7 + 7")
+	assert.Equal(t, 11, load(ret("c2", 200)), "a claim paired: its stream's runs are 3 and 4")
+	assert.Equal(t, 11, load(ret("c2", 204)), "a claim with no work in its hold")
+	assert.Equal(t, 14, load(ret("c2", 503)), "a 503 is a failure: the run goes on")
+	assert.Equal(t, 11, load(ret("u2", 410)), "a stale submit is answered for good")
+	assert.Equal(t, 11, load(ret("u2", 200)), "a submit recorded")
+	assert.Equal(t, 14, load(ret("u2", 204)), "204 answers only a claim")
+	assert.Equal(t, 8, load(func(b *h) { ret("c2", 200)(b); ret("u2", 200)(b) }), "both streams answered: 4 + 4")
+}
