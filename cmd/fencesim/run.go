@@ -250,9 +250,23 @@ func propertyIDs(sys systems.System, d systems.Design) []string {
 // pageTitle is a single run's report title: the run and its outcome.
 func pageTitle(what string, r *systems.Result) string {
 	if ids := r.FailedIDs(); len(ids) > 0 {
-		return what + ": " + strings.Join(ids, ", ") + " failed"
+		return what + ": " + strings.Join(ids, ", ") + " failed" + undecidedNote(r)
+	}
+	if note := undecidedNote(r); note != "" {
+		return what + ": no property failed" + note
 	}
 	return what + ": every property held"
+}
+
+// undecidedNote names the properties whose check gave up within its bound
+// ("; PA3 undecided"), so that a headline saying every property held does
+// not hide that one of them was not decided; "" when every check decided.
+func undecidedNote(r *systems.Result) string {
+	ids := r.UndecidedIDs()
+	if len(ids) == 0 {
+		return ""
+	}
+	return "; " + strings.Join(ids, ", ") + " undecided"
 }
 
 // runProbes are a single run's probes for its report: hit or not.
@@ -271,10 +285,17 @@ func runProbes(sys systems.System, r *systems.Result) []report.Probe {
 // writeVerdicts prints a run's verdicts, the failing ones first.
 func writeVerdicts(w io.Writer, what string, r *systems.Result) {
 	bad := r.Failed()
-	if len(bad) == 0 {
+	gaveUp := ""
+	if note := undecidedNote(r); note != "" {
+		gaveUp = note + " (its check gave up within its bound: nothing was shown to break, nor to hold)"
+	}
+	switch {
+	case len(bad) == 0 && gaveUp == "":
 		fmt.Fprintf(w, "%s: every property held (%d)\n", what, len(r.Verdicts))
-	} else {
-		fmt.Fprintf(w, "%s: %d of %d properties FAILED\n", what, len(bad), len(r.Verdicts))
+	case len(bad) == 0:
+		fmt.Fprintf(w, "%s: no property failed (%d)%s\n", what, len(r.Verdicts), gaveUp)
+	default:
+		fmt.Fprintf(w, "%s: %d of %d properties FAILED%s\n", what, len(bad), len(r.Verdicts), gaveUp)
 	}
 	for _, v := range bad {
 		fmt.Fprintf(w, "  %s\n", clip(v.String(), 400))

@@ -286,10 +286,25 @@ func (r *Result) Failed() []checker.Verdict { return checker.Failed(r.Verdicts) 
 
 // FailedIDs returns the ids of the failing properties ("PA1", "run"),
 // sorted, without repeats.
-func (r *Result) FailedIDs() []string {
+func (r *Result) FailedIDs() []string { return idsOf(r.Failed()) }
+
+// UndecidedIDs returns the ids of the properties a check of which could
+// not decide (checker.IsUndecided: held, nothing shown to break), sorted,
+// without repeats.
+func (r *Result) UndecidedIDs() []string {
+	var vs []checker.Verdict
+	for _, v := range r.Verdicts {
+		if checker.IsUndecided(v) {
+			vs = append(vs, v)
+		}
+	}
+	return idsOf(vs)
+}
+
+func idsOf(vs []checker.Verdict) []string {
 	seen := map[string]bool{}
 	var out []string
-	for _, v := range r.Failed() {
+	for _, v := range vs {
 		id := PropertyID(v.Property)
 		if !seen[id] {
 			seen[id] = true
