@@ -12,7 +12,8 @@ import (
 //
 // A lease is lost to its worker when a process that held it (the claim
 // answered with it, a heartbeat, a submit, a judging or a saved result
-// with its token) crashed, was paused, or had a link faulted between the
+// with its token) crashed, was paused, had a link faulted, or had its
+// clock run slow (its heartbeats late: slowClock) between the
 // grant and the reclaim, or from its claim on if that claim was still in
 // flight at the grant; a poison submission, whose judging crashes its
 // worker, shows as such a crash. A lease nobody heard of (its claim's
@@ -145,11 +146,28 @@ func (r *Run) dbClockAhead(a, b int64) bool {
 	return false
 }
 
+// slowClock reports whether node's clock ran slow (a drift of negative
+// rate, in effect until the node's next drift or the heal-all) during
+// [a, b]. A worker's timers run on its monotonic clock, so a slow one sends
+// its heartbeats late by the world's (and the database's) time: 20% slow,
+// a heartbeat of 30 s every 37.5 s, and a lease of 37 s (more than a
+// heartbeat and a request's timeout, as keepsLeases asks) runs out between
+// two of them. Its node's fault, as MA2 counts it (onlyCoveredTrouble), not
+// the arbiter's: no design keeps a lease whose holder's clock lags.
+func (r *Run) slowClock(node string, a, b int64) bool {
+	for _, f := range r.Faults {
+		if f.Kind == "drift" && f.Node == node && f.Rate < 0 && f.T <= b && r.nextDrift(f) >= a {
+			return true
+		}
+	}
+	return false
+}
+
 // lostToWorker reports whether a lease was lost to a genuine failure of
 // the worker that held it (or asked for it).
 func (r *Run) lostToWorker(l life) bool {
 	failed := func(node string, from int64) bool {
-		return r.FailedDuring(node, from, l.end) || r.netFaulted(node, from, l.end)
+		return r.FailedDuring(node, from, l.end) || r.netFaulted(node, from, l.end) || r.slowClock(node, from, l.end)
 	}
 	// A judging of it that should have ended by the end of the run, and
 	// did not: its worker died.

@@ -123,6 +123,19 @@ func TestFalseSystemErrorsMustFailMA3(t *testing.T) {
 		},
 		"another process":           func(b *h) { b.add("home-1.2", "crash", nil) },
 		"an arbiter, while judging": func(b *h) { b.add("arbiter-1", "crash", nil) },
+		// Clocks that cost the worker nothing: its own running fast (its
+		// heartbeats come early), the arbiter's running slow, its own slow
+		// drift ended before the grant.
+		"its clock fast": func(b *h) { b.fault(map[string]any{"kind": "drift", "node": "home-1", "rate": 200_000}) },
+		"the arbiter's clock slow": func(b *h) {
+			b.fault(map[string]any{"kind": "drift", "node": "arbiter-1", "rate": -200_000})
+		},
+		"its slow clock before": func(b *h) {
+			at := b.t
+			b.on(at - 20*s).fault(map[string]any{"kind": "drift", "node": "home-1", "rate": -200_000})
+			b.on(at - 10*s).fault(map[string]any{"kind": "drift", "node": "home-1", "rate": 0})
+			b.on(at)
+		},
 	} {
 		b := lost(claim, func(b *h, i int, tok string) {
 			answered(b, i, tok)
@@ -131,6 +144,15 @@ func TestFalseSystemErrorsMustFailMA3(t *testing.T) {
 		ok, _ := ma3Of(t, b)
 		assert.False(t, ok, name)
 	}
+	// The worker's clock ran slow before each claim, and was right again
+	// by the grant.
+	slowBefore := lost(func(b *h, i int, tok string) {
+		b.fault(map[string]any{"kind": "drift", "node": "home-1", "rate": -200_000})
+		b.fault(map[string]any{"kind": "drift", "node": "home-1", "rate": 0})
+		claim(b, i, tok)
+	}, answered, 0)
+	ok, _ = ma3Of(t, slowBefore)
+	assert.False(t, ok, "a slow clock healed before the grant")
 
 	// A judging that never ended is no evidence while the run ended
 	// before judge_max (150 s) after it started.
@@ -213,6 +235,14 @@ func TestTrueSystemErrorsMustPassMA3(t *testing.T) {
 		}, 0),
 		// No calls in the history: the worker_id's node failed.
 		"no calls": lost(nothing, func(b *h, _ int, _ string) { b.add("home-1", "crash", nil) }, 0),
+		// The worker's clock ran 20% slow while it held each lease: its
+		// heartbeats came late (a heartbeat of 30 s every 37.5 s against a
+		// lease of 37 s), its node's fault.
+		"slow clock": lost(claim, func(b *h, i int, tok string) {
+			answered(b, i, tok)
+			b.fault(map[string]any{"kind": "drift", "node": "home-1", "rate": -200_000})
+			b.fault(map[string]any{"kind": "drift", "node": "home-1", "rate": 0})
+		}, 0),
 	}
 	for name, b := range cases {
 		ok, msg := ma3Of(t, b)
