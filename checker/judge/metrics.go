@@ -485,12 +485,13 @@ func (r *Run) monoOf(node string) func(t int64) int64 {
 
 func (r *Run) homeFirst() (grants, misses int) {
 	// A home claim waits at t when it was invoked before t and answered
-	// after it (or never). Grants come in time order and operations in
-	// invocation order, so one sweep keeps the latest answer time of the
-	// home claims invoked so far: some claim waits at t iff it is past t.
-	const never = int64(math.MaxInt64)
+	// after it, or, never answered, its worker had not yet given up on it
+	// (gaveUp). Grants come in time order and operations in invocation
+	// order, so one sweep keeps the latest end of the home claims invoked
+	// so far: some claim waits at t iff it is past t.
 	latest := int64(math.MinInt64)
 	next := 0
+	gaveUp := r.gaveUp()
 	for _, g := range r.grants() {
 		grants++
 		for ; next < len(r.Ops) && r.Ops[next].Invoke < g.t; next++ {
@@ -498,7 +499,7 @@ func (r *Run) homeFirst() (grants, misses int) {
 			if op.Call.Op == "claim" && strings.HasPrefix(op.Call.Client, "home") {
 				end := op.Response
 				if op.Return == nil {
-					end = never
+					end = gaveUp(next)
 				}
 				latest = max(latest, end)
 			}
@@ -508,6 +509,57 @@ func (r *Run) homeFirst() (grants, misses int) {
 		}
 	}
 	return
+}
+
+// gaveUp returns, for a claim that got no answer (by its index in Ops),
+// when its worker stopped waiting on it: at its timeout (the claim hold and
+// a request's timeout, worker.go, on the process's monotonic clock), or
+// sooner when the process crashed or sent its next claim (the call failed
+// at once: its connection broke, or nobody listened at the address). A
+// claim without an answer is a call given up on, not one that waits to the
+// end of the run (counted so, one timed-out home claim made every later
+// production grant a miss).
+func (r *Run) gaveUp() func(i int) int64 {
+	wait := int64(r.P.ClaimHold + r.P.RequestTimeout)
+	monos := map[string]func(int64) int64{}
+	claims := map[string][]int64{} // each process's claim invocations, in order
+	for _, op := range r.Ops {
+		if op.Call.Op == "claim" {
+			k := processOf(op.Call)
+			claims[k] = append(claims[k], op.Invoke)
+		}
+	}
+	return func(i int) int64 {
+		op := &r.Ops[i]
+		c := op.Call.Client
+		mono := monos[c]
+		if mono == nil {
+			mono = r.monoOf(c)
+			monos[c] = mono
+		}
+		// The world time at which the process's clock has counted wait
+		// since the call (a drift is at most ±50%: within 2 x wait).
+		due := mono(op.Invoke) + wait
+		lo, hi := op.Invoke, op.Invoke+2*wait
+		for lo < hi {
+			if m := lo + (hi-lo)/2; mono(m) >= due {
+				hi = m
+			} else {
+				lo = m + 1
+			}
+		}
+		end := lo
+		ts := claims[processOf(op.Call)]
+		if j, _ := slices.BinarySearch(ts, op.Invoke+1); j < len(ts) {
+			end = min(end, ts[j])
+		}
+		for _, iv := range r.Down[c] {
+			if iv.Start >= op.Invoke {
+				end = min(end, iv.Start)
+			}
+		}
+		return end
+	}
 }
 
 // Result is everything the checkers say about one run.
