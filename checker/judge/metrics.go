@@ -93,23 +93,30 @@ func Measure(r *Run) Metrics {
 	m.SystemErrors, m.FalseSystemErrors = r.systemErrors()
 	// MA4
 	stuck := r.stuckEpisodes()
+	// An alert on an arbiter is its stuck episode's from the episode's
+	// start to a threshold and a probe period after its end (the monitor
+	// may still find the claims unpaired that long); a later alert is
+	// another matter, not this episode's detection (counted so, a short
+	// stall that no alert was due for took the next episode's alert, and
+	// one alert was two detections).
+	slack := int64(r.P.ProbeThreshold + r.P.ProbeEvery)
 	for _, s := range stuck {
 		detected := false
 		for _, a := range r.Alerts {
-			if a.Target == s.node && a.T >= s.start {
+			if a.Target == s.node && a.T >= s.start && a.T <= s.end+slack {
 				m.DetectTimes = append(m.DetectTimes, time.Duration(a.T-s.start))
 				detected = true
 				break
 			}
 		}
-		if !detected && s.end-s.start > int64(r.P.ProbeThreshold+r.P.ProbeEvery) {
+		if !detected && s.end-s.start > slack {
 			m.Undetected++
 		}
 	}
 	for _, a := range r.Alerts {
 		explained := false
 		for _, s := range stuck {
-			if a.Target == s.node && a.T >= s.start && a.T <= s.end+int64(r.P.ProbeThreshold+r.P.ProbeEvery) {
+			if a.Target == s.node && a.T >= s.start && a.T <= s.end+slack {
 				explained = true
 			}
 		}

@@ -243,7 +243,8 @@ func TestFalseSystemErrorsMA3(t *testing.T) {
 }
 
 // TestStuckArbiterDetectionMA4: a stall or an arbiter's pause is detected
-// by the first alert on it from its start; one that lasted longer than the
+// by the first alert on it from its start to a threshold and a probe
+// period after its end; one that lasted longer than the
 // probe threshold plus a probe period without an alert is undetected; an
 // alert is false unless an arbiter was stuck (up to a threshold and a
 // period after) or an outage explains it.
@@ -273,10 +274,13 @@ func TestStuckArbiterDetectionMA4(t *testing.T) {
 	alert(b, 1010*s, "arbiter-3")                                              // another arbiter: false
 	b.on(1050 * s).fault(map[string]any{"kind": "command", "node": "arbiter-4", "point": "stall", "arg": "10s"})
 	alert(b, 1050*s, "arbiter-4") // at the instant it stalled
-	b.on(1100*s).add("db", "state", hist.State{What: "idle"})
+	b.on(1100 * s).fault(map[string]any{"kind": "command", "node": "arbiter-5", "point": "stall", "arg": "10s"})
+	b.on(1200 * s).fault(map[string]any{"kind": "command", "node": "arbiter-5", "point": "stall", "arg": "60s"})
+	alert(b, 1230*s, "arbiter-5") // the second stall's, 30 s in; not the first one's, 130 s after it began
+	b.on(1300*s).add("db", "state", hist.State{What: "idle"})
 
 	m := Measure(b.run(t))
-	assert.Equal(t, []time.Duration{25 * time.Second, 0}, m.DetectTimes)
+	assert.Equal(t, []time.Duration{25 * time.Second, 0, 30 * time.Second}, m.DetectTimes)
 	assert.Equal(t, 2, m.Undetected, "arbiter-2's long pause and arbiter-1's last one")
 	assert.Equal(t, 3, m.FalseAlerts)
 }
