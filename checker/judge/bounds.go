@@ -23,6 +23,9 @@ const (
 type Bounds struct {
 	ExtraLatency time.Duration // MA1: no submission later than this beyond its judging
 	OutageLoad   int           // MA5: at most this many requests per worker per minute of an outage
+	// MA5: at most this many heartbeats per worker process and lease per
+	// minute of an outage.
+	HeartbeatLoad int
 }
 
 // Check returns a verdict per bound.
@@ -39,6 +42,9 @@ func (b Bounds) Check(m Metrics) []checker.Verdict {
 		v := checker.Pass(MA5)
 		if m.OutageLoad > b.OutageLoad {
 			v = checker.Fail(MA5, nil, "a worker sent %d requests in one minute of an outage (bound %d)", m.OutageLoad, b.OutageLoad)
+		}
+		if b.HeartbeatLoad > 0 && m.HeartbeatLoad > b.HeartbeatLoad && v.OK {
+			v = checker.Fail(MA5, nil, "a worker sent %d heartbeats for one lease in one minute of an outage (bound %d)", m.HeartbeatLoad, b.HeartbeatLoad)
 		}
 		out = append(out, v)
 	}

@@ -36,6 +36,10 @@ type Metrics struct {
 	// MA5: the most requests one worker sent in one minute while an arbiter
 	// or the database was down, after its first 2 x backoff cap.
 	OutageLoad int
+	// MA5's heartbeats: the most heartbeats one worker process sent for
+	// one lease in one minute of an outage (same minutes), every try
+	// counted (a heartbeat tries the next arbiter at once when one fails).
+	HeartbeatLoad int
 	// MA6: leases granted to a production worker while a home worker's
 	// claim was waiting.
 	HomeFirstMisses int
@@ -125,7 +129,7 @@ func Measure(r *Run) Metrics {
 		}
 	}
 	// MA5
-	m.OutageLoad = r.outageLoad()
+	m.OutageLoad, m.HeartbeatLoad = r.outageLoad()
 	// MA6
 	m.Grants, m.HomeFirstMisses = r.homeFirst()
 	return m
@@ -306,8 +310,7 @@ func (r *Run) outageAt(t int64) bool {
 	return false
 }
 
-func (r *Run) outageLoad() int {
-	max := 0
+func (r *Run) outageLoad() (load, beats int) {
 	runs := r.retryRuns()
 	warm := int64(2 * r.P.BackoffCap)
 	for _, iv := range r.outages() {
@@ -315,23 +318,48 @@ func (r *Run) outageLoad() int {
 		if end == 0 {
 			end = r.End
 		}
+		// The claims and submits from the outage's first two backoff caps
+		// on (a stream that began before the outage has reached its cap);
+		// the heartbeats from its start: their bound holds a whole ramp.
 		from := iv.Start + warm
-		if end-from < int64(time.Minute) {
-			continue
-		}
+		streams := end-from >= int64(time.Minute)
 		// Per worker process incarnation (a call's id is
 		// "process#incarnation.n"): a restarted worker starts its backoff
 		// afresh, as a new process does (explore --world wide --faults
 		// heavy, seed 1700: a worker restarted in an outage sent 14 in a
 		// minute, the old process's retries and the new one's ramp).
 		per := map[string][]retry{}
+		hb := map[string][]int64{} // a process's heartbeats, per lease
 		client := map[string]string{}
 		for _, op := range r.Ops {
-			// The workers' retried requests: claims and result submits.
-			if op.Invoke >= from && op.Invoke < end && (op.Call.Op == "claim" || op.Call.Op == "submit") {
-				key := processOf(op.Call)
+			if op.Invoke < iv.Start || op.Invoke >= end {
+				continue
+			}
+			key := processOf(op.Call)
+			switch op.Call.Op {
+			case "claim", "submit": // the workers' retried requests
+				if !streams || op.Invoke < from {
+					continue
+				}
 				per[key] = append(per[key], retry{t: op.Invoke, stream: streamOf(op.Call.Op), run: runs.of(key, op)})
 				client[key] = op.Call.Client
+			case "heartbeat":
+				lease := fmt.Sprintf("%s %d %s", key, op.Call.Sub, op.Call.Token)
+				hb[lease] = append(hb[lease], op.Invoke)
+				client[lease] = op.Call.Client
+			}
+		}
+		for _, lease := range checker.SortedKeys(hb) {
+			ts, mono := hb[lease], r.monoOf(client[lease])
+			for i := range ts {
+				ts[i] = mono(ts[i])
+			}
+			for i := range ts {
+				n := 0
+				for j := i; j < len(ts) && ts[j] < ts[i]+int64(time.Minute); j++ {
+					n++
+				}
+				beats = max(beats, n)
 			}
 		}
 		for _, key := range checker.SortedKeys(per) {
@@ -346,13 +374,13 @@ func (r *Run) outageLoad() int {
 				rs[i].t = mono(rs[i].t)
 			}
 			for i := range rs {
-				if n := retriesFrom(rs[i:], rs[i].t+int64(time.Minute)); n > max {
-					max = n
+				if n := retriesFrom(rs[i:], rs[i].t+int64(time.Minute)); n > load {
+					load = n
 				}
 			}
 		}
 	}
-	return max
+	return load, beats
 }
 
 // retry is one claim or submit a worker process sent in an outage: when

@@ -376,3 +376,31 @@ func TestOutageLoadRunsOfFailures(t *testing.T) {
 	assert.Equal(t, 14, load(ret("u2", 204)), "204 answers only a claim")
 	assert.Equal(t, 8, load(func(b *h) { ret("c2", 200)(b); ret("u2", 200)(b) }), "both streams answered: 4 + 4")
 }
+
+// TestHeartbeatLoadMA5: MA5's heartbeats are counted per worker process
+// and lease, in a minute of an outage from its start (no warm-up: the
+// bound holds a whole ramp of the confirming heartbeat's retries), every
+// try counted; a heartbeat outside the outage does not count, nor one for
+// another lease; the bound fails the run past it.
+func TestHeartbeatLoadMA5(t *testing.T) {
+	b := &h{}
+	b.on(1000*s).add("db", "crash", nil)
+	beat := func(id, client string, sub int64, token string, ts ...int64) {
+		for i, at := range ts {
+			b.on(at*s).call(fmt.Sprintf("%s.%d", id, i), client, "heartbeat", sub, token, 1, "")
+		}
+	}
+	beat("a", "home-1", 101, "A", 990, 1000, 1001, 1002, 1003, 1004, 1005, 1059, 1061) // 7 in [1000 s, 1060 s)
+	beat("b", "home-1", 102, "B", 1010, 1011, 1012)                                    // another lease
+	beat("c", "home-2", 101, "A", 1020, 1021)                                          // another process
+	b.on(1300*s).add("db", "restart", nil)
+	beat("d", "home-1", 101, "A", 1301, 1302, 1303, 1304, 1305, 1306, 1307, 1308, 1309) // after the outage (and its probe margin)
+	m := Measure(b.run(t))
+	assert.Equal(t, 7, m.HeartbeatLoad)
+	assert.Equal(t, 0, m.OutageLoad, "heartbeats are not the claims' and submits' load")
+
+	v := Bounds{OutageLoad: 14, HeartbeatLoad: 6}.Check(m)[0]
+	assert.False(t, v.OK)
+	assert.Equal(t, "a worker sent 7 heartbeats for one lease in one minute of an outage (bound 6)", v.Message)
+	assert.True(t, Bounds{OutageLoad: 14, HeartbeatLoad: 7}.Check(m)[0].OK)
+}

@@ -40,7 +40,8 @@ type Workload struct {
 // Bounds are a run's promised worst costs (the checkers' judge.Bounds that
 // a trace header carries).
 type Bounds struct {
-	OutageLoad int `json:"outage_load,omitempty"` // MA5: the most requests one worker process sends in a minute of an outage
+	OutageLoad    int `json:"outage_load,omitempty"`    // MA5: the most requests one worker process sends in a minute of an outage
+	HeartbeatLoad int `json:"heartbeat_load,omitempty"` // MA5: the most heartbeats it sends for one lease in such a minute
 }
 
 // DefaultWorkload is a small busy judge: 12 submissions of 4 users over 3

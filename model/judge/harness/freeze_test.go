@@ -269,3 +269,27 @@ func TestTimedOutHeartbeatTriesTheNextArbiter(t *testing.T) {
 	assert.Empty(t, o.Transitions(109, judge.StatusJudging, judge.StatusSystemError), "no system_error")
 	assert.Equal(t, 1, opts.Design.MaxAttempts, "the seed's world: one attempt")
 }
+
+// TestOneConfirmingRetryPerLease: the wide world, heavy faults, seed
+// 31000264 (a review of the checkers found it): the database crashed at
+// 150.2 s, just after home-1 was granted a lease and before its first
+// heartbeat confirmed it. Each heartbeat that failed started a retry of
+// its own every backoff_base (0.514 s here), and each periodic heartbeat
+// (every 10.4 s) one more, none ending before the lease was confirmed:
+// 179 heartbeats for the lease in one minute of the outage, against MA5's
+// heartbeat bound of 13 (one arbiter: 6 periodic and 7 retries on the
+// backoff). The default worker keeps one retry waiting per lease, on the
+// backoff, and the run holds every property, MA5's heartbeats within the
+// bound.
+func TestOneConfirmingRetryPerLease(t *testing.T) {
+	opts, _ := SeedOptionsIn(judge.Default(), WorldWide, Heavy(), 31000264)
+	opts.Filter = nil
+	o, err := Play(opts)
+	require.NoError(t, err)
+	JudgeGeneric(&o.Result, opts.Design)
+	assert.Empty(t, failedNames(o))
+	b := GenericBounds(opts.Design)
+	assert.Equal(t, 13, b.HeartbeatLoad, "the seed's world")
+	assert.LessOrEqual(t, o.Result.Metrics.HeartbeatLoad, b.HeartbeatLoad)
+	assert.Positive(t, o.Result.Metrics.HeartbeatLoad, "heartbeats in the outage were counted")
+}

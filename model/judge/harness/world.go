@@ -176,7 +176,8 @@ func DrawWorld(r sim.Rand, d judge.Design, mode WorldMode, f Faults) World {
 		acts = append(acts, sim.Action{At: ms("world/old-leader-at", wl.Window), Kind: sim.PauseAt, Node: names.Arbiters[0], Peer: names.DB,
 			Point: judge.PointBeforeCommit, Count: 1 + n("world/old-leader-claim", 3), For: 20*time.Second + time.Duration(ms("world/old-leader-frozen", 130*time.Second))})
 	}
-	wl.Bounds = &judge.Bounds{OutageLoad: GenericBounds(d).OutageLoad}
+	b := GenericBounds(d)
+	wl.Bounds = &judge.Bounds{OutageLoad: b.OutageLoad, HeartbeatLoad: b.HeartbeatLoad}
 	return World{Design: d, Workload: wl, Actions: acts.Sorted()}
 }
 
@@ -286,9 +287,14 @@ func within(v, keep time.Duration, bounds ...time.Duration) time.Duration {
 // scenario): MA5, each worker process retries at most as often as its
 // backoff allows while the arbiter or the database is down: a claim
 // stream and an upload stream per lease of a claim (claim_batch), each
-// backing off as the design says.
+// backing off as the design says; and per lease, its heartbeats: the
+// periodic ones of a minute and the confirming heartbeat's retries on the
+// backoff, each heartbeat trying every arbiter address at most once.
 func GenericBounds(d judge.Design) jc.Bounds {
-	return jc.Bounds{OutageLoad: (1 + max(d.ClaimBatch, 1)) * scenario.PerMinute(d.Promised())}
+	per := scenario.PerMinute(d.Promised())
+	periodic := int(time.Minute/d.Heartbeat) + 1
+	return jc.Bounds{OutageLoad: (1 + max(d.ClaimBatch, 1)) * per,
+		HeartbeatLoad: (d.Arbiters + d.StandbyArbiters) * (periodic + per)}
 }
 
 // JudgeGeneric adds the generic bounds' verdicts to a drawn world's run.
@@ -300,7 +306,7 @@ func JudgeGeneric(res *jc.Result, d judge.Design) {
 // (a drawn world's generic bounds) to its replayed run.
 func judgeBounds(res *jc.Result, b *judge.Bounds) {
 	if b != nil {
-		res.Verdicts = append(res.Verdicts, jc.Bounds{OutageLoad: b.OutageLoad}.Check(res.Metrics)...)
+		res.Verdicts = append(res.Verdicts, jc.Bounds{OutageLoad: b.OutageLoad, HeartbeatLoad: b.HeartbeatLoad}.Check(res.Metrics)...)
 	}
 }
 
