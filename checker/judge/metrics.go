@@ -58,6 +58,18 @@ func (m Metrics) MaxExtra() (int64, time.Duration) {
 	return id, max
 }
 
+// rejudgedAt returns when a submission last left a verdict for a new
+// judging (a rejudge), 0 when it never did.
+func (r *Run) rejudgedAt(id int64) int64 {
+	vs, t := r.Subs[id], int64(0)
+	for i := 1; i < len(vs); i++ {
+		if Terminal(vs[i-1].Status) && !Terminal(vs[i].Status) {
+			t = vs[i].T
+		}
+	}
+	return t
+}
+
 // Measure computes the metrics of a run.
 func Measure(r *Run) Metrics {
 	m := Metrics{ExtraLatency: map[int64]time.Duration{}}
@@ -72,6 +84,9 @@ func Measure(r *Run) Metrics {
 		if at == 0 || !ok {
 			continue
 		}
+		// A rejudged submission waits from its rejudge: the time before
+		// it had a verdict (a review found MA1 counting it).
+		arr = max(arr, r.rejudgedAt(id))
 		f := r.Final(id)
 		service := int64(0)
 		for _, a := range r.Accepted {

@@ -64,7 +64,7 @@ func TestExtraLatencyMA1(t *testing.T) {
 		101: 9 * time.Second,  // 20 - 1 - 10
 		102: 10 * time.Second, // 40 - 30, no judging time known
 		103: 20 * time.Second, // 70 - 50: a system_error's wait is all extra
-		105: 16 * time.Second, // 110 - 90 - 4: the deciding lease's judging
+		105: 6 * time.Second,  // 110 - 100 - 4: from its rejudge, less the deciding lease's judging
 	}, m.ExtraLatency)
 	id, d := m.MaxExtra()
 	assert.Equal(t, int64(103), id)
@@ -403,4 +403,18 @@ func TestHeartbeatLoadMA5(t *testing.T) {
 	assert.False(t, v.OK)
 	assert.Equal(t, "a worker sent 7 heartbeats for one lease in one minute of an outage (bound 6)", v.Message)
 	assert.True(t, Bounds{OutageLoad: 14, HeartbeatLoad: 7}.Check(m)[0].OK)
+}
+
+// TestExtraLatencyFromTheRejudge: a rejudged submission's extra latency
+// counts from its rejudge, not from its first arrival (the time it had a
+// verdict is not lateness; a review found MA1 counting it).
+func TestExtraLatencyFromTheRejudge(t *testing.T) {
+	b := happy()
+	b.at(100 * s)
+	b.move(sub(101, "AC", "A", 1, "home-1"), sub(101, "pending", "", 1, ""))
+	b.move(sub(101, "pending", "", 1, ""), sub(101, "judging", "B", 2, "home-1"))
+	b.decide(sub(101, "judging", "B", 2, "home-1"), sub(101, "WA", "B", 2, "home-1"), "B", 2, "WA", 2)
+	extra := Measure(b.run(t)).ExtraLatency[101]
+	assert.Less(t, extra, time.Second, "from the rejudge at 100 s")
+	assert.Positive(t, extra)
 }
