@@ -268,9 +268,13 @@ func (r *Run) stuckEpisodes() []episode {
 	return out
 }
 
-// outages are the windows in which the arbiter or the database was down.
+// outages are the windows in which the arbiter or the database was down:
+// the database crashed or paused (its queries hang: the arbiter's answers
+// time out, as when it is down; a review found MA5 blind to the retries of
+// a pause), every arbiter down, a partition, a cut to the database.
 func (r *Run) outages() []Interval {
 	out := append([]Interval(nil), r.Down["db"]...)
+	out = append(out, r.Paused["db"]...)
 	out = append(out, r.arbitersDown()...)
 	for _, f := range r.Faults {
 		if f.Kind == "partition" || (f.Kind == "cut" && (f.Node == "db" || f.Peer == "db")) {

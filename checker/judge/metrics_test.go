@@ -418,3 +418,15 @@ func TestExtraLatencyFromTheRejudge(t *testing.T) {
 	assert.Less(t, extra, time.Second, "from the rejudge at 100 s")
 	assert.Positive(t, extra)
 }
+
+// TestPausedDatabaseIsAnOutage: a paused database (its queries hang, the
+// arbiter's answers time out) is an outage for MA5, as a crashed one is.
+func TestPausedDatabaseIsAnOutage(t *testing.T) {
+	b := &h{}
+	b.on(1000 * s).fault(map[string]any{"kind": "pause", "node": "db"})
+	for i, at := range []int64{1060, 1061, 1062, 1063, 1064} {
+		b.on(at*s).call(fmt.Sprintf("c%d", i), "home-1", "claim", 0, "", 0, "")
+	}
+	b.on(1300 * s).fault(map[string]any{"kind": "resume", "node": "db"})
+	assert.Equal(t, 5, Measure(b.run(t)).OutageLoad)
+}
