@@ -256,11 +256,23 @@ func TestPB5(t *testing.T) {
 		x.events = kept
 		requireOnly(t, judge(t, x), PB5)
 	})
-	t.Run("gave-up-on-nothing-passes", func(t *testing.T) {
+	t.Run("gave-up-on-nothing-fails", func(t *testing.T) {
+		// Nothing committed, and still the sender could not stop on an
+		// answer: the second refund of one charge answered 503 until it
+		// gave up (double-refund-is-error).
 		x := good(t)
 		x.event(2000, "evt-2", "order-2", OpCharge, 1, 2)
 		x.call(2000, "d9", OpCharge, "evt-2", "order-2", 0, 2000e6)
+		x.ret(2001, "d9", 503, "database error: 23505")
 		x.stop(9000, "evt-2", "order-2", "give-up", 0, 2)
+		requireOnly(t, judge(t, x), PB5)
+	})
+	t.Run("refused-and-recorded-passes", func(t *testing.T) {
+		// A refund of nothing, refused with its key recorded; its
+		// redelivery gets the same refusal.
+		x := good(t).refused(500, "h2.1.1", "evt-2", "order-2", 404, "no charge for event evt-9")
+		x.call(600, "d9", OpRefund, "evt-2", "order-2", 1, 600e6)
+		x.ret(601, "d9", 404, "no charge for event evt-9")
 		requireOnly(t, judge(t, x))
 	})
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/fencesim/fencesim/traces"
+	"github.com/fencesim/fencesim/traces/hist"
 )
 
 // The clause table of system B (docs/clauses.md): for each clause of a
@@ -55,6 +56,17 @@ func (x *h) refund(ms int64, op, reverses string, amount int64, eff int) *h {
 		ins(TOutbox, map[string]any{"id": "msg-" + op, "event_id": "evt-1/refund", "op_id": op, "kind": OpRefund}))
 	x.publish(ms+10, op, "evt-1/refund", uint64(eff+10))
 	return x.effect(ms+20, op, "evt-1/refund", eff)
+}
+
+// refused adds a refund event of its own (key refund:ev) refused with
+// code/answer at ms, the refusal recorded with its key (a key row, nothing
+// else), the sender stopped on it.
+func (x *h) refused(ms int64, op, ev, payload string, code int, answer string) *h {
+	x.event(ms, ev, payload, OpRefund, 1, 10)
+	x.call(ms, "r-"+payload, OpRefund, ev, payload, 0, ms*1e6)
+	x.commit(ms+2, "db", ins(TKeys, map[string]any{"id": 3, "key": "refund:" + ev, "event_id": ev, "op_id": op, "answer": answer, "code": code}))
+	x.ret(ms+3, "r-"+payload, code, answer)
+	return x.stop(ms+3, ev, payload, "done", code, 1)
 }
 
 // keyless adds a keyless request for order-7 answered code/value.
@@ -116,15 +128,33 @@ var clausesB = []clauseB{
 		fail: func(t *testing.T) *h {
 			return good(t).call(400, "d3", OpCharge, "evt-1", "order-1", 1, 400e6).ret(401, "d3", 200, "received ch-h2.1.1")
 		}},
-	{name: "PB1/refusal-only-before-an-effect", prop: PB1, want: []string{PB1}, why: "-> 404 no charge", reasons: 1,
-		// KeyModel: a 4xx stores nothing and is legal only before any
-		// effect; a 404 concurrent with the first delivery linearizes
-		// before it.
+	{name: "PB1/refusal-is-the-answer", prop: PB1, want: []string{PB1}, why: "refund evt-2 -> 404 no charge for event evt-9; [0.600s, 0.601s] refund evt-2 -> 200 refunded le-h3.1.1", reasons: 1,
+		// KeyModel: a refusal (4xx) is the key's answer, as a success is:
+		// every later answered delivery gets it (refusal-not-stored breaks
+		// it: the refund runs again once its charge exists).
 		pass: func(t *testing.T) *h {
-			return good(t).call(2, "d3", OpCharge, "evt-1", "order-1", 1, 2e6).ret(15, "d3", 404, "no charge")
+			return good(t).refused(500, "h2.1.1", "evt-2", "order-2", 404, "no charge for event evt-9").
+				call(600, "d9", OpRefund, "evt-2", "order-2b", 0, 600e6).ret(601, "d9", 404, "no charge for event evt-9")
 		},
 		fail: func(t *testing.T) *h {
-			return good(t).call(400, "d3", OpCharge, "evt-1", "order-1", 1, 400e6).ret(401, "d3", 404, "no charge")
+			return good(t).refused(500, "h2.1.1", "evt-2", "order-2", 404, "no charge for event evt-9").
+				call(600, "d9", OpRefund, "evt-2", "order-2b", 0, 600e6).ret(601, "d9", 200, "refunded le-h3.1.1")
+		}},
+	{name: "PB1/refusal-has-no-effect", prop: PB1, want: []string{PB1}, why: `key refund:evt-1/refund recorded the refusal 409 "charge for event evt-1 already refunded", but its transaction wrote ledger (insert le-h1.1.2)`, reasons: 1,
+		// A refusal kept with its key commits the key row alone.
+		pass: func(t *testing.T) *h {
+			return good(t).refund(1000, "h1.1.2", "le-h1.1.1", -100, 2)
+		},
+		fail: func(t *testing.T) *h {
+			x := good(t).refund(1000, "h1.1.2", "le-h1.1.1", -100, 2)
+			for i := range x.events {
+				if x.events[i].Kind == hist.KindCommit && x.events[i].T == 1000e6 {
+					x.events[i] = (&h{t: t}).commit(1000, "db",
+						ins(TKeys, map[string]any{"id": 2, "key": "refund:evt-1/refund", "event_id": "evt-1/refund", "op_id": "h1.1.2", "answer": "charge for event evt-1 already refunded", "code": 409}),
+						ins(TLedger, map[string]any{"id": "le-h1.1.2", "account": "merchant", "event_id": "evt-1/refund", "kind": OpRefund, "amount": -100, "reversal_of": "le-h1.1.1"})).events[0]
+				}
+			}
+			return x
 		}},
 	{name: "PB1/lost-reply-is-unknown", prop: PB1, want: []string{PB1}, why: "charge evt-1 -> ?", reasons: 1,
 		// Permission: a delivery whose reply never came is accepted
@@ -232,6 +262,50 @@ var clausesB = []clauseB{
 		// answered 409 (the first reply was lost, so PB1 accepts it).
 		pass: func(t *testing.T) *h { return gaveUp(t, 200, "received ch-h1.1.1", "done", 200) },
 		fail: func(t *testing.T) *h { return gaveUp(t, 409, "conflict: already processed", "done", 409) }},
+
+	{name: "PB5/not-given-up", prop: PB5, want: []string{PB5}, why: "the sender gave up on event evt-2 (order-2) after 3 attempts", reasons: 1,
+		// Nothing committed, yet the sender could not stop: the second
+		// refund of one charge answered 503 until it gave up
+		// (double-refund-is-error). The neighbour: refused with 409,
+		// recorded with its key, the sender done on it.
+		pass: func(t *testing.T) *h {
+			return good(t).refused(500, "h2.1.1", "evt-2", "order-2", 409, "charge for event evt-1 already refunded")
+		},
+		fail: func(t *testing.T) *h {
+			x := good(t)
+			x.event(500, "evt-2", "order-2", OpRefund, 1, 10)
+			x.call(500, "d9", OpRefund, "evt-2", "order-2", 0, 500e6).ret(501, "d9", 503, "database error: 23505")
+			x.call(1500, "d10", OpRefund, "evt-2", "order-2", 1, 1500e6).ret(1501, "d10", 503, "database error: 23505")
+			x.call(2500, "d11", OpRefund, "evt-2", "order-2", 2, 2500e6).ret(2501, "d11", 503, "database error: 23505")
+			return x.stop(2501, "evt-2", "order-2", "give-up", 0, 3)
+		}},
+	{name: "PB5/stopped-on-the-recorded-answer", prop: PB5, want: []string{PB1, PB5}, why: `event evt-2 (order-2) stopped on 404, but its key recorded 409 "charge for event evt-1 already refunded"`, reasons: 1,
+		// The key evt-2 sent twice (a second sender): the first delivery
+		// refused 404 with nothing recorded, the second refused 409 and
+		// recorded. The first sender stopped on an answer the key does
+		// not hold (PB1: two answers for one key). The neighbour: the
+		// first refusal recorded, the second delivery answered it. (A
+		// recorded success is the committed clauses' case.)
+		pass: func(t *testing.T) *h {
+			return good(t).refused(500, "h2.1.1", "evt-2", "order-2", 404, "no charge for event evt-9").
+				event(600, "evt-2", "order-2b", OpRefund, 1, 10).
+				call(600, "d9", OpRefund, "evt-2", "order-2b", 0, 600e6).ret(601, "d9", 404, "no charge for event evt-9").
+				stop(601, "evt-2", "order-2b", "done", 404, 1)
+		},
+		fail: func(t *testing.T) *h {
+			x := good(t)
+			x.event(500, "evt-2", "order-2", OpRefund, 1, 10)
+			x.call(500, "d8", OpRefund, "evt-2", "order-2", 0, 500e6).ret(501, "d8", 404, "no charge for event evt-9")
+			x.stop(501, "evt-2", "order-2", "done", 404, 1)
+			return x.refused(600, "h3.1.1", "evt-2", "order-2b", 409, "charge for event evt-1 already refunded")
+		}},
+	{name: "PB5/refused-is-not-still-delivering", prop: PB5, want: []string{PB5}, why: "event evt-2 was refused (404, recorded with its key) but the sender was still delivering it at the end (1 deliveries)", reasons: 1,
+		pass: func(t *testing.T) *h {
+			return good(t).refused(500, "h2.1.1", "evt-2", "order-2", 404, "no charge for event evt-9")
+		},
+		fail: func(t *testing.T) *h {
+			return good(t).refused(500, "h2.1.1", "evt-2", "order-2", 404, "no charge for event evt-9").last(1)
+		}},
 
 	// PB6 no key, no change.
 	{name: "PB6/answered-400", prop: PB6, want: []string{PB6}, why: "keyless request d7 (order-7) answered 422", reasons: 1,

@@ -303,6 +303,30 @@ func str(r map[string]any, col string) string {
 	return s
 }
 
+// keyCode is the status code a stored key's row holds: 200 for the work
+// done, a 4xx for a recorded refusal (200 when the row has none: a trace
+// of a schema without the column).
+func keyCode(r map[string]any) int64 {
+	if c := num(r, "code"); c != 0 {
+		return c
+	}
+	return 200
+}
+
+// refusal reports whether a stored key's row records a refusal: its
+// transaction did no work.
+func refusal(r map[string]any) bool {
+	c := keyCode(r)
+	return c < 200 || c >= 300
+}
+
+// keyOp is the operation a stored key names: its prefix, before the first
+// ":" (the model's KeyOf: "charge:evt-1", "refund:evt-1/refund").
+func keyOp(r map[string]any) string {
+	op, _, _ := strings.Cut(str(r, "key"), ":")
+	return op
+}
+
 // num reads an integer or timestamp column: int64, or the database's
 // clock.Time (a timestamp of a run in memory; a trace file has its
 // nanoseconds).

@@ -31,14 +31,16 @@ type LinOutput struct {
 }
 
 // KeyModel is PB1's sequential specification of one idempotency key, as a
-// porcupine model: the first delivery that takes effect stores an answer;
-// every delivery that returns a success returns exactly that answer; a 404
-// (a refund of nothing) changes nothing and is legal only before any
-// effect; a delivery with an unknown outcome may or may not have taken
-// effect. Treating it as a no-op is the most permissive choice, so the
-// model stays deterministic: an effect nobody saw can only agree with the
-// first known answer, which stores it either way. Partitioned per key, in
-// key order. The state is the stored answer ("" before any effect).
+// porcupine model: the first delivery that is answered definitively stores
+// its answer, a success (2xx: the work done) or a refusal (4xx: a refund
+// of nothing, or of a charge already refunded, recorded with the key and
+// doing nothing); every later answered delivery returns exactly that
+// answer, its code and its body. A delivery with an unknown outcome (no
+// reply, or a 5xx) may or may not have taken effect. Treating it as a no-op
+// is the most permissive choice, so the model stays deterministic: an
+// effect nobody saw can only agree with the first known answer, which
+// stores it either way. Partitioned per key, in key order. The state is
+// the stored answer ("" before any; "<code> <body>" after).
 var KeyModel = porcupine.Model{
 	Partition: func(h []porcupine.Operation) [][]porcupine.Operation {
 		by := map[string][]porcupine.Operation{}
@@ -55,17 +57,15 @@ var KeyModel = porcupine.Model{
 	Init: func() any { return "" },
 	Step: func(state, input, output any) (bool, any) {
 		s, out := state.(string), output.(LinOutput)
-		switch {
-		case out.Unknown || out.Code >= 500:
+		if out.Unknown || out.Code >= 500 {
 			return true, s
-		case out.Code >= 200 && out.Code < 300:
-			if s == "" || s == out.Value {
-				return true, out.Value
-			}
-			return false, s
-		default: // 4xx: refused, nothing stored
-			return s == "", s
 		}
+		// 2xx or 4xx: the answer stored with the key.
+		a := fmt.Sprintf("%d %s", out.Code, out.Value)
+		if s == "" || s == a {
+			return true, a
+		}
+		return false, s
 	},
 	Equal: func(a, b any) bool { return a.(string) == b.(string) },
 	Hash: func(state any) uint64 {

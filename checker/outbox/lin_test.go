@@ -43,15 +43,14 @@ func TestPB1HandMadeHistories(t *testing.T) {
 	}{
 		{"empty", nil},
 		{"two copies same answer, one lost", []porcupine.Operation{k(0, 10, 200, "a"), k(5, 20, 200, "a"), lost(1)}},
-		{"404 before any effect", []porcupine.Operation{k(0, 10, 404, ""), k(20, 30, 200, "a")}},
-		{"concurrent 404 linearizes before the 200", []porcupine.Operation{k(0, 30, 200, "a"), k(5, 20, 404, "")}},
-		{"touching intervals are concurrent", []porcupine.Operation{k(0, 10, 200, "a"), k(10, 20, 404, "")}},
+		{"a refusal, then the same refusal", []porcupine.Operation{k(0, 10, 404, "no charge"), k(20, 30, 404, "no charge")}},
+		{"concurrent copies refused alike", []porcupine.Operation{k(0, 30, 409, "already refunded"), k(5, 20, 409, "already refunded"), lost(6)}},
 		{"keys do not interfere", []porcupine.Operation{k(0, 10, 200, "a"), lop("k2", 0, 10, 200, "b")}},
 		{"only lost replies", []porcupine.Operation{lost(0), lost(5), lost(100)}},
 		{"lost, then the answer twice", []porcupine.Operation{lost(0), k(50, 60, 200, "a"), k(70, 80, 200, "a")}},
-		{"lost, then 404: the lost one may not have taken effect", []porcupine.Operation{lost(0), k(50, 60, 404, ""), k(70, 80, 200, "a")}},
+		{"lost, then a refusal twice: the lost one may not have taken effect", []porcupine.Operation{lost(0), k(50, 60, 404, "no charge"), k(70, 80, 404, "no charge")}},
 		{"503 is an unknown outcome", []porcupine.Operation{k(0, 10, 503, "database connection lost"), k(20, 30, 200, "a"), k(40, 50, 503, ""), k(60, 70, 200, "a")}},
-		{"lost first copy, concurrent 404 and 200", []porcupine.Operation{lost(0), k(1, 40, 200, "a"), k(2, 30, 404, "")}},
+		{"503, then a refusal, then the same refusal", []porcupine.Operation{k(0, 10, 503, ""), k(20, 30, 404, "no charge"), k(40, 50, 404, "no charge")}},
 	}
 	fail := []struct {
 		name string
@@ -64,6 +63,10 @@ func TestPB1HandMadeHistories(t *testing.T) {
 		{"lost, answer, then 404", []porcupine.Operation{lost(0), k(5, 10, 200, "a"), k(20, 30, 404, "")}},
 		{"404 after two copies answered", []porcupine.Operation{k(0, 10, 200, "a"), k(1, 11, 200, "a"), lost(2), k(40, 50, 404, "")}},
 		{"a 4xx other than 404 after an effect", []porcupine.Operation{k(0, 10, 200, "a"), k(20, 30, 409, "conflict")}},
+		{"404 before an effect: a refusal is the key's answer", []porcupine.Operation{k(0, 10, 404, ""), k(20, 30, 200, "a")}},
+		{"a concurrent 404 and 200: two answers", []porcupine.Operation{k(0, 30, 200, "a"), k(5, 20, 404, "")}},
+		{"lost, then 404, then 200", []porcupine.Operation{lost(0), k(50, 60, 404, ""), k(70, 80, 200, "a")}},
+		{"two refusals that differ", []porcupine.Operation{k(0, 10, 404, "no charge"), k(20, 30, 409, "already refunded")}},
 	}
 	for _, c := range pass {
 		res := checkKeys(c.ops)
@@ -110,7 +113,7 @@ func TestPB1Visualization(t *testing.T) {
 	assert.Contains(t, page, "</html>")
 	assert.Contains(t, string(b), "received ch-h2.1.1", "the operations are described")
 	assert.Contains(t, string(b), "d3 via handler-1", "the metadata names the call")
-	assert.Contains(t, string(b), "stored: received ch-h1.1.1", "the states are described")
+	assert.Contains(t, string(b), "stored: 200 received ch-h1.1.1", "the states are described")
 
 	ok, err := Decode(good(t).events)
 	require.NoError(t, err)

@@ -16,15 +16,16 @@ const (
 	ProbeDoublePub    = "double-publish"           // a message was published twice
 	ProbeBrokerRedo   = "broker-redelivery"        // the broker pushed a message again
 	ProbeDedup        = "consumer-dedup"           // the consumer skipped a message it had applied
-	ProbeRefund       = "refund"                   // a refund committed
+	ProbeRefund       = "refund"                   // a refund committed (not a refusal recorded with its key)
 	ProbeKeyless      = "keyless-refused"          // a request without a key was refused
 	ProbeGaveUp       = "sender-gave-up"           // the sender gave up on an event
 	ProbeHandlerCrash = "handler-crash-mid-flight" // a handler crashed with a delivery in progress
+	ProbeRefusal      = "refusal-recorded"         // a refusal (a refund of nothing, a second refund of a charge) was recorded with its key
 )
 
 // ProbeNames lists the probes in a fixed order.
 var ProbeNames = []string{ProbeRace, ProbeRelayBetween, ProbeRedelivery, ProbeDuplicate, ProbeDoublePub, ProbeBrokerRedo,
-	ProbeDedup, ProbeRefund, ProbeKeyless, ProbeGaveUp, ProbeHandlerCrash}
+	ProbeDedup, ProbeRefund, ProbeKeyless, ProbeGaveUp, ProbeHandlerCrash, ProbeRefusal}
 
 // Probes reports which probes a run hit.
 func Probes(h *History) map[string]bool {
@@ -126,8 +127,11 @@ func Probes(h *History) map[string]bool {
 		}
 	}
 	for _, r := range h.inserts(TKeys) {
-		if strings.HasPrefix(str(r, "key"), OpRefund+":") {
+		if strings.HasPrefix(str(r, "key"), OpRefund+":") && !refusal(r) {
 			p[ProbeRefund] = true
+		}
+		if refusal(r) {
+			p[ProbeRefusal] = true
 		}
 	}
 	for _, c := range h.Calls {

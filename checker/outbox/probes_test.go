@@ -105,6 +105,10 @@ func TestProbes(t *testing.T) {
 	x = good(t)
 	x.commit(600, "db", ins(TKeys, map[string]any{"id": 2, "key": "refund:evt-1", "event_id": "evt-1", "op_id": "r1", "answer": "refunded"}))
 	assert.True(t, probes(t, x)[ProbeRefund])
+	assert.False(t, probes(t, x)[ProbeRefusal])
+	x = good(t).refused(600, "r1", "evt-2", "order-2", 404, "no charge for event evt-9")
+	assert.True(t, probes(t, x)[ProbeRefusal], "a refusal recorded with its key")
+	assert.False(t, probes(t, x)[ProbeRefund], "a refused refund is no refund")
 
 	keyless := func(code int) *h {
 		x := good(t)

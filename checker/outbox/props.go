@@ -140,12 +140,15 @@ func (h *History) insertsAt(table string) []inserted {
 	return out
 }
 
-// committedOps returns the operations whose transaction committed: the op id
-// of every stored key, charge and ledger entry (ids are ch-<op>, le-<op>).
+// committedOps returns the operations whose work committed: the op id of
+// every stored key but a recorded refusal (no work, no message), charge and
+// ledger entry (ids are ch-<op>, le-<op>).
 func (h *History) committedOps() map[string]string {
 	ops := map[string]string{}
 	for _, r := range h.inserts(TKeys) {
-		ops[str(r, "op_id")] = str(r, "event_id")
+		if !refusal(r) {
+			ops[str(r, "op_id")] = str(r, "event_id")
+		}
 	}
 	for _, r := range h.inserts(TCharges) {
 		ops[strings.TrimPrefix(str(r, "id"), "ch-")] = str(r, "event_id")
@@ -157,13 +160,28 @@ func (h *History) committedOps() map[string]string {
 }
 
 // CheckPB1: however many deliveries, retries and concurrent handlers, each
-// key produces one business row and one side effect, and every delivery
-// gets the same answer (linearizable per key, decided by porcupine; PB1Info
-// returns porcupine's record for the visualisation).
+// key produces one business row and one side effect, and every answered
+// delivery gets the same answer, a success or a refusal (linearizable per
+// key, decided by porcupine; PB1Info returns porcupine's record for the
+// visualisation); a refusal recorded with its key has no effect (its
+// transaction wrote no business row and no message).
 func CheckPB1(h *History) Verdict {
 	v := verdict{id: PB1}
 	for _, p := range checkKeys(PB1Operations(h)).illegal {
 		v.fail("answers not linearizable: %s", p)
+	}
+	for _, c := range h.Commits {
+		for _, k := range c.Changes {
+			if k.Table != TKeys || k.Op != "insert" || !refusal(k.After) {
+				continue
+			}
+			for _, ch := range c.Changes {
+				if serviceTables[ch.Table] {
+					v.fail("key %s recorded the refusal %d %q, but its transaction wrote %s (%s %s)", str(k.After, "key"), keyCode(k.After), str(k.After, "answer"), ch.Table, ch.Op, rowKey(ch.Key))
+					v.at(c.Event)
+				}
+			}
+		}
 	}
 	count := func(rows []inserted, what string, keep func(map[string]any) bool) {
 		n := map[string][]string{}
@@ -316,10 +334,14 @@ func CheckPB4(h *History) Verdict {
 	return v.done()
 }
 
-// CheckPB5: a duplicate is answered as success, so the sender can stop:
-// deliveries per event stay within the sender's policy, and every event
-// whose work committed was answered with a success (the sender stopped on
-// it, not by giving up).
+// CheckPB5: a duplicate is answered as the first arrival was, so the
+// sender can stop: deliveries per event stay within the sender's policy;
+// the sender gives up on no event (the judged worlds give it the patience
+// to outlast their faults: outbox.Patience); every event whose work
+// committed was answered with a success (the sender stopped on it, not by
+// giving up or still delivering at the end); and every event whose key
+// recorded an answer (a success, or a refusal kept with the key) stopped
+// on that answer's code.
 func CheckPB5(h *History) Verdict {
 	v := verdict{id: PB5}
 	deliveries := map[string]int{}
@@ -330,18 +352,32 @@ func CheckPB5(h *History) Verdict {
 	for _, ev := range h.committedOps() {
 		committed[ev] = true
 	}
+	recorded := map[string]map[string]any{} // op:event -> the first row stored for it
+	for _, r := range h.inserts(TKeys) {
+		k := keyOp(r) + ":" + str(r, "event_id")
+		if _, ok := recorded[k]; !ok {
+			recorded[k] = r
+		}
+	}
 	for _, e := range h.Events {
 		if e.Bound > 0 && deliveries[e.Payload] > e.Bound {
 			v.fail("event %s delivered %d times, above the sender's bound %d", e.Payload, deliveries[e.Payload], e.Bound)
 		}
-		if e.Event == "" || !committed[e.Event] {
-			continue
-		}
+		rec, isRec := recorded[e.Op+":"+e.Event]
+		isRec = isRec && e.Event != ""
+		comm := e.Event != "" && committed[e.Event] // a keyless request's work is PB6's
+		done := e.What == hist.SenderDone
 		switch {
-		case e.What == "":
+		case e.What == "" && comm:
 			v.fail("event %s committed but the sender was still delivering it at the end (%d deliveries)", e.Event, deliveries[e.Payload])
-		case e.What != hist.SenderDone || e.Code < 200 || e.Code >= 300:
+		case e.What == "" && isRec:
+			v.fail("event %s was refused (%d, recorded with its key) but the sender was still delivering it at the end (%d deliveries)", e.Event, keyCode(rec), deliveries[e.Payload])
+		case comm && (!done || e.Code < 200 || e.Code >= 300):
 			v.fail("event %s committed but the sender never heard a success: %s after %d attempts", e.Event, e.What, e.Attempts)
+		case e.What == hist.SenderGiveUp:
+			v.fail("the sender gave up on event %s (%s) after %d attempts", e.Event, e.Payload, e.Attempts)
+		case done && isRec && int64(e.Code) != keyCode(rec):
+			v.fail("event %s (%s) stopped on %d, but its key recorded %d %q", e.Event, e.Payload, e.Code, keyCode(rec), str(rec, "answer"))
 		}
 	}
 	return v.done()
