@@ -22,6 +22,8 @@ const (
 	ConflictIs500           Knob = "conflict-is-500"            // a duplicate (unique violation) is answered 500
 	EditInPlaceRefund       Knob = "edit-in-place-refund"       // a refund overwrites the original ledger row
 	ConsumerWithoutDedup    Knob = "consumer-without-dedup"     // the consumer applies every delivery it receives
+	RefusalNotStored        Knob = "refusal-not-stored"         // a refusal (4xx) rolls its key back: a later delivery of the key runs again
+	DoubleRefundIsError     Knob = "double-refund-is-error"     // a second refund of one charge is a unique violation answered 503
 )
 
 // KnobInfo describes a knob for the registry, the CLI and the knob tests.
@@ -36,6 +38,8 @@ var Knobs = design.Registry[Knob]{
 	{Knob: ConflictIs500, Removes: "a duplicate answered as success", Harmful: true, CaughtBy: []string{"PB5"}, Faults: "a lost success answer, then a redelivery", Scenarios: []string{"B.6"}},
 	{Knob: EditInPlaceRefund, Removes: "compensating ledger entries (the refund edits the original row)", Harmful: true, CaughtBy: []string{"PB4"}, Faults: "any refund", Scenarios: []string{"B.4"}},
 	{Knob: ConsumerWithoutDedup, Removes: "the consumer's dedup by message id", Harmful: true, CaughtBy: []string{"PB3"}, Faults: "a broker redelivery or a relay publishing twice", Scenarios: []string{"B.7"}},
+	{Knob: RefusalNotStored, Removes: "a refusal recorded with its key (the key rolls back with a 4xx)", Harmful: true, CaughtBy: []string{"PB1"}, Faults: "a refund delivered before its charge, its key delivered again after it"},
+	{Knob: DoubleRefundIsError, Removes: "a second refund of one charge answered as a recorded refusal (409)", Harmful: true, CaughtBy: []string{"PB5"}, Faults: "a second refund of one charge under another key"},
 }
 
 // KnobNames lists the knob names, sorted.

@@ -51,7 +51,7 @@ func TestDesignErrors(t *testing.T) {
 }
 
 func TestKnobRegistry(t *testing.T) {
-	assert.Len(t, Knobs, 7)
+	assert.Len(t, Knobs, 9)
 	for _, k := range Knobs {
 		assert.NotEmpty(t, k.CaughtBy, k.Knob)
 		_, ok := Info(k.Knob)

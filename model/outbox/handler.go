@@ -31,7 +31,9 @@ type HandlerConfig struct {
 // interactive transaction on a connection of its own: INSERT the key, write
 // the business rows and the outbox row, COMMIT, answer. A unique violation
 // on the key means another arrival did the work: roll back, read the
-// stored answer, answer it.
+// stored answer, answer it. A definitive refusal (a refund of nothing, or
+// of a charge already refunded) is an answer too: it commits with its key,
+// and nothing else, and every later delivery of the key gets it.
 type Handler struct {
 	cfg   HandlerConfig
 	name  string
@@ -120,7 +122,7 @@ func (h *Handler) handle(p *sim.Proc, c *db.Conn, dl Delivery, key string) (code
 		case err != nil:
 			return Code503, "database error: " + db.Code(err), "error"
 		case len(res.Rows) > 0:
-			code, value := d.DuplicateAnswer(res.Rows[0].Text("answer"))
+			code, value := d.DuplicateAnswer(res.Rows[0].Int("code"), res.Rows[0].Text("answer"))
 			return code, value, "duplicate"
 		}
 	}
@@ -142,7 +144,7 @@ func (h *Handler) handle(p *sim.Proc, c *db.Conn, dl Delivery, key string) (code
 		case db.Unknown(err):
 			return unknown()
 		case err == nil && len(rs) == 2 && len(rs[1].Rows) > 0:
-			code, value := d.DuplicateAnswer(rs[1].Rows[0].Text("answer"))
+			code, value := d.DuplicateAnswer(rs[1].Rows[0].Int("code"), rs[1].Rows[0].Text("answer"))
 			return code, value, "duplicate"
 		}
 		return Code503, "key conflict but no stored answer", "error"
@@ -156,6 +158,8 @@ func (h *Handler) handle(p *sim.Proc, c *db.Conn, dl Delivery, key string) (code
 	var business []db.Stmt
 	if dl.Op == OpRefund {
 		// B.4: a refund reverses the charge's ledger entry with a new one.
+		// A refund of nothing, or of a charge already refunded under
+		// another key, is a definitive refusal, kept with the key.
 		orig, err := tx.QueryRow(FindCharge(dl.Ref).Named("find-charge"))
 		switch {
 		case db.Unknown(err):
@@ -163,20 +167,30 @@ func (h *Handler) handle(p *sim.Proc, c *db.Conn, dl Delivery, key string) (code
 		case err != nil:
 			return abort(tx, Code503, "database error: "+db.Code(err))
 		case orig == nil:
-			return abort(tx, Code404, "no charge for event "+dl.Ref)
+			return h.refuse(p, tx, key, op, Code404, "no charge for event "+dl.Ref)
+		}
+		res, err := tx.Exec(d.Reverse(op, dl.Event, orig).Named("reverse"))
+		switch {
+		case db.Unknown(err):
+			return unknown()
+		case err != nil:
+			return abort(tx, Code503, "database error: "+db.Code(err))
+		case res.Affected == 0:
+			return h.refuse(p, tx, key, op, Code409, "charge for event "+dl.Ref+" already refunded")
 		}
 		m = Message{ID: MessageID(op), Event: dl.Event, OpID: op, Kind: OpRefund, Amount: orig.Int("amount")}
-		business = []db.Stmt{d.Reverse(op, dl.Event, orig).Named("reverse")}
 	} else {
 		m = Message{ID: MessageID(op), Event: dl.Event, OpID: op, Kind: OpCharge, Amount: dl.Amount}
 		business = []db.Stmt{InsertCharge(op, dl.Event, dl.Payload, dl.Amount).Named("insert-charge"), LedgerCharge(op, dl.Event, dl.Amount).Named("ledger-charge")}
 	}
-	_, err = tx.Batch(h.writeMessage(p, m, business...)...)
-	switch {
-	case db.Unknown(err):
-		return unknown()
-	case err != nil:
-		return abort(tx, Code503, "database error: "+db.Code(err))
+	if stmts := h.writeMessage(p, m, business...); len(stmts) > 0 {
+		_, err = tx.Batch(stmts...)
+		switch {
+		case db.Unknown(err):
+			return unknown()
+		case err != nil:
+			return abort(tx, Code503, "database error: "+db.Code(err))
+		}
 	}
 	p.Point(PointBeforeCommit)
 
@@ -190,6 +204,35 @@ func (h *Handler) handle(p *sim.Proc, c *db.Conn, dl Delivery, key string) (code
 	}
 	p.Point(PointAfterCommit)
 	return Code200, answer, "first"
+}
+
+// refuse ends a delivery with a definitive refusal (a 4xx) in the
+// transaction that stored its key: the refusal is recorded with the key
+// (RecordRefusal) and committed without business rows or message, then
+// answered; every later delivery of the key gets the same answer. Under
+// refusal-not-stored it is rolled back and answered.
+func (h *Handler) refuse(p *sim.Proc, tx *db.Tx, key, op string, code int, value string) (int, string, string) {
+	st, ok := h.cfg.Design.RecordRefusal(key, op, code, value)
+	if !ok {
+		return abort(tx, code, value)
+	}
+	_, err := tx.Exec(st.Named("record-refusal"))
+	switch {
+	case db.Unknown(err):
+		return unknown()
+	case err != nil:
+		return abort(tx, Code503, "database error: "+db.Code(err))
+	}
+	p.Point(PointBeforeCommit)
+	err = tx.Commit()
+	switch {
+	case db.Unknown(err):
+		return unknown()
+	case err != nil:
+		return Code503, "commit failed", "error"
+	}
+	p.Point(PointAfterCommit)
+	return code, value, "refused"
 }
 
 // writeMessage returns the business statements with the outgoing message

@@ -88,6 +88,11 @@ func TestHandlerAlone(t *testing.T) {
 			s.deliver(p, outbox.OpRefund, "evt_1/refund", "evt_1")
 			s.deliver(p, outbox.OpRefund, "evt_1/refund", "evt_1") // a duplicate refund
 			s.deliver(p, outbox.OpCharge, "", "")                  // no key
+			s.deliver(p, outbox.OpRefund, "evt_4/refund", "evt_4") // a refund of nothing: refused, recorded
+			s.deliver(p, outbox.OpCharge, "evt_4", "")             // the charge comes after it
+			s.deliver(p, outbox.OpRefund, "evt_4/refund", "evt_4") // the same refusal: the key holds it
+			s.deliver(p, outbox.OpRefund, "evt_1/again", "evt_1")  // a second refund of evt_1, another key: refused, recorded
+			s.deliver(p, outbox.OpRefund, "evt_1/again", "evt_1")  // the same refusal
 		})
 	})
 	require.NoError(t, w.Run())
@@ -102,18 +107,73 @@ func TestHandlerAlone(t *testing.T) {
 		"refund evt_1/refund: 200 refunded le-handler-1.2.2",
 		"refund evt_1/refund: 200 refunded le-handler-1.2.2",
 		"charge : 400 refused: the request has no Idempotency-Key; send the same key with every retry",
-	}, s.got, "a duplicate gets the stored answer; a retry after an unknown outcome gets the answer of the attempt that committed, or does the work")
+		"refund evt_4/refund: 404 no charge for event evt_4",
+		"charge evt_4: 200 received ch-handler-1.2.5",
+		"refund evt_4/refund: 404 no charge for event evt_4",
+		"refund evt_1/again: 409 charge for event evt_1 already refunded",
+		"refund evt_1/again: 409 charge for event evt_1 already refunded",
+	}, s.got, "a duplicate gets the stored answer, a success or a refusal; a retry after an unknown outcome gets the answer of the attempt that committed, or does the work")
 
 	rows := func(table string) []db.Row { return w.Node("db").(*db.Node).Rows(table) }
 	var charges []string
 	for _, r := range rows(outbox.TCharges) {
 		charges = append(charges, r.Text("event_id")+" "+r.Text("id"))
 	}
-	assert.ElementsMatch(t, []string{"evt_1 ch-handler-1.1.1", "evt_2 ch-handler-1.1.3", "evt_3 ch-handler-1.2.1"}, charges,
+	assert.ElementsMatch(t, []string{"evt_1 ch-handler-1.1.1", "evt_2 ch-handler-1.1.3", "evt_3 ch-handler-1.2.1", "evt_4 ch-handler-1.2.5"}, charges,
 		"one charge per event: the duplicate and the retries wrote nothing, the crashed attempt rolled back")
-	assert.Len(t, rows(outbox.TKeys), 4, "one key per event (three charges, one refund)")
-	assert.Len(t, rows(outbox.TOutbox), 4, "one message per effect, written with it")
+	var keys []string
+	for _, r := range rows(outbox.TKeys) {
+		keys = append(keys, fmt.Sprintf("%s %d", r.Text("key"), r.Int("code")))
+	}
+	assert.ElementsMatch(t, []string{"charge:evt_1 200", "charge:evt_2 200", "charge:evt_3 200", "refund:evt_1/refund 200", "charge:evt_4 200",
+		"refund:evt_4/refund 404", "refund:evt_1/again 409"}, keys, "one key per event, a refusal recorded with its code as a success is")
+	assert.Len(t, rows(outbox.TOutbox), 5, "one message per effect, written with it; none for a refusal")
 	ledger := rows(outbox.TLedger)
-	assert.Len(t, ledger, 4, "three charges and one compensating entry")
-	assert.Equal(t, int64(500), outbox.Balance(ledger))
+	assert.Len(t, ledger, 5, "four charges and one compensating entry")
+	assert.Equal(t, int64(750), outbox.Balance(ledger))
+}
+
+// TestRefusalKnobs: each knob brings back the old answer of one refusal:
+// refusal-not-stored rolls the refusal back, so the refund of nothing runs
+// again once its charge exists (two answers for one key);
+// double-refund-is-error answers the second refund of one charge 503, a
+// database error, every time.
+func TestRefusalKnobs(t *testing.T) {
+	play := func(d outbox.Design, deliveries [][3]string) []string {
+		s := &script{t: t}
+		w := sim.New(sim.Config{Entropy: sim.NewPCG(1), Network: network.Policy{DelayMin: time.Millisecond, DelayMax: time.Millisecond},
+			Limits: sim.Limits{MaxTime: clock.Time(5 * time.Second), MaxEvents: 100_000}})
+		t.Cleanup(w.Close)
+		w.Add("db", db.New(outbox.Schema(d), db.Config{LockTimeout: d.LockTimeout}))
+		w.Add("handler-1", outbox.NewHandler(outbox.HandlerConfig{Design: d, DB: "db", Broker: "broker"}))
+		w.Add("sender", func(string, *sim.Disk) sim.Node {
+			return sim.Program(func(p *sim.Proc) {
+				p.Handle(func(p *sim.Proc, m network.Message) {
+					if r, ok := m.Body.(outbox.Reply); ok {
+						s.replies.Put(r)
+					}
+				})
+				for _, dl := range deliveries {
+					s.deliver(p, dl[0], dl[1], dl[2])
+				}
+			})
+		})
+		require.NoError(t, w.Run())
+		return s.got
+	}
+	notStored := [][3]string{{outbox.OpRefund, "r", "c"}, {outbox.OpCharge, "c", ""}, {outbox.OpRefund, "r", "c"}}
+	assert.Equal(t, []string{"refund r: 404 no charge for event c", "charge c: 200 received ch-handler-1.1.2", "refund r: 404 no charge for event c"},
+		play(outbox.Default(), notStored), "the default keeps the refusal with its key")
+	assert.Equal(t, []string{"refund r: 404 no charge for event c", "charge c: 200 received ch-handler-1.1.2", "refund r: 200 refunded le-handler-1.1.3"},
+		play(outbox.Default().MustWith(outbox.RefusalNotStored), notStored), "refusal-not-stored: one key, two answers")
+	twice := [][3]string{{outbox.OpCharge, "c", ""}, {outbox.OpRefund, "r1", "c"}, {outbox.OpRefund, "r2", "c"}, {outbox.OpRefund, "r2", "c"}}
+	assert.Equal(t, []string{"charge c: 200 received ch-handler-1.1.1", "refund r1: 200 refunded le-handler-1.1.2",
+		"refund r2: 409 charge for event c already refunded", "refund r2: 409 charge for event c already refunded"},
+		play(outbox.Default(), twice), "the default refuses a second refund of one charge, definitively")
+	assert.Equal(t, []string{"charge c: 200 received ch-handler-1.1.1", "refund r1: 200 refunded le-handler-1.1.2",
+		"refund r2: 503 database error: 23505", "refund r2: 503 database error: 23505"},
+		play(outbox.Default().MustWith(outbox.DoubleRefundIsError), twice), "double-refund-is-error: a 503 the sender retries")
+	assert.Equal(t, []string{"charge c: 200 received ch-handler-1.1.1", "refund r1: 200 refunded le-handler-1.1.2",
+		"refund r2: 200 refunded le-handler-1.1.3", "refund r2: 200 refunded le-handler-1.1.3"},
+		play(outbox.Default().MustWith(outbox.EditInPlaceRefund), twice), "edit-in-place-refund still updates the row")
 }

@@ -17,7 +17,8 @@ const (
 const (
 	Code200 = 200 // received (first arrival and every duplicate: the source's "Đã nhận")
 	Code400 = 400 // refused: no idempotency key
-	Code404 = 404 // a refund of a charge that does not exist
+	Code404 = 404 // a refund of a charge that does not exist (recorded with the key)
+	Code409 = 409 // a refund of a charge already refunded under another key (recorded with the key)
 	Code500 = 500 // an error answer (only under conflict-is-500)
 	Code503 = 503 // the database was unreachable or the outcome is unknown: deliver again
 )

@@ -21,8 +21,11 @@ const Account = "merchant"
 
 // Schema is the service database's schema. The idempotency key is UNIQUE
 // (B.2: the part to trust); under check-then-insert the constraint is gone
-// and the application checks first. A ledger entry reverses at most one
-// other (UNIQUE reversal_of; NULL for charges).
+// and the application checks first. A key's row holds the answer every
+// delivery of the key gets: its status code (200 for the work done; a 4xx
+// for a refusal, recorded in the same place as a success) and its body. A
+// ledger entry reverses at most one other (UNIQUE reversal_of; NULL for
+// charges).
 func Schema(d Design) db.Schema {
 	keys := db.Table{Name: TKeys, Columns: []db.Column{
 		{Name: "id", Type: db.Int, Serial: true},
@@ -30,6 +33,7 @@ func Schema(d Design) db.Schema {
 		{Name: "event_id", Type: db.Text, NotNull: true},
 		{Name: "op_id", Type: db.Text, NotNull: true},
 		{Name: "answer", Type: db.Text, NotNull: true},
+		{Name: "code", Type: db.Int, NotNull: true, Default: int64(Code200)},
 		{Name: "at", Type: db.Timestamp, Default: db.Now()},
 	}, PrimaryKey: []string{"id"}}
 	if !d.Has(CheckThenInsert) {

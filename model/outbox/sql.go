@@ -2,9 +2,10 @@ package outbox
 
 // Every statement of system B is here, one function each. A knob changes
 // the mechanism at the one place it lives: the key (KeyOf), the answer to a
-// duplicate (DuplicateAnswer), the refund (Reverse), the consumer's apply
-// (Apply); the schema's unique constraint is in schema.go, the outbox write
-// in the handler's writeMessage, the relay's order in relay.go.
+// duplicate (DuplicateAnswer), a refusal kept with its key (RecordRefusal),
+// the refund (Reverse), the consumer's apply (Apply); the schema's unique
+// constraint is in schema.go, the outbox write in the handler's
+// writeMessage, the relay's order in relay.go.
 
 import (
 	"fmt"
@@ -34,21 +35,41 @@ func FindKey(key string) db.Stmt {
 }
 
 // StoreKey stores the key with the answer the first arrival will give, in
-// the transaction that does the work. A plain INSERT: a second arrival gets
-// a unique violation (it waits for the first one's transaction, as
-// PostgreSQL does) and turns it into "done" (B.2).
+// the transaction that does the work (its code is the column's default,
+// 200). A plain INSERT: a second arrival gets a unique violation (it waits
+// for the first one's transaction, as PostgreSQL does) and turns it into
+// "done" (B.2).
 func StoreKey(key, event, op, answer string) db.Stmt {
 	return db.Insert(TKeys, db.Row{"key": key, "event_id": event, "op_id": op, "answer": answer})
 }
 
+// RecordRefusal keeps a definitive refusal (a 4xx: a refund of a charge
+// that does not exist, or of one already refunded) with its key, as the
+// source does ("Rồi tôi ghi thất bại vào cùng chỗ với thành công": failure
+// is recorded in the same place as success): the key row this arrival
+// inserted (op) takes the refusal's code and answer, and the transaction
+// commits without business rows or a message, so that every later
+// delivery of the key gets the same refusal and the sender can stop. Under
+// refusal-not-stored there is nothing to record (false): the handler rolls
+// the key back with the refusal, and a later delivery of the key runs
+// again and may succeed.
+func (d Design) RecordRefusal(key, op string, code int, answer string) (db.Stmt, bool) {
+	if d.Has(RefusalNotStored) {
+		return db.Stmt{}, false
+	}
+	return db.Update(TKeys, []db.Assign{db.Set("code", int64(code)), db.Set("answer", answer)},
+		db.W("key", db.Eq, key), db.W("op_id", db.Eq, op)), true
+}
+
 // DuplicateAnswer is the answer to an arrival whose key is already stored
-// (B.6: the same answer, a success). Under conflict-is-500 it is an error
+// (B.6: the same answer as the first arrival's, its code and body: a
+// success, or a recorded refusal). Under conflict-is-500 it is an error
 // page.
-func (d Design) DuplicateAnswer(stored string) (int, string) {
+func (d Design) DuplicateAnswer(code int64, stored string) (int, string) {
 	if d.Has(ConflictIs500) {
 		return Code500, "duplicate key value violates unique constraint"
 	}
-	return Code200, stored
+	return int(code), stored
 }
 
 // Ids derived from an operation id (one per handled delivery attempt).
@@ -80,15 +101,26 @@ func FindCharge(refEvent string) db.Stmt {
 }
 
 // Reverse undoes a charge (B.4): a compensating entry that names the entry
-// it reverses; the original stays readable. Under edit-in-place-refund the
-// original row is overwritten instead.
+// it reverses; the original stays readable. A charge is reversed at most
+// once (UNIQUE reversal_of): a second refund of it under another key
+// inserts nothing (ON CONFLICT DO NOTHING, waiting for a concurrent first
+// refund's transaction as PostgreSQL does), and the handler answers it as
+// a definitive refusal, recorded with its key (Affected 0: "already
+// refunded"). Under double-refund-is-error it is a plain INSERT: the
+// unique violation is answered 503 as a database error, and the sender
+// redelivers until it gives up. Under edit-in-place-refund the original
+// row is overwritten instead.
 func (d Design) Reverse(op, event string, original db.Row) db.Stmt {
 	amount, _ := original["amount"].(int64)
 	if d.Has(EditInPlaceRefund) {
 		return db.Update(TLedger, []db.Assign{db.Set("amount", int64(0))}, db.W("id", db.Eq, original["id"]))
 	}
-	return db.Insert(TLedger, db.Row{"id": EntryID(op), "account": Account, "event_id": event, "kind": OpRefund,
-		"amount": -amount, "reversal_of": original["id"]})
+	entry := db.Row{"id": EntryID(op), "account": Account, "event_id": event, "kind": OpRefund,
+		"amount": -amount, "reversal_of": original["id"]}
+	if d.Has(DoubleRefundIsError) {
+		return db.Insert(TLedger, entry)
+	}
+	return db.InsertOrNothing(TLedger, entry)
 }
 
 // OutboxMessage writes the outgoing message in the business transaction
