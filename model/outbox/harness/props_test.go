@@ -76,6 +76,7 @@ var minRates = map[string]float64{
 	check.ProbeRefund:       30,
 	check.ProbeKeyless:      30,
 	check.ProbeHandlerCrash: 3,
+	check.ProbeRefusal:      10, // a refund of nothing or a second refund, refused and recorded
 }
 
 // TestProbeRates: a sweep of the default design passes and reaches every

@@ -44,10 +44,14 @@ const (
 //     provider's event, a browser's request with a key, or one without a
 //     key, sent by one of the senders, with 1-3 concurrent copies up to 20
 //     or 200 ms apart, some refunded;
+//   - refunds as events of their own: an event may be a refund of an
+//     earlier event's charge (Op refund, Ref its key), sent at its own
+//     drawn time, so possibly before its charge arrives; two of them may
+//     name one charge, and a charge's own refund (Refund) may be a second;
 //   - key reuse: an event may send again the key of an earlier one (a
 //     provider resending an event id, a client reusing its
-//     Idempotency-Key), from the same sender or another, with a payload and
-//     an amount of its own. The source (docs/systems.md, B) is silent on a reused key with a
+//     Idempotency-Key), the same operation, from the same sender or
+//     another, with a payload and an amount of its own. The source (docs/systems.md, B) is silent on a reused key with a
 //     different payload; PB1 says every delivery of a key gets the same
 //     answer and the key has one effect, so the first payload wins (chosen).
 func DrawWorld(r sim.Rand, base outbox.Design) (outbox.Design, outbox.Workload) {
@@ -114,15 +118,26 @@ func drawEvents(wl outbox.Workload, r sim.Rand, senders int) []outbox.Event {
 	for i := range out {
 		e := wl.DrawEvent(r, i)
 		e.Sender = int(r.Uint64n("sender", uint64(senders)))
-		// The key of an earlier event sent again: by its own sender, or by
-		// another one.
-		if i > 0 && r.Uint64n("reuse", 4) == 3 {
+		switch {
+		case i > 0 && r.Uint64n("reuse", 4) == 3:
+			// The key of an earlier event sent again (the same operation:
+			// a refund's key names its charge too), by its own sender, or
+			// by another one.
 			if orig := out[r.Uint64n("reuse-of", uint64(i))]; orig.Event != "" {
-				e.Event = orig.Event
+				e.Event, e.Op, e.Ref = orig.Event, orig.Op, orig.Ref
 				e.Sender = (orig.Sender + int(r.Uint64n("reuse-sender", uint64(senders)))) % senders
 			}
+		case i > 0 && e.Event != "" && r.Uint64n("refund-event", 4) == 3:
+			// A refund of an earlier event's charge, an event of its own
+			// with a key of its own, sent at its own time: possibly before
+			// its charge arrives (a refund of nothing, refused), or after
+			// another refund of the same charge (refused too: a charge is
+			// refunded once).
+			if orig := out[r.Uint64n("refund-of", uint64(i))]; orig.Event != "" && orig.Op == "" {
+				e.Op, e.Ref = outbox.OpRefund, orig.Event
+			}
 		}
-		e.Refund = e.Event != "" && r.Uint64n("refund", 4) == 3
+		e.Refund = e.Event != "" && e.Op == "" && r.Uint64n("refund", 4) == 3
 		out[i] = e
 	}
 	return out

@@ -1,6 +1,7 @@
 package harness_test
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -82,8 +83,38 @@ func TestDrawWorldRanges(t *testing.T) {
 				seen["refund"]++
 			}
 		}
+		// Refunds as events of their own: before their charge, and two
+		// of one charge under two keys (a charge's own refund counts).
+		refunds := map[string]map[string]bool{} // charge -> refund keys
+		for _, e := range wl.Plan {
+			if e.Refund {
+				refunds[e.Event] = map[string]bool{e.Event + "/refund": true}
+			}
+		}
+		for _, e := range wl.Plan {
+			if e.Op != outbox.OpRefund {
+				continue
+			}
+			seen["refund-event"]++
+			for _, c := range wl.Plan {
+				if c.Event == e.Ref && c.Op == "" && c.At > e.At {
+					seen["refund-before-charge"]++
+					break
+				}
+			}
+			if refunds[e.Ref] == nil {
+				refunds[e.Ref] = map[string]bool{}
+			}
+			refunds[e.Ref][e.Event] = true
+		}
+		for _, keys := range refunds {
+			if len(keys) > 1 {
+				seen["second-refund"]++
+			}
+		}
 	}
-	for _, k := range []string{"handlers", "senders", "relays", "timing", "keyless", "reuse-same-sender", "reuse-other-sender", "refund"} {
+	for _, k := range []string{"handlers", "senders", "relays", "timing", "keyless", "reuse-same-sender", "reuse-other-sender", "refund",
+		"refund-event", "refund-before-charge", "second-refund"} {
 		assert.Greater(t, seen[k], 10, "%s reached in too few worlds: %v", k, seen)
 	}
 	t.Logf("over 300 worlds: %v", seen)
@@ -141,6 +172,60 @@ func TestKeyReusedByAnotherSender(t *testing.T) {
 	assert.Equal(t, map[string]bool{"sender": true, "sender-2": true}, clients)
 	assert.True(t, strings.HasPrefix(h.Calls[1].ID, "s2."), "the second sender's calls have ids of their own: %s", h.Calls[1].ID)
 	assert.Len(t, scenario.Rows(o, "consumer-db", outbox.TEffects), 1)
+}
+
+// TestRefusalIsTheKeysAnswer: a refund delivered before its charge is
+// refused 404 and the refusal is recorded with its key; the same key sent
+// again by another sender after the charge committed gets the same 404,
+// and nothing is refunded (the source: failure recorded in the same place
+// as success). Before the fix the second delivery refunded the charge and
+// answered 200: one key, two answers.
+func TestRefusalIsTheKeysAnswer(t *testing.T) {
+	d := outbox.Default()
+	d.Senders = 2
+	plan := []outbox.Event{
+		{At: 0, Event: "evt_r", Payload: "r", Op: outbox.OpRefund, Ref: "evt_c", Copies: 1},
+		{At: 500 * time.Millisecond, Event: "evt_c", Payload: "c", Amount: 100, Copies: 1},
+		{At: 2 * time.Second, Event: "evt_r", Payload: "r2", Op: outbox.OpRefund, Ref: "evt_c", Copies: 1, Sender: 1},
+	}
+	o := play(t, d, plan, nil)
+	var got []string
+	for _, c := range o.History.Calls {
+		got = append(got, fmt.Sprintf("%s %s %d %s", c.Op, c.Key, c.Code, c.Value))
+	}
+	assert.Equal(t, []string{"refund evt_r 404 no charge for event evt_c", "charge evt_c 200 received " + chargeID(t, o), "refund evt_r 404 no charge for event evt_c"}, got)
+	assert.Len(t, scenario.Rows(o, "db", outbox.TLedger), 1, "the charge alone: the refused refund changed nothing")
+	assert.True(t, o.Probes[check.ProbeRefusal])
+}
+
+// TestSecondRefundIsRefused: a second refund of one charge under another
+// key is answered 409, recorded with its key, and the sender stops on it.
+// Before the fix it was answered 503 ("database error: 23505") until the
+// sender gave up after max_attempts.
+func TestSecondRefundIsRefused(t *testing.T) {
+	plan := []outbox.Event{
+		{At: 0, Event: "evt_c", Payload: "c", Amount: 100, Copies: 1},
+		{At: 500 * time.Millisecond, Event: "evt_r1", Payload: "r1", Op: outbox.OpRefund, Ref: "evt_c", Copies: 1},
+		{At: time.Second, Event: "evt_r2", Payload: "r2", Op: outbox.OpRefund, Ref: "evt_c", Copies: 2, Gap: time.Millisecond},
+	}
+	o := play(t, outbox.Default(), plan, nil)
+	assert.Zero(t, o.Metrics.GaveUp)
+	var codes []int
+	for _, c := range o.History.Calls {
+		if c.Key == "evt_r2" {
+			codes = append(codes, c.Code)
+			assert.Equal(t, "charge for event evt_c already refunded", c.Value)
+		}
+	}
+	assert.Equal(t, []int{409, 409}, codes, "both copies refused alike")
+	assert.Len(t, scenario.Rows(o, "db", outbox.TLedger), 2, "the charge and one reversal")
+	assert.Len(t, scenario.Rows(o, "db", outbox.TOutbox), 2, "no message for the refusal")
+}
+
+func chargeID(t *testing.T, o *scenario.Outcome) string {
+	rows := scenario.Rows(o, "db", outbox.TCharges)
+	require.Len(t, rows, 1)
+	return rows[0]["id"].(string)
 }
 
 // TestTwoRelaysPublishAtLeastOnce: two relays polling one outbox may both
