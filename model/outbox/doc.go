@@ -44,7 +44,8 @@
 // schema's UNIQUE key and the handler's check (check-then-insert), the
 // handler's writeMessage (send-before-commit), the relay's order
 // (mark-sent-before-publish), KeyOf (key-includes-delivery-time),
-// DuplicateAnswer (conflict-is-500), Reverse (edit-in-place-refund), Apply
+// DuplicateAnswer (conflict-is-500), RecordRefusal (refusal-not-stored),
+// Reverse (edit-in-place-refund, double-refund-is-error), Apply
 // (consumer-without-dedup).
 //
 // # Crash points
