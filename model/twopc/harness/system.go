@@ -127,7 +127,7 @@ func outcome(w *contract.World, h Harness, d twopc.Design, seed uint64, out *Out
 // limits are written without MaxPending, as traces have always had them:
 // a replay plays under the harness's Limits.)
 func (h Harness) Header(d twopc.Design, seed uint64, s sim.Schedule) traces.Header {
-	l := h.Limits()
+	l := h.Limits(d)
 	lim, _ := json.Marshal(sim.Limits{MaxTime: l.MaxTime, MaxEvents: l.MaxEvents})
 	pol, _ := json.Marshal(h.Network)
 	return traces.Header{Format: traces.Format, System: twopc.System, Design: d.JSON(), Seed: seed, Entropy: "pcg",
