@@ -116,16 +116,22 @@ func (h Harness) Run(d twopc.Design, faults sim.Schedule, ent sim.Entropy) *Outc
 }
 
 // Limits are the limits a run of a design plays under: it ends at the
-// latest SettleOf(d), at least h.Settle, after the heal.
+// latest SettleOf(d), at least h.Settle, after the heal or after the
+// workload's last request, whichever is later.
 func (h Harness) Limits(d twopc.Design) sim.Limits {
-	return sim.Limits{MaxTime: clock.Time(h.HealAt + max(h.Settle, SettleOf(d))), MaxEvents: 2_000_000, MaxPending: sim.DefaultMaxPending}
+	from := h.HealAt
+	for _, t := range d.Plan() {
+		from = max(from, t.At)
+	}
+	return sim.Limits{MaxTime: clock.Time(from + max(h.Settle, SettleOf(d))), MaxEvents: 2_000_000, MaxPending: sim.DefaultMaxPending}
 }
 
 // settle runs a world to HealAt + Settle, then on, a second at a time, while
-// a participant still holds a prepared transaction, up to the limits'
-// HealAt + SettleOf: a run its 30 s settled ends as it always did, and one
-// whose design is still retrying is given the time it needs, but no more
-// (cooperative agents poll all along).
+// a participant still holds a prepared transaction, up to the limits' end
+// (Limits): a run its 30 s settled ends as it always did, and one whose
+// design is still retrying, or whose last transaction was asked for just
+// before the end (first_txn = 49.999s), is given the time it needs, but no
+// more (cooperative agents poll all along).
 func (h Harness) settle(w *twopc.World, d twopc.Design) error {
 	end := h.Limits(d).MaxTime
 	t := min(clock.Time(h.HealAt+h.Settle), end)

@@ -44,3 +44,20 @@ func TestSettleCoversTheRetry(t *testing.T) {
 	require.NotNil(t, inv)
 	assert.Empty(t, inv.Prepared(), "the retry committed x1 at the inventory")
 }
+
+// TestSettleCoversTheWorkload: a transaction asked for just before the
+// harness's end (explore --set first_txn=49999ms failed PC4 and PC5 on
+// 200 of 200 heavy seeds from 40000001; first_txn=49995ms PC2 too) is
+// given the time to finish: it is not left prepared, mid-flight, in a run
+// noted quiesced.
+func TestSettleCoversTheWorkload(t *testing.T) {
+	h := DefaultHarness()
+	for _, at := range []time.Duration{h.HealAt + h.Settle - 5*time.Millisecond, h.HealAt + h.Settle - time.Millisecond} {
+		d := twopc.Default()
+		d.FirstTxn = at
+		require.NoError(t, d.Validate())
+		o := h.Run(d, nil, sim.NewPCG(1))
+		require.NoError(t, o.Err)
+		assert.True(t, o.OK(), "x1 asked for at %v: %v\n%s\n%s", at, o.Failed(), o.Report.String(), o.Tail(20))
+	}
+}
