@@ -97,7 +97,7 @@ func Default() Design {
 		Txns:         1,
 		FirstTxn:     100 * time.Millisecond, // chosen
 		TxnEvery:     time.Second,            // chosen
-		LockTimeout:  3 * time.Second,        // the source's lock_timeout
+		LockTimeout:  3 * time.Second,        // the source's business session's; chosen for the coordinator's and the agents' sessions too
 		MaxPrepared:  10,                     // chosen: PostgreSQL's default 0 disables 2PC; the source enabled it
 		VoteTimeout:  10 * time.Second,       // chosen
 		ReqTimeout:   2 * time.Second,        // chosen
