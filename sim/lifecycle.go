@@ -172,6 +172,9 @@ func (w *World) start(idx int32, why string) {
 	}
 	s.up = true
 	s.paused = false
+	if why == "restart" {
+		w.net.NodeUp(s.addr)
+	}
 	s.node = s.factory(s.name, s.disk)
 	_, program := s.node.(*host)
 	s.machine = !program

@@ -420,9 +420,10 @@ func (w *World) deliver(id uint64, slot uint32, bySlot bool) {
 		if w.wants(kDrop) {
 			w.emit(string(msg.To), kDrop, idText(msg.ID, why))
 		}
-		if why == "destination down" && msg.Conn != 0 && w.net.Break(msg.Conn) {
-			// Nobody listens there: the connection is refused (a reset),
-			// and the sender learns it at once.
+		if (why == "destination down" || why == "destination crashed") && msg.Conn != 0 && w.net.Break(msg.Conn) {
+			// Nobody listens there, or a new incarnation that never
+			// accepted it: the connection is refused (a reset), and the
+			// sender learns it at once.
 			w.connBroken(msg.Conn, -1)
 		}
 		return
