@@ -192,10 +192,16 @@ func (h *Handler) handle(p *sim.Proc, c *db.Conn, dl Delivery, key string) (code
 			return abort(tx, Code503, "database error: "+db.Code(err))
 		}
 	}
-	p.Point(PointBeforeCommit)
-
 	// 3. COMMIT, then answer.
-	err = tx.Commit()
+	return commitThen(p, tx, Code200, answer, "first")
+}
+
+// commitThen commits the delivery's transaction and returns its answer,
+// given only after COMMIT succeeded (a handler's crash points on either
+// side of it).
+func commitThen(p *sim.Proc, tx *db.Tx, code int, value, path string) (int, string, string) {
+	p.Point(PointBeforeCommit)
+	err := tx.Commit()
 	switch {
 	case db.Unknown(err):
 		return unknown()
@@ -203,7 +209,7 @@ func (h *Handler) handle(p *sim.Proc, c *db.Conn, dl Delivery, key string) (code
 		return Code503, "commit failed", "error"
 	}
 	p.Point(PointAfterCommit)
-	return Code200, answer, "first"
+	return code, value, path
 }
 
 // refuse ends a delivery with a definitive refusal (a 4xx) in the
@@ -223,16 +229,7 @@ func (h *Handler) refuse(p *sim.Proc, tx *db.Tx, key, op string, code int, value
 	case err != nil:
 		return abort(tx, Code503, "database error: "+db.Code(err))
 	}
-	p.Point(PointBeforeCommit)
-	err = tx.Commit()
-	switch {
-	case db.Unknown(err):
-		return unknown()
-	case err != nil:
-		return Code503, "commit failed", "error"
-	}
-	p.Point(PointAfterCommit)
-	return code, value, "refused"
+	return commitThen(p, tx, code, value, "refused")
 }
 
 // writeMessage returns the business statements with the outgoing message
