@@ -150,6 +150,32 @@ func Measure(r *Run) Metrics {
 	return m
 }
 
+// directAccepted reports whether a direct-mode worker's judging (no
+// lease, no token: A-S9's old scheme) was the one whose result was
+// accepted: one of its worker's results for the submission was accepted
+// after the judging ended, and the worker did not judge the submission
+// again in between. Matched by token alone, every judging of a row a
+// direct worker held would be counted as its accepted one (found by the
+// audit of A-S9's rollback: a row taken back from home-1 and judged by it
+// again 100 s later hid the first judging's loss).
+func (r *Run) directAccepted(j *Judging) bool {
+	for _, a := range r.Accepted {
+		if a.Sub != j.Sub || a.Token != "" || a.Worker != j.Worker || a.T < j.End {
+			continue
+		}
+		again := false
+		for _, k := range r.Judgings {
+			if k != j && k.Sub == j.Sub && k.Token == "" && k.Worker == j.Worker && k.Start > j.End && k.Start <= a.T {
+				again = true
+			}
+		}
+		if !again {
+			return true
+		}
+	}
+	return false
+}
+
 // wasted returns how many judgings ended (or were abandoned), and those
 // of them thrown away although their worker stayed healthy (MA2): their
 // result was not accepted, and their worker neither crashed nor paused
@@ -168,7 +194,11 @@ func (r *Run) wasted() (judgings int, out []*Judging) {
 		if j.Abandoned != 0 {
 			end = j.Abandoned
 		}
-		if accepted[subToken{j.Sub, j.Token}] || r.FailedDuring(j.Worker, j.Start, end) || r.netFaulted(j.Worker, j.Start, end) {
+		ok := accepted[subToken{j.Sub, j.Token}]
+		if j.Token == "" {
+			ok = r.directAccepted(j)
+		}
+		if ok || r.FailedDuring(j.Worker, j.Start, end) || r.netFaulted(j.Worker, j.Start, end) {
 			continue
 		}
 		out = append(out, j)

@@ -280,17 +280,31 @@ func (r *Run) grantOf(sub int64, token string) (Version, bool) {
 
 // NoPromisedWaste (MA2 where the source promises zero): no judging is
 // thrown away, while its worker stayed healthy, when nothing but arbiter
-// restarts and arbiter clock faults happened around its lease.
+// restarts and arbiter clock faults happened around its lease; and no
+// direct-mode worker's judging (no lease) is thrown away while its worker
+// stayed healthy, whatever happened.
 func NoPromisedWaste(r *Run) checker.Verdict {
+	_, wasted := r.wasted()
+	for _, j := range wasted {
+		// A direct-mode worker's judging (A-S9's old scheme, or a worker
+		// switched back to it) has no lease to lose: nothing may take its
+		// row while its worker stays healthy, whatever the arbiters do
+		// (the source: any step rolls back by configuration, 000 line 95).
+		if j.Token == "" {
+			if ev, taken := r.takenFromDirect(j); taken {
+				return checker.Fail(MA2, []uint64{j.StartEv, ev}, "submission %d: %s claimed it directly (no lease) and its judging was thrown away although the worker stayed healthy: the row was taken back from it, and the old scheme reclaims nothing (a worker switched back to it must keep what it claimed, A-S9)",
+					j.Sub, j.Worker)
+			}
+		}
+	}
 	if ok, why := r.wastePromised(); !ok {
 		v := checker.Pass(MA2)
 		v.Message = "not promised by this design: " + why
 		return v
 	}
-	_, wasted := r.wasted()
 	for _, j := range wasted {
 		if j.Token == "" {
-			continue // a legacy worker's judging: no lease, no grace
+			continue // judged above
 		}
 		from := j.Start
 		var evs []uint64
@@ -305,4 +319,28 @@ func NoPromisedWaste(r *Run) checker.Verdict {
 			j.Sub, j.Worker, j.Token)
 	}
 	return checker.Pass(MA2)
+}
+
+// takenFromDirect reports whether a direct-mode worker's judging lost its
+// row: after the judging started, and before the worker judged the
+// submission again, the row it held directly (judging, its worker_id, no
+// token) went back to pending; and the commit that did it.
+func (r *Run) takenFromDirect(j *Judging) (uint64, bool) {
+	until := int64(-1)
+	for _, k := range r.Judgings {
+		if k != j && k.Sub == j.Sub && k.Worker == j.Worker && k.Start > j.Start && (until < 0 || k.Start < until) {
+			until = k.Start
+		}
+	}
+	vs := r.Subs[j.Sub]
+	for i := 1; i < len(vs); i++ {
+		prev, v := vs[i-1], vs[i]
+		if v.T < j.Start || (until >= 0 && v.T > until) {
+			continue
+		}
+		if prev.Status == "judging" && prev.Worker == j.Worker && prev.Token == "" && v.Status == "pending" {
+			return v.Event, true
+		}
+	}
+	return 0, false
 }

@@ -214,3 +214,38 @@ func TestWastePromisedByTheDesignMA2(t *testing.T) {
 		assert.False(t, verdictOf(t, b.runWith(t, set), MA2).OK, set)
 	}
 }
+
+// MA2 for a direct-mode worker (A-S9's old scheme, or a worker switched
+// back to it): its row has no lease, and nothing may take it while the
+// worker stays healthy. home-1 claims 101 directly at 20 s and judges it
+// to 100 s; taken back meanwhile (the source's grace gave the lease-less
+// row an expiry), its result is refused, and it claims and judges 101
+// again, whose result is accepted: the first judging was thrown away,
+// though a result of home-1's with no token was accepted.
+func TestDirectJudgingThrownAwayMA2(t *testing.T) {
+	build := func(takenBack bool) *h {
+		b := &h{}
+		b.on(10 * s).commit(ins("submissions", sub(101, "pending", "", 0, "")))
+		b.on(20*s).move(sub(101, "pending", "", 0, ""), sub(101, "judging", "", 0, "home-1"))
+		b.on(21*s).judge("home-1", 101, "", hist.JudgeStart)
+		if takenBack {
+			b.on(90*s).move(sub(101, "judging", "", 0, "home-1"), sub(101, "pending", "", 0, ""))
+			b.on(100*s).judge("home-1", 101, "", hist.JudgeEnd)
+			b.on(101*s).move(sub(101, "pending", "", 0, ""), sub(101, "judging", "", 0, "home-1"))
+			b.on(102*s).judge("home-1", 101, "", hist.JudgeStart)
+			b.on(180*s).judge("home-1", 101, "", hist.JudgeEnd)
+		} else {
+			b.on(100*s).judge("home-1", 101, "", hist.JudgeEnd)
+		}
+		b.on(181*s).commit(upd("submissions", sub(101, "judging", "", 0, "home-1"), sub(101, "AC", "", 0, "home-1")), ins("submission_judgings", judging(101, "", 0, "home-1", "AC", 1)))
+		b.on(200*s).add("db", "state", hist.State{What: "idle"})
+		return b
+	}
+	v := verdictOf(t, build(true).run(t), MA2)
+	assert.False(t, v.OK, "%s", v)
+	assert.Contains(t, v.Message, "submission 101: home-1 claimed it directly (no lease) and its judging was thrown away")
+	assert.Equal(t, 1, Measure(build(true).run(t)).Wasted)
+	v = verdictOf(t, build(false).run(t), MA2)
+	assert.True(t, v.OK, "%s", v)
+	assert.Equal(t, 0, Measure(build(false).run(t)).Wasted)
+}

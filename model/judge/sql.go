@@ -280,7 +280,8 @@ func (d Design) SweepRequeue(arbiterNow clock.Time) db.Stmt {
 //	WHERE status = 'judging'
 //
 // Under confirm_aware_grace an unconfirmed lease gets only the unconfirmed
-// lease again (a second statement).
+// lease again (a second statement). Rows without a lease (a direct-mode
+// worker's) are left alone unless grace-all-judging (graceWhere).
 func (d Design) GiveGrace(arbiterNow clock.Time) []db.Stmt {
 	grace := func(dur time.Duration, extra ...db.Cond) db.Stmt {
 		return db.Update(TSubmissions, []db.Assign{db.Set("lease_expires_at", db.Greatest(db.Col("lease_expires_at"), d.nowPlus(arbiterNow, dur)))},
@@ -294,10 +295,14 @@ func (d Design) GiveGrace(arbiterNow clock.Time) []db.Stmt {
 
 func (d Design) graceWhere() db.Where {
 	w := db.Where{db.W("status", db.Eq, StatusJudging)}
-	if d.LegacyRules {
-		// A-S9: rows claimed by legacy workers have no lease; greatest()
-		// ignores NULL, so the source's statement would hand them one and
-		// the sweep would later reclaim a job a legacy worker still judges.
+	if !d.Has(GraceAllJudging) {
+		// A-S9: rows claimed by a direct-mode worker have no lease;
+		// greatest() ignores NULL, so the source's statement would hand
+		// them one and the sweep would later reclaim a job that worker
+		// still judges. Not only under the old rules (step 2): a worker
+		// switched back to direct after step 3 or 4 claims such rows too
+		// (the source: "任何一步出问题,把 worker 的配置改回「直连数据库」
+		// 就退回去了", 000 line 95).
 		w = append(w, db.W("lease_expires_at", db.IsNotNull, nil))
 	}
 	return w

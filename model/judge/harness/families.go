@@ -212,6 +212,25 @@ var Families = []Family{
 		Bounds: func(judge.Design) jc.Bounds { return jc.Bounds{} },
 	},
 	{
+		Name: "rollback", About: "A-S9's rollback after step 3 or 4: a home worker is switched back to direct-to-database while the others stay on the arbiter, and the arbiter restarts while the direct worker judges rows it claimed without a lease; the grace must leave them alone (the source: any step rolls back by configuration)",
+		Options: func(r sim.Rand, d judge.Design) judge.Options {
+			d = fleet(d, 2, 1)
+			d.LegacyWorkers = int(r.Uint64n("step-3", 2)) // 1: step 3 (prod-1 direct, the old rules); 0: step 4
+			d.LegacyRules = d.LegacyWorkers > 0
+			d.JudgeMin, d.JudgeMax = 60*sec, 120*sec
+			back := between(r, "back-at", 1*sec, 20*sec)
+			c := between(r, "crash", back+5*sec, back+40*sec)
+			down := between(r, "down", 2*sec, 30*sec)
+			s := sim.Schedule{
+				{At: at(back), Kind: sim.Do, Node: "home-1", Point: "mode", Arg: "direct"},
+				{At: at(c), Kind: sim.Crash, Node: "arbiter-1"},
+				{At: at(c + down), Kind: sim.Restart, Node: "arbiter-1"},
+			}
+			return judge.Options{Design: d, Workload: judge.Workload{Arrivals: subs(6, 10*sec)}, Schedule: s, Until: 1500 * sec}
+		},
+		Bounds: func(judge.Design) jc.Bounds { return jc.Bounds{} },
+	},
+	{
 		Name: "freeze", About: "A-S2 and scenario 7 without a restart: the arbiter (a GC pause, SIGSTOP) or the database freezes past a lease while workers judge; no heartbeat lands meanwhile, and the sweep that runs after the thaw must give the grace first",
 		Options: func(r sim.Rand, d judge.Design) judge.Options {
 			d = fleet(d, 2, 1)
@@ -416,6 +435,7 @@ var KnobFamilies = map[judge.Knob][]string{
 	judge.ClaimLookupOnly:         {"twice"},
 	judge.BlindSweep:              {"freeze"},
 	judge.ResendAsFound:           {"late-retry"},
+	judge.GraceAllJudging:         {"rollback"},
 }
 
 // Judged plays a family's run and judges it: the properties and the

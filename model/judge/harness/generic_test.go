@@ -29,6 +29,10 @@ var notYetGeneric = map[judge.Knob]string{
 	// (9254907748326310764) and family late-retry catches it on each of its
 	// seeds 1-200 (the default design: none).
 	judge.ResendAsFound: "0 of 3,000 drawn seeds at moderate and at heavy faults; found by a steered seed, caught by family late-retry",
+	// Its damage needs a worker in direct mode (A-S9's old scheme, or a
+	// rollback to it), which the drawn worlds do not have; A-S9's rollback
+	// cases and family rollback catch it.
+	judge.GraceAllJudging: "the drawn worlds have no direct-mode workers; caught by A-S9's rollback cases and family rollback",
 }
 
 // genericSeeds is the PCG route's budget: what fencesim explore --runs 500

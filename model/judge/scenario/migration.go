@@ -16,20 +16,36 @@ import (
 // (4) the production worker too, the global lock and the round row gone;
 // and step 2 rolled back: home-1 switched back to direct at 30 s.
 func S9() Scenario {
-	step := func(legacy int, rules bool, rollback bool) func(knobs ...judge.Knob) judge.Options {
+	// rollback: 0 none; 1 home-1 switched back to direct at 30 s; 2 home-1
+	// switched back at 1 s and arbiter-1 restarted at 45 s while home-1
+	// judges (100 s each) the rows it claimed directly: the grace must
+	// leave them alone (000 line 95: any step can be rolled back).
+	step := func(legacy int, rules bool, rollback int) func(knobs ...judge.Knob) judge.Options {
 		return func(knobs ...judge.Knob) judge.Options {
 			d := design(2, 1, knobs...)
 			d.LegacyWorkers, d.LegacyRules = legacy, rules
 			d.JudgeMin, d.JudgeMax = 5*sec, 30*sec
+			n := int64(12)
+			if rollback == 2 {
+				d.JudgeMin, d.JudgeMax = 100*sec, 100*sec
+				n = 6
+			}
 			var arr []judge.Arrival
-			for i := int64(0); i < 12; i++ {
+			for i := int64(0); i < n; i++ {
 				arr = append(arr, judge.Arrival{At: Origin + time.Duration(i)*5*sec, ID: 101 + i, User: 1 + i%4, Problem: 1 + i%3})
 			}
 			var s sim.Schedule
-			if rollback {
+			switch rollback {
+			case 1:
 				s = sim.Schedule{{At: at(30 * sec), Kind: sim.Do, Node: "home-1", Point: "mode", Arg: "direct"}}
+			case 2:
+				s = sim.Schedule{
+					{At: at(1 * sec), Kind: sim.Do, Node: "home-1", Point: "mode", Arg: "direct"},
+					{At: at(40 * sec), Kind: sim.Crash, Node: "arbiter-1"},
+					{At: at(45 * sec), Kind: sim.Restart, Node: "arbiter-1"},
+				}
 			}
-			return judge.Options{Design: d, Workload: judge.Workload{Arrivals: arr}, Schedule: s, Until: 600 * sec}
+			return judge.Options{Design: d, Workload: judge.Workload{Arrivals: arr}, Schedule: s, Until: 900 * sec}
 		}
 	}
 	return Scenario{
@@ -37,10 +53,12 @@ func S9() Scenario {
 		Guard:   "old direct-to-database workers and arbiter workers coexist (both claim with SKIP LOCKED); rollback by configuration",
 		Promise: "none",
 		Cases: []Case{
-			{"step 2: arbiter serves home-1, home-2 and prod-1 direct", step(2, true, false)},
-			{"step 3: home workers on the arbiter, prod-1 direct", step(1, true, false)},
-			{"step 4: everyone on the arbiter, global lock and round row gone", step(0, false, false)},
-			{"rollback: step 2, home-1 switched back to direct at 30 s", step(2, true, true)},
+			{"step 2: arbiter serves home-1, home-2 and prod-1 direct", step(2, true, 0)},
+			{"step 3: home workers on the arbiter, prod-1 direct", step(1, true, 0)},
+			{"step 4: everyone on the arbiter, global lock and round row gone", step(0, false, 0)},
+			{"rollback: step 2, home-1 switched back to direct at 30 s", step(2, true, 1)},
+			{"rollback: step 3, home-1 back to direct, the arbiter restarted while it judges", step(1, true, 2)},
+			{"rollback: step 4, home-1 back to direct, the arbiter restarted while it judges", step(0, false, 2)},
 		},
 		Measure: func(os []*Outcome) Cost {
 			var c Cost
@@ -61,6 +79,11 @@ func S9() Scenario {
 						orphans++
 						grants = grants[1:]
 					}
+					for _, g := range grants {
+						for _, re := range o.Transitions(id, "judging", "pending") {
+							c.expect(g.Token != "" || re.T < g.T, "case %d: %d was taken back from %s, which claimed it directly and judged it (the old scheme reclaims nothing)", i, id, g.Worker)
+						}
+					}
 					c.expect(len(grants) == 1, "case %d: %d was claimed %d times", i, id, len(grants))
 					for _, g := range grants {
 						if g.Token == "" {
@@ -73,7 +96,7 @@ func S9() Scenario {
 				c.expect(o.Result.Metrics.Wasted == 0, "case %d: %d judgings thrown away", i, o.Result.Metrics.Wasted)
 			}
 			c.expect(direct > 0 && viaArbiter > 0, "both schemes must have claimed work (direct %d, via the arbiter %d)", direct, viaArbiter)
-			c.Text = fmt.Sprintf("none: %d claims direct and %d via the arbiter across the 4 runs, every submission claimed once, 0 judgings wasted", direct, viaArbiter)
+			c.Text = fmt.Sprintf("none: %d claims direct and %d via the arbiter across the %d runs, every submission claimed once, 0 judgings wasted", direct, viaArbiter, len(os))
 			if orphans > 0 {
 				c.Text += fmt.Sprintf("; the rollback left %d unconfirmed lease(s) orphaned (a claim in flight when the worker switched), reclaimed after the unconfirmed lease", orphans)
 			}
