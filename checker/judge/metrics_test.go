@@ -269,20 +269,107 @@ func TestStuckArbiterDetectionMA4(t *testing.T) {
 	b.on(710*s).add("db", "restart", nil)
 	alert(b, 745*s, "arbiter-1") // 710 s + 35 s: the outage explains it
 	b.on(800 * s).fault(map[string]any{"kind": "command", "node": "arbiter-1", "point": "stall", "arg": "soon"})
-	alert(b, 900*s, "arbiter-1")                                               // an unparsable stall is no episode: false
+	alert(b, 900*s, "arbiter-1") // an unparsable stall is no episode: false
+	b.on(940 * s).fault(map[string]any{"kind": "pause", "node": "home-2"})
+	alert(b, 950*s, "arbiter-2")                                               // a worker's pause explains nothing: false
 	b.on(1000 * s).fault(map[string]any{"kind": "pause", "node": "arbiter-1"}) // paused to the end
-	alert(b, 1010*s, "arbiter-3")                                              // another arbiter: false
+	alert(b, 1010*s, "arbiter-3")                                              // another arbiter, while arbiter-1 is frozen (its transaction may hold the rows arbiter-3 waits for): explained
 	b.on(1050 * s).fault(map[string]any{"kind": "command", "node": "arbiter-4", "point": "stall", "arg": "10s"})
 	alert(b, 1050*s, "arbiter-4") // at the instant it stalled
 	b.on(1100 * s).fault(map[string]any{"kind": "command", "node": "arbiter-5", "point": "stall", "arg": "10s"})
 	b.on(1200 * s).fault(map[string]any{"kind": "command", "node": "arbiter-5", "point": "stall", "arg": "60s"})
 	alert(b, 1230*s, "arbiter-5") // the second stall's, 30 s in; not the first one's, 130 s after it began
-	b.on(1300*s).add("db", "state", hist.State{What: "idle"})
+	b.on(1400*s).add("db", "state", hist.State{What: "idle"})
 
 	m := Measure(b.run(t))
 	assert.Equal(t, []time.Duration{25 * time.Second, 0, 30 * time.Second}, m.DetectTimes)
 	assert.Equal(t, 2, m.Undetected, "arbiter-2's long pause and arbiter-1's last one")
 	assert.Equal(t, 3, m.FalseAlerts)
+}
+
+// TestFalseAlertsMA4: the source promises an accurate alert (000, scenario
+// 8); an alert with nothing on the alerted arbiter's dispatch path to
+// explain it fails the run. Each explanation alone, within the threshold
+// and a probe period (35 s) before the alert, and each just outside it.
+func TestFalseAlertsMA4(t *testing.T) {
+	run := func(trouble func(b *h)) *Run {
+		b := &h{}
+		trouble(b)
+		b.on(100*s).add("monitor", hist.KindAlert, hist.Alert{Monitor: "monitor", Target: "arbiter-1", Reason: "1 waiting, last dispatch round 31s ago"})
+		b.on(300*s).add("db", "state", hist.State{What: "idle"})
+		return b.run(t)
+	}
+	explained := map[string]func(b *h){
+		"a stall of the arbiter": func(b *h) {
+			b.on(70 * s).fault(map[string]any{"kind": "command", "node": "arbiter-1", "point": "stall", "arg": "60s"})
+		},
+		"the arbiter paused":     func(b *h) { b.on(65 * s).fault(map[string]any{"kind": "pause", "node": "arbiter-1"}) },
+		"another arbiter frozen": func(b *h) { b.on(66 * s).fault(map[string]any{"kind": "pause", "node": "arbiter-2"}) },
+		"the database crashed":   func(b *h) { b.on(60*s).add("db", "crash", nil); b.on(66*s).add("db", "restart", nil) },
+		"a delay on the database's link": func(b *h) {
+			b.on(50 * s).fault(map[string]any{"kind": "delay", "node": "db", "peer": "arbiter-1", "for": 20 * s})
+		},
+		"a stall on the arbiter's link": func(b *h) {
+			b.on(70 * s).fault(map[string]any{"kind": "stall", "node": "arbiter-1", "peer": "db", "for": 5 * s})
+		},
+		"a loss on the monitor's link": func(b *h) {
+			b.on(80 * s).fault(map[string]any{"kind": "loss", "node": "monitor", "peer": "arbiter-1", "for": 5 * s})
+		},
+		"a loss on every link": func(b *h) { b.on(80 * s).fault(map[string]any{"kind": "loss", "for": 5 * s}) },
+		"all the database's links stalled": func(b *h) {
+			b.on(80 * s).fault(map[string]any{"kind": "stall", "node": "db", "for": 5 * s})
+		},
+		"another arbiter's database link": func(b *h) {
+			b.on(80 * s).fault(map[string]any{"kind": "stall", "node": "db", "peer": "arbiter-2", "for": 5 * s})
+		},
+		"all the monitor's links": func(b *h) {
+			b.on(80 * s).fault(map[string]any{"kind": "delay", "node": "monitor", "for": 5 * s})
+		},
+		"a stall sent to the arbiter while it was frozen (it stalls from its thaw)": func(b *h) {
+			b.on(1 * s).fault(map[string]any{"kind": "pause", "node": "arbiter-1"})
+			b.on(5 * s).fault(map[string]any{"kind": "command", "node": "arbiter-1", "point": "stall", "arg": "30s"})
+			b.on(60 * s).fault(map[string]any{"kind": "resume", "node": "arbiter-1"})
+		},
+		"a partition (an outage)": func(b *h) {
+			b.on(80 * s).fault(map[string]any{"kind": "partition", "groups": [][]string{{"arbiter-1"}, {"db", "home-1"}}})
+		},
+		"the database paused (an outage)": func(b *h) {
+			b.on(80 * s).fault(map[string]any{"kind": "pause", "node": "db"})
+		},
+	}
+	for name, trouble := range explained {
+		v := NoFalseAlerts(run(trouble))
+		assert.True(t, v.OK, "%s: %s", name, v)
+	}
+	unexplained := map[string]func(b *h){
+		"nothing at all":  func(b *h) {},
+		"a worker paused": func(b *h) { b.on(80 * s).fault(map[string]any{"kind": "pause", "node": "home-1"}) },
+		"a worker's link cut": func(b *h) {
+			b.on(80 * s).fault(map[string]any{"kind": "cut", "node": "home-1", "peer": "arbiter-1", "for": 5 * s})
+		},
+		"a rejudge": func(b *h) {
+			b.on(80 * s).fault(map[string]any{"kind": "command", "node": "arbiter-1", "point": "rejudge", "arg": "101"})
+		},
+		"the arbiter's clock jumped": func(b *h) { b.on(80 * s).fault(map[string]any{"kind": "jump", "node": "arbiter-1", "amount": 40 * s}) },
+		"a stall that ended before": func(b *h) {
+			b.on(20 * s).fault(map[string]any{"kind": "command", "node": "arbiter-1", "point": "stall", "arg": "10s"})
+		},
+		"a delay that ended 35 s before": func(b *h) {
+			b.on(50 * s).fault(map[string]any{"kind": "delay", "node": "db", "peer": "arbiter-1", "for": 15*s - 1})
+		},
+		"the database back 35 s before": func(b *h) { b.on(30*s).add("db", "crash", nil); b.on(65*s-1).add("db", "restart", nil) },
+		"all of a worker's links cut": func(b *h) {
+			b.on(80 * s).fault(map[string]any{"kind": "cut", "node": "home-1", "for": 5 * s})
+		},
+		"a stall on a worker's link": func(b *h) {
+			b.on(80 * s).fault(map[string]any{"kind": "stall", "node": "arbiter-1", "peer": "home-1", "for": 5 * s})
+		},
+	}
+	for name, trouble := range unexplained {
+		v := NoFalseAlerts(run(trouble))
+		assert.False(t, v.OK, "%s", name)
+		assert.Contains(t, v.Message, "the monitor alerted on arbiter-1 at 1m40s (1 waiting, last dispatch round 31s ago) although nothing held up its dispatch loop", name)
+	}
 }
 
 // TestOutageLoadMA5: the most claims and submits one worker sent within a

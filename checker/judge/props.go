@@ -42,6 +42,8 @@ var Invariants = gated([]Invariant{
 	// Metrics the source promises as zero: a run that breaks them fails.
 	{Name: MA2, Check: NoPromisedWaste}, // where it is promised: A-S2, A-S7
 	{Name: MA3, Check: NoFalseSystemErrors},
+	// A-S8's promise: an alert means a stuck dispatch loop.
+	{Name: MA4, Check: NoFalseAlerts},
 	// A-S1's promise: a new lease starts with the unconfirmed lease.
 	{Name: MA1, Check: UnconfirmedFirst},
 })

@@ -44,6 +44,7 @@ var Supports = map[string]hist.Support{
 	PA9:       anyShape(PA9),
 	MA2:       anyShape(MA2),
 	MA3:       anyShape(MA3),
+	MA4:       anyShape(MA4), // an alert's arbiter by name, its faults by node
 	MA1:       anyShape(MA1), // reads grants by submission on the commit log
 	Porcupine: anyShape(Porcupine),
 }

@@ -12,7 +12,7 @@ import (
 
 // TestHeadlineNamesUndecided: a run whose PA3 check gave up within its
 // bound (wide heavy seed 16000970: 86 operations on one lease) said
-// "every property held (14)", and its report's title too, with the
+// "every property held (15)", and its report's title too, with the
 // undecided check only in its own line below. The headline and the title
 // now name it; a run whose checks all decided reads as before.
 func TestHeadlineNamesUndecided(t *testing.T) {

@@ -3,7 +3,7 @@ package judge
 import (
 	"strconv"
 
-	"github.com/fencesim/fencesim/clock"
+	"time"
 )
 
 // Op is an HTTP endpoint of the arbiter.
@@ -113,11 +113,11 @@ type Lease struct {
 
 // ProbeInfo is the dispatch loop's liveness as the arbiter reports it.
 type ProbeInfo struct {
-	Leader    bool       `json:"leader"`
-	Waiting   int        `json:"waiting"`    // claims hanging now
-	Claimable bool       `json:"claimable"`  // the last look at the queue found pending work
-	LastRound clock.Time `json:"last_round"` // when a full dispatch round last completed
-	LastPair  clock.Time `json:"last_pair"`  // when a claim was last paired with a submission
+	Leader    bool          `json:"leader"`
+	Waiting   int           `json:"waiting"`   // claims hanging now
+	Claimable bool          `json:"claimable"` // the last look at the queue found pending work
+	RoundAge  time.Duration `json:"round_age"` // since a full dispatch round last completed (the arbiter's monotonic clock)
+	Unpaired  time.Duration `json:"unpaired"`  // how long a worker has waited with work claimable and nothing paired (0: nobody waits, or nothing is claimable)
 }
 
 // Reply answers a Request.
@@ -166,10 +166,10 @@ func (r Reply) AppendString(b []byte) []byte {
 		b = strconv.AppendInt(b, int64(r.Probe.Waiting), 10)
 		b = append(b, " claimable="...)
 		b = strconv.AppendBool(b, r.Probe.Claimable)
-		b = append(b, " last_round="...)
-		b = r.Probe.LastRound.Append(b)
-		b = append(b, " last_pair="...)
-		b = r.Probe.LastPair.Append(b)
+		b = append(b, " round_age="...)
+		b = append(b, r.Probe.RoundAge.String()...)
+		b = append(b, " unpaired="...)
+		b = append(b, r.Probe.Unpaired.String()...)
 	}
 	if r.Why != "" {
 		b = append(b, " ("...)

@@ -3,8 +3,8 @@ package judge
 import (
 	"fmt"
 	"testing"
+	"time"
 
-	"github.com/fencesim/fencesim/clock"
 	"pgregory.net/rapid"
 )
 
@@ -40,7 +40,7 @@ func fmtReply(r Reply) string {
 	case r.Op == OpHeartbeat || r.Op == OpSubmit:
 		s += fmt.Sprintf(" sub=%d token=%s", r.Sub, r.Token)
 	case r.Op == OpProbe:
-		s += fmt.Sprintf(" leader=%v waiting=%d claimable=%v last_round=%s last_pair=%s", r.Probe.Leader, r.Probe.Waiting, r.Probe.Claimable, r.Probe.LastRound, r.Probe.LastPair)
+		s += fmt.Sprintf(" leader=%v waiting=%d claimable=%v round_age=%s unpaired=%s", r.Probe.Leader, r.Probe.Waiting, r.Probe.Claimable, r.Probe.RoundAge, r.Probe.Unpaired)
 	}
 	if r.Why != "" {
 		s += " (" + r.Why + ")"
@@ -69,7 +69,7 @@ func TestMessageTextsAsFmtMadeThem(t *testing.T) {
 			Probe: ProbeInfo{
 				Leader: rapid.Bool().Draw(t, "leader"), Waiting: rapid.IntRange(-3, 1000).Draw(t, "waiting"),
 				Claimable: rapid.Bool().Draw(t, "claimable"),
-				LastRound: clock.Time(rapid.Int64().Draw(t, "round")), LastPair: clock.Time(rapid.Int64().Draw(t, "pair")),
+				RoundAge:  time.Duration(rapid.Int64().Draw(t, "round")), Unpaired: time.Duration(rapid.Int64().Draw(t, "pair")),
 			},
 		}
 		for i := range rapid.IntRange(0, 3).Draw(t, "leases") {
