@@ -472,7 +472,11 @@ func S8() Scenario {
 			}
 			c.expect(len(healthy.Run.Alerts) == 0, "the healthy run raised %d alerts", len(healthy.Run.Alerts))
 			c.Worst = detect
-			c.Text = fmt.Sprintf("alert %v after work became claimable with workers waiting (%v after the loop got stuck); no alert in the healthy run", round(detect-20*sec), round(detect))
+			rule := ""
+			if len(o.Run.Alerts) > 0 {
+				rule = fmt.Sprintf(" (%q)", o.Run.Alerts[0].Reason)
+			}
+			c.Text = fmt.Sprintf("alert %v after work became claimable with workers waiting (%v after the loop got stuck)%s; no alert in the healthy run", round(detect-20*sec), round(detect), rule)
 			return c
 		},
 	}
