@@ -431,8 +431,10 @@ func (a *Arbiter) holdClaim(p *sim.Proc, r Request, reply func(Reply)) {
 // last pairing alone, a claim that arrived after a quiet half minute was
 // "unpaired for 30 s" on arrival (found by an audit: moderate seed 205
 // alerted 12 ms after the claim came, 80 ms before it was paired).
-func (a *Arbiter) probe(p *sim.Proc) ProbeInfo {
-	now := p.Mono()
+func (a *Arbiter) probe(p *sim.Proc) ProbeInfo { return a.probeAt(p.Mono()) }
+
+// probeAt is probe at a time of the monotonic clock.
+func (a *Arbiter) probeAt(now clock.Time) ProbeInfo {
 	pr := ProbeInfo{Leader: a.leader, Waiting: len(a.waiting), Claimable: a.claimable, RoundAge: now.Sub(a.lastRound)}
 	if !a.claimable || len(a.waiting) == 0 {
 		return pr

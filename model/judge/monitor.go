@@ -2,6 +2,7 @@ package judge
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/fencesim/fencesim/clock"
 	"github.com/fencesim/fencesim/network"
@@ -76,16 +77,25 @@ func (m *Monitor) answer(p *sim.Proc, msg network.Message) {
 	if pr.Leader {
 		m.leader, m.led = a, now
 	}
-	late := pr.Leader && pr.Waiting > 0 && pr.RoundAge > m.d.ProbeThreshold
-	unpaired := pr.Leader && pr.Unpaired > m.d.ProbeThreshold
-	switch {
-	case late:
-		m.alert(p, a, fmt.Sprintf("%d waiting, last dispatch round %v ago", pr.Waiting, pr.RoundAge))
-	case unpaired:
-		m.alert(p, a, fmt.Sprintf("%d waiting, work claimable, nothing paired for %v", pr.Waiting, pr.Unpaired))
-	default:
+	if why := stuck(pr, m.d.ProbeThreshold); why != "" {
+		m.alert(p, a, why)
+	} else {
 		m.alerted[a] = false // the episode is over (or there was none)
 	}
+}
+
+// stuck judges one probe answer: why the arbiter's dispatch is stuck, or
+// "" if it is not.
+func stuck(pr ProbeInfo, threshold time.Duration) string {
+	switch {
+	case !pr.Leader:
+		return ""
+	case pr.Waiting > 0 && pr.RoundAge > threshold:
+		return fmt.Sprintf("%d waiting, last dispatch round %v ago", pr.Waiting, pr.RoundAge)
+	case pr.Unpaired > threshold:
+		return fmt.Sprintf("%d waiting, work claimable, nothing paired for %v", pr.Waiting, pr.Unpaired)
+	}
+	return ""
 }
 
 func (m *Monitor) alert(p *sim.Proc, a network.Addr, why string) {
