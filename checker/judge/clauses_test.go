@@ -432,6 +432,21 @@ var clauses = []clause{
 		pass: of(then(happy, func(b *h) { b.move(sub(101, "AC", "A", 1, "home-1"), sub(101, "AC", "A", 1, "home-1")) })),
 		fail: of(then(happy, func(b *h) { b.move(sub(101, "AC", "A", 1, "home-1"), sub(101, "WA", "A", 1, "home-1")) })),
 		want: "verdict AC overwritten by WA in the same generation 1"},
+	// The history is append-only: a history row rewritten or deleted.
+	{id: "PA2.7a", judge: NoRegression,
+		pass: of(then(happy, func(b *h) {
+			b.commit(ins("submission_judgings", judging(101, "A", 1, "home-1", "AC", 2)))
+		})),
+		fail: of(then(happy, func(b *h) {
+			b.commit(upd("submission_judgings", judging(101, "A", 1, "home-1", "AC", 1), judging(101, "A", 1, "home-1", "WA", 1)))
+		})),
+		want: "submission 101: history row seq 1 was updated: the judging history (submission_judgings) is append-only"},
+	{id: "PA2.7b", judge: NoRegression,
+		pass: of(happy),
+		fail: of(then(happy, func(b *h) {
+			b.commit(map[string]any{"table": "submission_judgings", "op": "delete", "key": []any{int64(1)}, "before": judging(101, "A", 1, "home-1", "AC", 1)})
+		})),
+		want: "submission 101: history row seq 1 was deleted: the judging history (submission_judgings) is append-only"},
 	{id: "PA2.6", judge: NoRegression,
 		pass: of(then(happy, func(b *h) {
 			b.read("r1", 101, 200, "AC", 1)

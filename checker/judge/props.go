@@ -101,6 +101,11 @@ func AtMostOneOwner(r *Run) checker.Verdict {
 // pending by the sweep); leaving a terminal state happens only by rejudge,
 // which raises lease_gen; history seq only grows.
 func NoRegression(r *Run) checker.Verdict {
+	// The history is append-only: "评测历史(submission_judgings)只追加、
+	// 不修改" (000, scenario 5).
+	for _, e := range r.HistoryEdits {
+		return checker.Fail(PA2, []uint64{e.Event}, "submission %d: history row seq %d was %sd: the judging history (submission_judgings) is append-only", e.Sub, e.Seq, e.Op)
+	}
 	for _, id := range r.SubIDs() {
 		vs := r.Subs[id]
 		for i := 1; i < len(vs); i++ {

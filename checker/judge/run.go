@@ -160,18 +160,21 @@ type Run struct {
 	Arrived  map[int64]int64     // world time of the insert commit
 	Owner    map[int64][2]int64  // submission -> (user, problem)
 	Accepted []Accepted
-	FirstAC  []map[string]any // inserted first_ac rows
-	XP       map[int64]int64  // users.xp at the end
-	Claims   []ClaimRecord    // claims-table inserts
-	Judgings []*Judging
-	Results  []*ResultLife
-	Down     map[string][]Interval // crash..restart per node
-	Up       map[string][]Interval // start or restart..crash per node (a standby is up from its first start)
-	Paused   map[string][]Interval
-	Faults   []FaultAt
-	Alerts   []AlertAt
-	HealAt   int64 // time of the last heal-all fault (0: none)
-	End      int64 // time of the last event
+	// HistoryEdits are the updates and deletes of submission_judgings
+	// rows: the history is append-only (PA2).
+	HistoryEdits []HistoryEdit
+	FirstAC      []map[string]any // inserted first_ac rows
+	XP           map[int64]int64  // users.xp at the end
+	Claims       []ClaimRecord    // claims-table inserts
+	Judgings     []*Judging
+	Results      []*ResultLife
+	Down         map[string][]Interval // crash..restart per node
+	Up           map[string][]Interval // start or restart..crash per node (a standby is up from its first start)
+	Paused       map[string][]Interval
+	Faults       []FaultAt
+	Alerts       []AlertAt
+	HealAt       int64 // time of the last heal-all fault (0: none)
+	End          int64 // time of the last event
 
 	held   map[subToken]holding // holdings(), once computed
 	ids    []int64              // SubIDs(), once computed
@@ -220,6 +223,15 @@ func (r *Run) cutOff(f FaultAt, node string) bool {
 		}
 	}
 	return false
+}
+
+// HistoryEdit is an update or a delete of a submission_judgings row.
+type HistoryEdit struct {
+	Event uint64
+	T     int64
+	Op    string // "update" or "delete"
+	Sub   int64
+	Seq   int64
 }
 
 // AlertAt is a monitor alert.
@@ -348,6 +360,11 @@ func (r *Run) commitLog() {
 				a.Gen, _ = checker.Int(row["lease_gen"])
 				a.Before, a.After = versionsOf(a.Sub)
 				r.Accepted = append(r.Accepted, a)
+			case ch.Table == "submission_judgings":
+				e := HistoryEdit{Event: c.Event, T: c.T, Op: ch.Op}
+				e.Sub, _ = checker.Int(row["submission_id"])
+				e.Seq, _ = checker.Int(row["seq"])
+				r.HistoryEdits = append(r.HistoryEdits, e)
 			case ch.Table == "first_ac" && ch.Op == "insert":
 				r.FirstAC = append(r.FirstAC, row)
 			case ch.Table == "users":
