@@ -293,16 +293,12 @@ func (a *Arbiter) serve(p *sim.Proc, m network.Message) {
 		reply(Reply{Code: Code200, Probe: a.probe(p)})
 		return
 	}
-	if !a.dbUp {
-		reply(Reply{Code: Code503, RequestID: r.RequestID, Sub: r.Sub, Token: r.Token, Why: "database unreachable"})
+	if why := a.refusal(r.Op); why != "" {
+		reply(Reply{Code: Code503, RequestID: r.RequestID, Sub: r.Sub, Token: r.Token, Why: why})
 		return
 	}
 	switch r.Op {
 	case OpClaim:
-		if !a.leader {
-			reply(Reply{Code: Code503, RequestID: r.RequestID, Why: "not the leader"})
-			return
-		}
 		a.holdClaim(p, r, reply)
 	case OpHeartbeat:
 		c := a.pool.Get(p)
@@ -315,6 +311,24 @@ func (a *Arbiter) serve(p *sim.Proc, m network.Message) {
 		a.pool.Put(c)
 		reply(rep)
 	}
+}
+
+// refusal is why the arbiter answers a request 503, or "": the database
+// out of reach; a claim while it is not the leader ("抢到的才干活", 000
+// scenario 6: only the lock's holder dispatches). By default a non-leader
+// still serves heartbeats and submits, whose writes are fenced by the
+// token (a *chosen* reading, docs/systems.md); under leader-only-serves,
+// the source's words read strictly, it serves nothing.
+func (a *Arbiter) refusal(op Op) string {
+	switch {
+	case !a.leader && a.d.Has(LeaderOnlyServes):
+		return "not the leader"
+	case !a.dbUp:
+		return "database unreachable"
+	case op == OpClaim && !a.leader:
+		return "not the leader"
+	}
+	return ""
 }
 
 // heartbeat extends the lease (A.2 Heartbeat): 0 rows, the lease is gone.

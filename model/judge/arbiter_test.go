@@ -552,3 +552,35 @@ func TestClaimCrash(t *testing.T) {
 		})
 	}
 }
+
+// TestNonLeaderRefuses: by default a non-leader refuses claims only (its
+// heartbeats' and submits' writes are fenced by the token); under
+// leader-only-serves, the source's "抢到的才干活" read strictly, it refuses
+// every request. The database out of reach refuses everything; the
+// probe is answered apart (serve).
+func TestNonLeaderRefuses(t *testing.T) {
+	for _, tc := range []struct {
+		knob                  bool
+		leader, dbUp          bool
+		claim, heartbeat, sub string
+	}{
+		{false, true, true, "", "", ""},
+		{false, false, true, "not the leader", "", ""},
+		{false, true, false, "database unreachable", "database unreachable", "database unreachable"},
+		{false, false, false, "database unreachable", "database unreachable", "database unreachable"},
+		{true, true, true, "", "", ""},
+		{true, false, true, "not the leader", "not the leader", "not the leader"},
+		{true, true, false, "database unreachable", "database unreachable", "database unreachable"},
+		{true, false, false, "not the leader", "not the leader", "not the leader"},
+	} {
+		d := Default()
+		if tc.knob {
+			d = d.MustWith(LeaderOnlyServes)
+		}
+		a := &Arbiter{d: d, leader: tc.leader, dbUp: tc.dbUp}
+		name := fmt.Sprintf("knob=%v leader=%v db=%v", tc.knob, tc.leader, tc.dbUp)
+		assert.Equal(t, tc.claim, a.refusal(OpClaim), name)
+		assert.Equal(t, tc.heartbeat, a.refusal(OpHeartbeat), name)
+		assert.Equal(t, tc.sub, a.refusal(OpSubmit), name)
+	}
+}

@@ -35,6 +35,7 @@ const (
 	BlindSweep              Knob = "blind-sweep"
 	ResendAsFound           Knob = "resend-as-found"
 	GraceAllJudging         Knob = "grace-all-judging"
+	LeaderOnlyServes        Knob = "leader-only-serves"
 )
 
 // KnobInfo describes a knob for the registry, the CLI and the knob tests.
@@ -63,6 +64,7 @@ var Knobs = design.Registry[Knob]{
 	{Knob: ClaimByRequestIDOnly, Removes: "claim idempotency keyed by request_id alone; request ids can collide between workers", Harmful: true, CaughtBy: []string{"PA1"}, Scenarios: []string{"A-S1"}},
 	{Knob: ResendAsFound, Removes: "a retried claim re-sends the leases its request_id found as they are (the source's words), without asking whether each is still the submission's or giving it its unconfirmed lease again (nor a grant whose COMMIT answered late): a retry answered after the sweep took the lease back hands the worker a dead lease", Harmful: true, CaughtBy: []string{"MA2"}, Scenarios: []string{"A-S1"}},
 	{Knob: GraceAllJudging, Removes: "the start-up grace is the source's statement as written, over every judging row: a row a direct-mode worker claimed has no lease, greatest() ignores its NULL expiry and hands it one, and the sweep takes it back from the worker still judging it (a rollback to direct mode after migration step 3 or 4 is not free)", Harmful: true, CaughtBy: []string{"MA2"}, Scenarios: []string{"A-S9"}},
+	{Knob: LeaderOnlyServes, Removes: "only the leader serves (the source's \"抢到的才干活\"): a non-leader answers heartbeats and submits 503 too, not only claims", Harmful: false, CaughtBy: nil, Scenarios: []string{"A-S6"}},
 }
 
 // KnobNames lists the knob names, sorted.

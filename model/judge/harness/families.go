@@ -436,6 +436,7 @@ var KnobFamilies = map[judge.Knob][]string{
 	judge.BlindSweep:              {"freeze"},
 	judge.ResendAsFound:           {"late-retry"},
 	judge.GraceAllJudging:         {"rollback"},
+	judge.LeaderOnlyServes:        {"dual", "random"},
 }
 
 // Judged plays a family's run and judges it: the properties and the
