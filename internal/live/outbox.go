@@ -21,9 +21,9 @@ func init() {
 	systems[outboxharness.Name] = system{plan: outboxPlan, wiring: outboxWiring}
 }
 
-// OutboxWorkload is a live run's workload: the simulator's default (6
-// events, up to 3 concurrent copies 20 ms apart, some refunds, some
-// browser keys, some keyless), arriving within the first half of the run
+// OutboxWorkload is a live run's workload: the simulator's default sizes
+// (6 events, up to 3 concurrent copies 20 ms apart), its events drawn as
+// the drawn world draws them (DrawEvents), arriving within the first half of the run
 // (at most a minute): at --duration 20s, the simulator's own 10 s window.
 // The faults of the default schedule fall within it.
 func OutboxWorkload(d time.Duration) outbox.Workload {
@@ -41,9 +41,12 @@ func outboxPlan(o Options) (*plan, error) {
 		return nil, usagef("%v", err)
 	}
 	wl := OutboxWorkload(o.Duration)
-	// Drawn as the simulator's Build draws them: the "workload" stream of
-	// the seed's entropy.
-	events := wl.Draw(sim.NewPCG(o.Seed).Stream("workload"))
+	// Drawn as the simulator's drawn world draws its events (refunds as
+	// events of their own, possibly before their charge or a second one
+	// for it; keys sent again), from the "workload" stream of the seed's
+	// entropy, over the design's senders: the refusals a drawn world's
+	// runs record, a live run records too.
+	events := outboxharness.DrawEvents(wl, sim.NewPCG(o.Seed).Stream("workload"), d.Senders)
 	nodes, err := outbox.NodesOf(d, events)
 	if err != nil {
 		return nil, usagef("%v", err)

@@ -16,18 +16,19 @@ import (
 )
 
 // TestOutboxWorkloadIsTheSimulators: a live run of system B draws its
-// events from --seed as the simulator's Build does (the "workload" stream),
-// and its nodes are the simulator's, in its order.
+// events from --seed as the simulator's drawn world does (DrawEvents, the
+// "workload" stream), and its nodes are the simulator's, in its order.
 func TestOutboxWorkloadIsTheSimulators(t *testing.T) {
 	for _, seed := range []uint64{1, 2, 3} {
 		o := Options{System: outboxharness.Name, Design: outbox.Default().JSON(), Seed: seed, Duration: 20 * time.Second}
 		p, err := outboxPlan(o)
 		require.NoError(t, err)
 		wl := OutboxWorkload(o.Duration)
-		assert.Equal(t, outbox.DefaultWorkload(), wl, "at 20 s, the simulator's default workload")
+		assert.Equal(t, outbox.DefaultWorkload(), wl, "at 20 s, the simulator's default sizes")
+		wl.Plan = outboxharness.DrawEvents(wl, sim.NewPCG(seed).Stream("workload"), outbox.Default().Senders)
 		w, err := outbox.Build(outbox.Default(), wl, sim.Config{Entropy: sim.NewPCG(seed)})
 		require.NoError(t, err)
-		assert.JSONEq(t, string(w.WorkloadJSON()), string(p.workload), "seed %d: the simulator's events", seed)
+		assert.JSONEq(t, string(w.WorkloadJSON()), string(p.workload), "seed %d: the drawn world's events", seed)
 		var names []string
 		for _, n := range p.nodes {
 			names = append(names, n.Name)

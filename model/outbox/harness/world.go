@@ -106,14 +106,14 @@ func DrawWorld(r sim.Rand, base outbox.Design) (outbox.Design, outbox.Workload) 
 	wl := outbox.Workload{Events: 1 + int(r.Uint64n("extra-events", MaxEvents)), MaxCopies: 3}
 	wl.Window = []time.Duration{10 * time.Second, 5 * time.Second, 2 * time.Second, 500 * time.Millisecond}[r.Uint64n("window", 4)]
 	wl.MaxGap = []time.Duration{20 * time.Millisecond, 200 * time.Millisecond}[r.Uint64n("gap-range", 2)]
-	wl.Plan = drawEvents(wl, r, d.Senders)
+	wl.Plan = DrawEvents(wl, r, d.Senders)
 	return d, wl
 }
 
-// drawEvents draws the events of a drawn world (see DrawWorld); a zero
-// draw is a provider's event sent once by the first sender, not refunded,
-// with a key of its own.
-func drawEvents(wl outbox.Workload, r sim.Rand, senders int) []outbox.Event {
+// DrawEvents draws the events of a drawn world (see DrawWorld): a live
+// run's too. A zero draw is a provider's event sent once by the first
+// sender, not refunded, with a key of its own.
+func DrawEvents(wl outbox.Workload, r sim.Rand, senders int) []outbox.Event {
 	out := make([]outbox.Event, wl.Events)
 	for i := range out {
 		e := wl.DrawEvent(r, i)
