@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/fencesim/fencesim/checker"
 	"github.com/fencesim/fencesim/traces"
 	"github.com/fencesim/fencesim/traces/hist"
 )
@@ -363,4 +364,29 @@ func TestClausesB(t *testing.T) {
 			})
 		})
 	}
+}
+
+// TestPB5UndecidedWhileStillDelivering: a run that ends while a sender
+// still delivers an event nothing was committed or recorded for (a live
+// run's wait for the work ran out: double-refund-is-error, live seed 2,
+// the second refund answered 503 twenty times) cannot say whether the
+// sender would stop: PB5 holds, undecided, and says so; the same
+// history to the sender's give-up fails.
+func TestPB5UndecidedWhileStillDelivering(t *testing.T) {
+	open := func(t *testing.T) *h {
+		x := good(t)
+		x.event(500, "evt-2", "order-2", OpRefund, 1, 10)
+		x.call(500, "d9", OpRefund, "evt-2", "order-2", 0, 500e6).ret(501, "d9", 503, "database error: 23505")
+		x.call(1500, "d10", OpRefund, "evt-2", "order-2", 1, 1500e6).ret(1501, "d10", 503, "database error: 23505")
+		return x
+	}
+	v, ok := Find(judge(t, open(t)), PB5)
+	require.True(t, ok)
+	assert.True(t, v.OK)
+	assert.Equal(t, []string{"undecided: event evt-2 (order-2) was still being delivered at the end (2 deliveries, nothing recorded for its key): whether its sender would stop is not known"}, v.Why)
+	assert.True(t, checker.IsUndecided(checker.Verdict{Property: PB5, OK: v.OK, Message: strings.Join(v.Why, "; ")}))
+	v, _ = Find(judge(t, open(t).stop(2501, "evt-2", "order-2", "give-up", 0, 2)), PB5)
+	assert.False(t, v.OK, "given up: %v", v)
+	v, _ = Find(judge(t, good(t)), PB5)
+	assert.Empty(t, v.Why, "nothing open: decided")
 }

@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/fencesim/fencesim/checker"
 	"github.com/fencesim/fencesim/traces/hist"
 )
 
@@ -41,6 +42,9 @@ type Verdict struct {
 const maxWhy = 8
 
 func (v Verdict) String() string {
+	if v.OK && len(v.Why) > 0 {
+		return v.Property + " ok (" + v.Why[0] + ")"
+	}
 	if v.OK {
 		return v.Property + " ok"
 	}
@@ -48,12 +52,19 @@ func (v Verdict) String() string {
 }
 
 type verdict struct {
-	id     string
-	why    []string
-	events map[uint64]bool
+	id        string
+	why       []string
+	undecided []string // what the check could not judge (a run that ended with it open)
+	events    map[uint64]bool
 }
 
 func (v *verdict) fail(format string, a ...any) { v.why = append(v.why, fmt.Sprintf(format, a...)) }
+
+// open records what the run ended before the check could judge: with no
+// failure, the verdict holds but says it is undecided.
+func (v *verdict) open(format string, a ...any) {
+	v.undecided = append(v.undecided, fmt.Sprintf(format, a...))
+}
 
 // at names the trace events of a failure.
 func (v *verdict) at(events ...uint64) {
@@ -78,6 +89,10 @@ func (v *verdict) done() Verdict {
 		evs = append(evs, e)
 	}
 	sort.Slice(evs, func(i, j int) bool { return evs[i] < evs[j] })
+	if len(v.why) == 0 && len(v.undecided) > 0 {
+		sort.Strings(v.undecided)
+		return Verdict{Property: v.id, OK: true, Why: []string{checker.UndecidedPrefix + strings.Join(v.undecided, "; ")}}
+	}
 	return Verdict{Property: v.id, OK: len(v.why) == 0, Why: v.why, Events: evs}
 }
 
@@ -372,6 +387,13 @@ func CheckPB5(h *History) Verdict {
 			v.fail("event %s committed but the sender was still delivering it at the end (%d deliveries)", e.Event, deliveries[e.Payload])
 		case e.What == "" && isRec:
 			v.fail("event %s was refused (%d, recorded with its key) but the sender was still delivering it at the end (%d deliveries)", e.Event, keyCode(rec), deliveries[e.Payload])
+		case e.What == "" && e.Event != "":
+			// Nothing committed or recorded for its key, and the run
+			// ended while its sender still delivered it (a live run's
+			// wait for the work ran out): whether the sender would stop,
+			// or give up, is not known (found live: double-refund-is-error,
+			// seed 2, a second refund answered 503 twenty times).
+			v.open("event %s (%s) was still being delivered at the end (%d deliveries, nothing recorded for its key): whether its sender would stop is not known", e.Event, e.Payload, deliveries[e.Payload])
 		case comm && (!done || e.Code < 200 || e.Code >= 300):
 			v.fail("event %s committed but the sender never heard a success: %s after %d attempts", e.Event, e.What, e.Attempts)
 		case e.What == hist.SenderGiveUp:

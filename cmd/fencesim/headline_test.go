@@ -31,10 +31,10 @@ func TestHeadlineNamesUndecided(t *testing.T) {
 	assert.Equal(t, "x: every property held", title)
 
 	head, title = line(held, gaveUp)
-	assert.Equal(t, "x: no property failed (2); PA3 undecided (its check gave up within its bound: nothing was shown to break, nor to hold)", head)
+	assert.Equal(t, "x: no property failed (2); PA3 undecided (its check could not decide: nothing was shown to break, nor to hold; its line says why)", head)
 	assert.Equal(t, "x: no property failed; PA3 undecided", title)
 
 	head, title = line(broke, gaveUp, held)
-	assert.Equal(t, "x: 1 of 3 properties FAILED; PA3 undecided (its check gave up within its bound: nothing was shown to break, nor to hold)", head)
+	assert.Equal(t, "x: 1 of 3 properties FAILED; PA3 undecided (its check could not decide: nothing was shown to break, nor to hold; its line says why)", head)
 	assert.Equal(t, "x: MA5 failed; PA3 undecided", title)
 }

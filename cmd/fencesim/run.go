@@ -287,7 +287,7 @@ func writeVerdicts(w io.Writer, what string, r *systems.Result) {
 	bad := r.Failed()
 	gaveUp := ""
 	if note := undecidedNote(r); note != "" {
-		gaveUp = note + " (its check gave up within its bound: nothing was shown to break, nor to hold)"
+		gaveUp = note + " (its check could not decide: nothing was shown to break, nor to hold; its line says why)"
 	}
 	switch {
 	case len(bad) == 0 && gaveUp == "":
