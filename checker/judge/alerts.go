@@ -15,29 +15,34 @@ const MA4 = "MA4 false-alerts"
 // threshold and a probe period before the alert: an arbiter (the alerted
 // one; another, frozen in a transaction, holds rows and locks its
 // statements wait for), the database or the monitor down, paused or with a
-// link faulted (a slow statement on a
-// delayed or stalled link is the source's "某个 goroutine 卡在一个慢查询上",
+// link faulted (a slow statement on a delayed or stalled link is the source's "某个 goroutine 卡在一个慢查询上",
 // a stuck loop the alert is for; a probe answer lost on the monitor's link
 // is a silence the monitor cannot tell from a hang).
 func (r *Run) falseAlerts(stuck []episode) []AlertAt {
-	slack := int64(r.P.ProbeThreshold + r.P.ProbeEvery)
 	var out []AlertAt
-	for _, a := range r.Alerts {
-		explained := r.outageAt(a.T)
+	if len(r.Alerts) == 0 {
+		return out
+	}
+	slack := int64(r.P.ProbeThreshold + r.P.ProbeEvery)
+	away := append([]string{"db"}, r.arbiters()...)
+	explained := func(a AlertAt) bool {
+		if r.outageAt(a.T) || r.pathFaulted(a.Target, a.Monitor, a.T-slack, a.T) {
+			return true
+		}
 		for _, s := range stuck {
 			if a.Target == s.node && a.T >= s.start && a.T <= s.end+slack {
-				explained = true
+				return true
 			}
 		}
-		for _, n := range append([]string{"db", a.Monitor}, r.arbiters()...) {
+		for _, n := range away {
 			if r.FailedDuring(n, a.T-slack, a.T) {
-				explained = true
+				return true
 			}
 		}
-		if r.pathFaulted(a.Target, a.Monitor, a.T-slack, a.T) {
-			explained = true
-		}
-		if !explained {
+		return r.FailedDuring(a.Monitor, a.T-slack, a.T)
+	}
+	for _, a := range r.Alerts {
+		if !explained(a) {
 			out = append(out, a)
 		}
 	}
@@ -89,13 +94,13 @@ func (r *Run) arbiters() []string {
 // arbiter, or every link. A worker's links are not on it. (A partition is
 // an outage: outageAt.)
 func (r *Run) pathFaulted(target, monitor string, a, b int64) bool {
+	db := func(n string) bool { return r.isDB(n) || n == "db" }
 	for _, f := range r.Faults {
 		until, ok := r.linkFaultUntil(f)
 		if !ok || f.Kind == "partition" || f.T > b || until < a {
 			continue
 		}
 		x, y := f.Node, f.Peer
-		db := func(n string) bool { return r.isDB(n) || n == "db" }
 		switch {
 		case x == "":
 			return true

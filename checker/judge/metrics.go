@@ -149,21 +149,25 @@ func Measure(r *Run) Metrics {
 // audit of A-S9's rollback: a row taken back from home-1 and judged by it
 // again 100 s later hid the first judging's loss).
 func (r *Run) directAccepted(j *Judging) bool {
+	next, again := r.nextJudging(j)
 	for _, a := range r.Accepted {
-		if a.Sub != j.Sub || a.Token != "" || a.Worker != j.Worker || a.T < j.End {
-			continue
-		}
-		again := false
-		for _, k := range r.Judgings {
-			if k != j && k.Sub == j.Sub && k.Token == "" && k.Worker == j.Worker && k.Start > j.End && k.Start <= a.T {
-				again = true
-			}
-		}
-		if !again {
+		if a.Sub == j.Sub && a.Token == "" && a.Worker == j.Worker && a.T >= j.End && (!again || next > a.T) {
 			return true
 		}
 	}
 	return false
+}
+
+// nextJudging returns when j's worker next started judging j's
+// submission, if it did.
+func (r *Run) nextJudging(j *Judging) (int64, bool) {
+	next, found := int64(0), false
+	for _, k := range r.Judgings {
+		if k != j && k.Sub == j.Sub && k.Worker == j.Worker && k.Start > j.Start && (!found || k.Start < next) {
+			next, found = k.Start, true
+		}
+	}
+	return next, found
 }
 
 // wasted returns how many judgings ended (or were abandoned), and those

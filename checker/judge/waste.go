@@ -326,16 +326,11 @@ func NoPromisedWaste(r *Run) checker.Verdict {
 // submission again, the row it held directly (judging, its worker_id, no
 // token) went back to pending; and the commit that did it.
 func (r *Run) takenFromDirect(j *Judging) (uint64, bool) {
-	until := int64(-1)
-	for _, k := range r.Judgings {
-		if k != j && k.Sub == j.Sub && k.Worker == j.Worker && k.Start > j.Start && (until < 0 || k.Start < until) {
-			until = k.Start
-		}
-	}
+	until, again := r.nextJudging(j)
 	vs := r.Subs[j.Sub]
 	for i := 1; i < len(vs); i++ {
 		prev, v := vs[i-1], vs[i]
-		if v.T < j.Start || (until >= 0 && v.T > until) {
+		if v.T < j.Start || (again && v.T > until) {
 			continue
 		}
 		if prev.Status == "judging" && prev.Worker == j.Worker && prev.Token == "" && v.Status == "pending" {
