@@ -104,6 +104,9 @@ func runCompare(e *env, args []string) int {
 		if changed, err = sel.designOf(sys); err != nil {
 			return err
 		}
+		// Both sides play the same worlds: --world is the comparison's, not
+		// the changed design's alone.
+		base.World = changed.World
 		if limits, err = parseThresholds(failOn, sys); err != nil {
 			return err
 		}

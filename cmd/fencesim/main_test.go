@@ -588,3 +588,13 @@ func TestUnsafe(t *testing.T) {
 	assert.Equal(t, exitUsage, code)
 	assert.Contains(t, stderr, "--unsafe: the outbox design has no rules to waive")
 }
+
+// TestCompareWorld: --world is the comparison's: the baseline plays the
+// same worlds as the changed design (it played the drawn world while the
+// changed side played the wide one, every run "altered" by a change that
+// changes nothing).
+func TestCompareWorld(t *testing.T) {
+	code, stdout, stderr := run(t, "compare", "--system", "arbiter", "--world", "wide", "--set", "confirm_aware_grace=false", "--runs", "3")
+	require.Equal(t, exitOK, code, stderr)
+	assert.Contains(t, stdout, "the change altered 0 of 3 runs")
+}

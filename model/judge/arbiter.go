@@ -322,11 +322,11 @@ func (a *Arbiter) serve(p *sim.Proc, m network.Message) {
 func (a *Arbiter) refusal(op Op) string {
 	switch {
 	case !a.leader && a.d.Has(LeaderOnlyServes):
-		return "not the leader"
+		return NotLeader
 	case !a.dbUp:
 		return "database unreachable"
 	case op == OpClaim && !a.leader:
-		return "not the leader"
+		return NotLeader
 	}
 	return ""
 }

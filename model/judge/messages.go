@@ -133,6 +133,10 @@ type Reply struct {
 	Why       string    // for 503/410/500: a short reason
 }
 
+// NotLeader is the reason of a 503 from an arbiter that does not hold the
+// leader lock: another arbiter may serve the request.
+const NotLeader = "not the leader"
+
 // ReplyKey names the request a reply answers (sim.Keyed): its number.
 func (r Reply) ReplyKey() uint64 { return r.No }
 

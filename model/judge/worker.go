@@ -461,6 +461,16 @@ func (w *Worker) beat(p *sim.Proc, j *job) {
 				j.gone.Put(struct{}{})
 			case rep.Code == Code200:
 				j.confirmed = true
+			case rep.Why == NotLeader && tries < len(w.cfg.Arbiters):
+				// Refused by a standby (leader-only-serves): the next
+				// arbiter at once, as for a failed connection. Waiting for
+				// the next interval outlived a lease that covers one
+				// interval and a request's timeout: found by the wide
+				// world, heavy faults, seed 41001617 (home-3's heartbeat
+				// answered "not the leader" by arbiter-1, the next one
+				// after its lease ran out, MA3).
+				w.elsewhere(p, &w.jobs)
+				continue
 			default:
 				w.elsewhere(p, &w.jobs)
 				w.reconfirm(p, j)

@@ -293,3 +293,38 @@ func TestOneConfirmingRetryPerLease(t *testing.T) {
 	assert.LessOrEqual(t, o.Result.Metrics.HeartbeatLoad, b.HeartbeatLoad)
 	assert.Positive(t, o.Result.Metrics.HeartbeatLoad, "heartbeats in the outage were counted")
 }
+
+// TestRefusedHeartbeatTriesTheNextArbiter: leader-only-serves (a standby
+// answers every request 503 "not the leader"), the wide world, heavy
+// faults, seed 41001617. A worker whose heartbeat a standby refused waited
+// for the next interval, past a lease that covers one interval and a
+// request's timeout: submission 103 lost a lease so and became a
+// system_error (MA3). A heartbeat refused "not the leader" goes to the
+// next arbiter at once (each arbiter once); the run holds every property.
+func TestRefusedHeartbeatTriesTheNextArbiter(t *testing.T) {
+	d := judge.Default().MustWith(judge.LeaderOnlyServes)
+	opts, _ := SeedOptionsIn(d, WorldWide, Heavy(), 41001617)
+	opts.Filter = nil
+	o, err := Play(opts)
+	require.NoError(t, err)
+	JudgeGeneric(&o.Result, opts.Design)
+	assert.Empty(t, failedNames(o))
+	refused, atOnce := 0, 0
+	for i, e := range o.Events {
+		if e.Kind != "return" || !strings.Contains(e.Desc(), "heartbeat") || !strings.HasSuffix(e.Desc(), "("+judge.NotLeader+")") {
+			continue
+		}
+		refused++
+		for _, f := range o.Events[i+1:] {
+			if f.T != e.T {
+				break
+			}
+			if f.Node == e.Node && f.Kind == "call" && strings.HasPrefix(f.Desc(), "POST /heartbeat") {
+				atOnce++
+				break
+			}
+		}
+	}
+	assert.Equal(t, 4, refused, "the seed's heartbeats refused by the standby")
+	assert.Equal(t, 2, atOnce, "refused at the first of the two arbiters: the other asked at once")
+}
