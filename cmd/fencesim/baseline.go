@@ -91,7 +91,7 @@ func runBaseline(e *env, args []string) int {
 		if undecided > 0 {
 			// As explore says them: not failed, and not judged by the
 			// check that gave up.
-			und = fmt.Sprintf("; %d undecided: a check gave up within its bound, fencesim run --seed S says why", undecided)
+			und = fmt.Sprintf("; %d undecided: a check could not decide, fencesim run --seed S says why", undecided)
 		}
 		fmt.Fprintf(e.stdout, "\nresult: %s (%d of %d runs failed%s) in %s\n", verdict, failed, total, und, time.Since(start).Round(time.Second))
 	}

@@ -274,7 +274,7 @@ func TestUndecidedIsNotAFailure(t *testing.T) {
 	code, stdout, stderr := run(t, "explore", "--system", "arbiter", "--runs", "6", "--workers", "1", "--audit", "0", "--artifacts", "0")
 	require.Equal(t, exitOK, code, "undecided runs fail nothing:\n%s%s", stdout, stderr)
 	assert.Contains(t, stdout, "failed: 0 (0.0%)")
-	m := regexp.MustCompile(`undecided runs: (\d+) \(a check gave up within its bound[^)]*\): (.*); seeds: (.*)`).FindStringSubmatch(stdout)
+	m := regexp.MustCompile(`undecided runs: (\d+) \(a check could not decide[^)]*\): (.*); seeds: (.*)`).FindStringSubmatch(stdout)
 	require.NotNil(t, m, "explore names the undecided runs:\n%s", stdout)
 	assert.Contains(t, m[2], "PA1 at-most-one-owner (porcupine, oracle view) in ")
 	seed := strings.Split(m[3], ", ")[0]
@@ -304,7 +304,7 @@ func TestUndecidedIsNotAFailure(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "runs.jsonl")
 	code, stdout, stderr = run(t, "compare", "--system", "arbiter", "--knob", "no-leader-lock", "--runs", "6", "--workers", "1", "--per-seed", file)
 	require.Equal(t, exitOK, code, "%s%s", stdout, stderr)
-	assert.Regexp(t, `undecided runs: baseline [1-9]\d*, changed \d+ \(a check gave up within its bound[^)]*\): PA1 at-most-one-owner \(porcupine, oracle view\) in `, stdout)
+	assert.Regexp(t, `undecided runs: baseline [1-9]\d*, changed \d+ \(a check could not decide[^)]*\): PA1 at-most-one-owner \(porcupine, oracle view\) in `, stdout)
 	assert.Contains(t, stdout, "baseline seeds "+seed)
 	undecided := 0
 	for _, r := range readRecords(t, file) {

@@ -255,7 +255,7 @@ func (d *runDelta) writeText(w io.Writer, what string) {
 				per = append(per, l)
 			}
 		}
-		fmt.Fprintf(w, "undecided runs: %s %d, %s %d (a check gave up within its bound: held, not judged by that check; fencesim run --seed S says why): %s\n",
+		fmt.Fprintf(w, "undecided runs: %s %d, %s %d (a check could not decide: held, not judged by that check; fencesim run --seed S says why): %s\n",
 			a, len(u[0]), b, len(u[1]), strings.Join(per, "; "))
 	}
 	fmt.Fprintln(w)

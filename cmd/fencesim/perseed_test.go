@@ -242,7 +242,7 @@ func TestDeltaUndecided(t *testing.T) {
 	var buf bytes.Buffer
 	d.writeText(&buf, "your change")
 	out := buf.String()
-	assert.Contains(t, out, "undecided runs: base 2, working 1 (a check gave up within its bound: held, not judged by that check; fencesim run --seed S says why): PA1 x in 2 and 1; base seeds 5, 9; working seeds 12\n")
+	assert.Contains(t, out, "undecided runs: base 2, working 1 (a check could not decide: held, not judged by that check; fencesim run --seed S says why): PA1 x in 2 and 1; base seeds 5, 9; working seeds 12\n")
 	assert.Contains(t, out, "  PA1 newly fails on 2: seeds 5, 7\n  PA1: 1 of these flips held undecided (a check gave up): the run may have failed it too: seeds 5\n")
 
 	// Without undecided runs, no line.

@@ -258,7 +258,7 @@ func pageTitle(what string, r *systems.Result) string {
 	return what + ": every property held"
 }
 
-// undecidedNote names the properties whose check gave up within its bound
+// undecidedNote names the properties whose check could not decide
 // ("; PA3 undecided"), so that a headline saying every property held does
 // not hide that one of them was not decided; "" when every check decided.
 func undecidedNote(r *systems.Result) string {

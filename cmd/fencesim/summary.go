@@ -298,7 +298,7 @@ func writeSystem(w io.Writer, x *summary.System, s *summary.Summary) {
 				per = append(per, fmt.Sprintf("%s in %d", p.Property, p.Undecided))
 			}
 		}
-		fmt.Fprintf(w, "undecided runs: %d (a check gave up within its bound: not failed, not judged by that check; fencesim run --seed S says why): %s; seeds: %s\n",
+		fmt.Fprintf(w, "undecided runs: %d (a check could not decide: not failed, not judged by that check; fencesim run --seed S says why): %s; seeds: %s\n",
 			len(x.Undecided), strings.Join(per, ", "), runSeeds(x.Undecided))
 	}
 	if len(x.Audit.Mismatches) == 0 {
