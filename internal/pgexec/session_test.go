@@ -56,6 +56,7 @@ func TestRunArbiterStatementsAsTheModel(t *testing.T) {
 		on(1, d.GiveGrace(now)...),
 		on(1, d.SweepFail(now), d.SweepRequeue(now)),
 		on(0, judge.Rejudge(1), judge.ReadStatus(1)),
+		on(0, db.Begin(), judge.ClearHistory(1), db.Commit()), // rejudge-clears-history: DELETE 1
 		on(0, db.Begin(), judge.GlobalLock(), judge.AdvanceRound("w2"), db.Commit()),
 		on(0, db.TryAdvisoryLock(judge.LeaderLockKey)),
 		on(1, db.TryAdvisoryLock(judge.LeaderLockKey)), // held by s0: false

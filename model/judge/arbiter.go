@@ -899,7 +899,7 @@ func (a *Arbiter) rejudge(p *sim.Proc, id int64) {
 	a.rejudged[callID] = true
 	p.Note(hist.Call{ID: callID, Client: "operator", Op: "rejudge", Sub: id})
 	c := a.pool.Get(p)
-	res, err := c.Exec(p, Rejudge(id).Named("rejudge"))
+	res, err := a.rejudgeOn(p, c, id)
 	a.pool.Put(c)
 	code := Code200
 	switch {
@@ -914,4 +914,24 @@ func (a *Arbiter) rejudge(p *sim.Proc, id int64) {
 	}
 	p.Note(hist.Return{ID: callID, Code: code, Sub: id, Op: "rejudge"})
 	a.dispatch()
+}
+
+// rejudgeOn runs a rejudge's statements: Rejudge alone, or, under
+// rejudge-clears-history, in one transaction with ClearHistory.
+func (a *Arbiter) rejudgeOn(p *sim.Proc, c *db.Conn, id int64) (db.Result, error) {
+	if !a.d.Has(RejudgeClearsHistory) {
+		return c.Exec(p, Rejudge(id).Named("rejudge"))
+	}
+	tx, _ := c.Begin(p)
+	res, err := tx.Exec(Rejudge(id).Named("rejudge"))
+	if err == nil && res.Affected == 1 {
+		_, err = tx.Exec(ClearHistory(id).Named("clear-history"))
+	}
+	if err == nil {
+		err = tx.Commit()
+	}
+	if err != nil && !db.Unknown(err) {
+		tx.Rollback()
+	}
+	return res, err
 }

@@ -36,6 +36,7 @@ const (
 	ResendAsFound           Knob = "resend-as-found"
 	GraceAllJudging         Knob = "grace-all-judging"
 	LeaderOnlyServes        Knob = "leader-only-serves"
+	RejudgeClearsHistory    Knob = "rejudge-clears-history"
 )
 
 // KnobInfo describes a knob for the registry, the CLI and the knob tests.
@@ -65,6 +66,7 @@ var Knobs = design.Registry[Knob]{
 	{Knob: ResendAsFound, Removes: "a retried claim re-sends the leases its request_id found as they are (the source's words), without asking whether each is still the submission's or giving it its unconfirmed lease again (nor a grant whose COMMIT answered late): a retry answered after the sweep took the lease back hands the worker a dead lease", Harmful: true, CaughtBy: []string{"MA2"}, Scenarios: []string{"A-S1"}},
 	{Knob: GraceAllJudging, Removes: "the start-up grace is the source's statement as written, over every judging row: a row a direct-mode worker claimed has no lease, greatest() ignores its NULL expiry and hands it one, and the sweep takes it back from the worker still judging it (a rollback to direct mode after migration step 3 or 4 is not free)", Harmful: true, CaughtBy: []string{"MA2"}, Scenarios: []string{"A-S9"}},
 	{Knob: LeaderOnlyServes, Removes: "only the leader serves (the source's \"抢到的才干活\"): a non-leader answers heartbeats and submits 503 too, not only claims", Harmful: false, CaughtBy: nil, Scenarios: []string{"A-S6"}},
+	{Knob: RejudgeClearsHistory, Removes: "the append-only judging history (\"评测历史只追加、不修改\", 000 scenario 5): a rejudge deletes the submission's judging history, a fresh start, and the record of which lease decided each earlier generation is gone", Harmful: true, CaughtBy: []string{"PA2"}, Scenarios: []string{"A-S4"}},
 }
 
 // KnobNames lists the knob names, sorted.

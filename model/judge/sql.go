@@ -317,6 +317,14 @@ func Rejudge(id int64) db.Stmt {
 	}, db.W("id", db.Eq, id), db.W("status", db.Ne, StatusPending), db.W("status", db.Ne, StatusJudging)).WithReturning()
 }
 
+// ClearHistory is what a rejudge adds under rejudge-clears-history: the
+// submission's judging history deleted, a fresh start. The source keeps
+// the history append-only ("评测历史只追加、不修改", 000 scenario 5), so
+// that each generation's result and who decided it can be read back.
+func ClearHistory(id int64) db.Stmt {
+	return db.Delete(TJudgings, db.W("submission_id", db.Eq, id))
+}
+
 // ReadStatus reads a submission (a user looking at the result page).
 func ReadStatus(id int64) db.Stmt {
 	return db.Select(TSubmissions, db.W("id", db.Eq, id))

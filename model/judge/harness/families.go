@@ -437,6 +437,7 @@ var KnobFamilies = map[judge.Knob][]string{
 	judge.ResendAsFound:           {"late-retry"},
 	judge.GraceAllJudging:         {"rollback"},
 	judge.LeaderOnlyServes:        {"dual", "random"},
+	judge.RejudgeClearsHistory:    {"drawn"},
 }
 
 // Judged plays a family's run and judges it: the properties and the
